@@ -1,0 +1,43 @@
+"""nasrescale: architecture-aware initialization and learning rates for NAS benchmarks.
+
+The public API, re-exported from the modules that define it:
+
+* cell families: :func:`get_family`, :func:`load_families`, :class:`CellFamily`
+* the canonical graph: :func:`parse_arch`, :func:`format_arch`, :func:`make_graph`
+* topology analysis: :mod:`nasrescale.topology` and :func:`analyze`
+"""
+
+__version__ = "0.1.0"
+
+from .analysis import ArchAnalysis, analyze, enumerate_space
+from .encodings import format_arch, make_graph, parse_arch
+from .errors import ArchError, ConfigError, DataError, FamilyError, NasRescaleError
+from .families import CellFamily
+from .ops import CellOp, OpKind, register_op_kind
+from .registry import get_family, load_families
+from .topology import (
+    depth_histogram,
+    edge_kernel_factors,
+    effective_graph,
+    effective_in_degrees,
+    enumerate_paths,
+    init_divisors,
+    is_degenerate,
+    kernel_factor,
+    lr_scale,
+    path_depths,
+    path_moments,
+    sum_depth_cubed,
+)
+
+__all__ = [
+    "__version__",
+    "ArchAnalysis", "analyze", "enumerate_space",
+    "format_arch", "make_graph", "parse_arch",
+    "ArchError", "ConfigError", "DataError", "FamilyError", "NasRescaleError",
+    "CellFamily", "CellOp", "OpKind", "register_op_kind",
+    "get_family", "load_families",
+    "depth_histogram", "edge_kernel_factors", "effective_graph", "effective_in_degrees",
+    "enumerate_paths", "init_divisors", "is_degenerate", "kernel_factor", "lr_scale",
+    "path_depths", "path_moments", "sum_depth_cubed",
+]

@@ -1,0 +1,1 @@
+"""Command-line interface: ``nasrescale <command>`` (see :func:`nasrescale.cli.main.main`)."""

@@ -1,0 +1,57 @@
+"""Entry point of the ``nasrescale`` command.
+
+Each command lives in its own module with a ``register(subparsers)`` function that adds its
+parser and sets ``func``. Commands import heavy libraries (torch) inside ``func`` so that
+``nasrescale --help`` and ``nasrescale analyze`` start fast.
+
+Exit codes: 0 success; 2 bad input (message on stderr, no traceback); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .. import __version__
+from ..errors import NasRescaleError
+from . import analyze_cmd
+
+__all__ = ["main", "build_parser"]
+
+#: modules that contribute commands, in help order
+COMMAND_MODULES = [analyze_cmd]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every command registered."""
+    parser = argparse.ArgumentParser(
+        prog="nasrescale",
+        description="Architecture-aware init and learning rates for NAS benchmarks (Chen et al., ICLR 2024).",
+    )
+    parser.add_argument("--version", action="version", version=f"nasrescale {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except NasRescaleError as err:
+        print(f"nasrescale {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"nasrescale {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `nasrescale analyze --all | head`
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Typed configuration: frozen dataclasses read from TOML tables.
+
+:func:`from_table` builds a (possibly nested) frozen dataclass from a TOML table, checking
+every key and value against the field's type; an unknown key, a missing required key or a
+value of the wrong type raises :class:`~nasrescale.errors.ConfigError` naming the key path
+(``protocol.epochs``). :func:`with_overrides` applies ``--set a.b=value`` strings, whose values
+are TOML literals (``12``, ``0.05``, ``true``, ``"cosine"``; a bare word counts as a string).
+
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Opt:
+...     lr: float = 0.1
+...     nesterov: bool = True
+>>> from_table(Opt, {"lr": 1}, "opt")
+Opt(lr=1.0, nesterov=True)
+>>> with_overrides(Opt(), ["lr=0.5"], "opt")
+Opt(lr=0.5, nesterov=True)
+>>> from_table(Opt, {"lr": 0.1, "momentum": 0.9}, "opt")
+Traceback (most recent call last):
+...
+nasrescale.errors.ConfigError: opt.momentum: unknown key; allowed keys: lr, nesterov
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+import typing
+from typing import Any, Literal, Mapping, Sequence, TypeVar, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .errors import ConfigError
+
+__all__ = ["from_table", "to_table", "with_overrides", "parse_override"]
+
+T = TypeVar("T")
+
+
+def _describe(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(tp))
+    if tp is type(None):
+        return "none"
+    if origin in (tuple, list):
+        return f"list of {_describe(typing.get_args(tp)[0])}"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _coerce(value: Any, tp: Any, key: str) -> Any:
+    """Check ``value`` against type ``tp``; return it converted (int -> float, list -> tuple)."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key}: expected a table, got {value!r}")
+        return from_table(tp, value, key)
+    if origin is Literal:
+        if value in typing.get_args(tp) and type(value) is type(typing.get_args(tp)[0]):
+            return value
+    elif origin in (Union, types.UnionType):
+        for option in typing.get_args(tp):
+            if option is type(None):
+                continue
+            try:
+                return _coerce(value, option, key)
+            except ConfigError:
+                pass
+    elif origin in (tuple, list):
+        if isinstance(value, (list, tuple)):
+            inner = typing.get_args(tp)[0]
+            return tuple(_coerce(v, inner, f"{key}[{i}]") for i, v in enumerate(value))
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(tp, type) and isinstance(value, tp):
+        return value
+    raise ConfigError(f"{key}: expected {_describe(tp)}, got {value!r}")
+
+
+def from_table(cls: type[T], table: Mapping[str, Any], prefix: str) -> T:
+    """Build dataclass ``cls`` from ``table``; errors name keys as ``prefix.key``."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for key in table:
+        if key not in fields:
+            raise ConfigError(f"{prefix}.{key}: unknown key; allowed keys: {', '.join(fields)}")
+    kwargs = {}
+    for name, field in fields.items():
+        key = f"{prefix}.{name}"
+        if name in table:
+            value = table[name]
+            tp = hints[name]
+            allows_none = type(None) in typing.get_args(tp)
+            kwargs[name] = None if (allows_none and value == "none") else _coerce(value, tp, key)
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise ConfigError(f"{key}: missing required key")
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as err:
+        if isinstance(err, ConfigError):
+            raise
+        raise ConfigError(f"{prefix}: {err}") from None
+
+
+def to_table(obj: Any) -> dict[str, Any]:
+    """The TOML-ready dict of a config dataclass (``None`` values are left out)."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            value = to_table(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        if value is not None:
+            out[f.name] = value
+    return out
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``a.b=value`` into ``(["a", "b"], value)``; the value is a TOML literal.
+
+    >>> parse_override("protocol.epochs=12")
+    (['protocol', 'epochs'], 12)
+    >>> parse_override("schedule=cosine")
+    (['schedule'], 'cosine')
+    """
+    path, sep, raw = text.partition("=")
+    if not sep or not path.strip():
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, e.g. epochs=12")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()  # a bare word: take it as a string
+    return [p.strip() for p in path.split(".")], value
+
+
+def with_overrides(obj: T, overrides: Sequence[str], prefix: str) -> T:
+    """A copy of config ``obj`` with ``KEY=VALUE`` overrides applied and re-checked.
+
+    Keys may be given with or without the leading ``prefix.``.
+    """
+    table = to_table(obj)
+    for text in overrides:
+        path, value = parse_override(text)
+        if path[0] == prefix and len(path) > 1:
+            path = path[1:]
+        node = table
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"--set {text!r}: {prefix}.{part} is not a table")
+            node = child
+        node[path[-1]] = value
+    return from_table(type(obj), table, prefix)

@@ -1,0 +1,55 @@
+"""Crash-safe file writes: a killed process leaves the old file or the new one, never half.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> atomic_write_text(d / "a.txt", "hello")
+>>> (d / "a.txt").read_text(), sorted(p.name for p in d.iterdir())
+('hello', ['a.txt'])
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import NasRescaleError
+
+__all__ = ["atomic_writer", "atomic_write_text"]
+
+
+class atomic_writer:
+    """Context manager: write a file through a temporary sibling, fsync, then rename over the
+    target, so a killed run leaves the old file or the new one, never half of one."""
+
+    def __init__(self, path: str | Path, mode: str = "w", newline: str | None = None) -> None:
+        self.path = Path(path)
+        self.mode = mode
+        self.newline = newline
+
+    def __enter__(self):  # noqa: ANN204 - returns a file object
+        parent = self.path.parent
+        if not parent.is_dir():
+            raise NasRescaleError(f"cannot write {str(self.path)!r}: folder {str(parent)!r} does not exist")
+        fd, self.tmp = tempfile.mkstemp(dir=parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        kwargs = {"newline": self.newline, "encoding": "utf-8"} if "b" not in self.mode else {}
+        self.file = os.fdopen(fd, self.mode, **kwargs)
+        return self.file
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
+        try:
+            if exc_type is None:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+            self.file.close()
+            if exc_type is None:
+                os.replace(self.tmp, self.path)
+        finally:
+            if os.path.exists(self.tmp):
+                os.unlink(self.tmp)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :class:`atomic_writer`)."""
+    with atomic_writer(path) as f:
+        f.write(text)

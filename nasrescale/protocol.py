@@ -1,0 +1,155 @@
+"""Training protocols: the recipe an architecture is trained with, as typed data.
+
+Two protocols ship in ``protocols/`` (TOML files; a user passes their own with
+``--protocol FILE.toml``):
+
+* ``nb201`` -- NAS-Bench-201's default (DESIGN.md §3): SGD lr 0.1, momentum 0.9, Nesterov,
+  weight decay 5e-4 on every parameter, batch 256, 200 epochs, cosine to 0 stepped once per
+  epoch, no warmup, cross-entropy, crop+flip augmentation, PyTorch default init.
+* ``rescaled`` -- the same, except in-degree init and ``lr = base_lr * lr_scale(arch)``
+  (Chen et al., ICLR 2024, eq. 8) times the kernel factor of ``kernel_rule``; ``lr`` (the
+  base LR) has no default and must be given (``--base-lr``).
+
+A reduced budget (``epochs = 12``) keeps the cosine schedule over the reduced run.
+
+>>> p = load_protocol("nb201")
+>>> (p.lr, p.momentum, p.nesterov, p.weight_decay, p.batch_size, p.epochs, p.schedule)
+(0.1, 0.9, True, 0.0005, 256, 200, 'cosine')
+>>> load_protocol("nb201", ["epochs=12"]).epochs
+12
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Sequence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .config import from_table, with_overrides
+from .errors import ConfigError
+
+__all__ = ["Protocol", "load_protocol", "protocol_names", "builtin_protocols_dir", "cosine_factor"]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One training recipe.
+
+    Attributes:
+        name: protocol name (recorded with every result).
+        epochs: training epochs; the schedule spans exactly these.
+        batch_size: training batch size (images).
+        lr: base learning rate; ``None`` (the default, and ``rescaled``) means "must be given".
+        momentum: SGD momentum.
+        nesterov: Nesterov momentum.
+        weight_decay: L2 penalty on every parameter (BN and biases included, as NB201).
+        schedule: ``cosine`` (to 0 over ``epochs``, stepped once per epoch) or ``constant``.
+        warmup_epochs: linear warmup epochs before the schedule (NB201: 0).
+        label_smoothing: cross-entropy label smoothing (NB201: 0, plain cross-entropy).
+        augment: random crop with zero padding + horizontal flip on the training set.
+        init: ``default`` (PyTorch), ``in_degree`` (target in-degree, DESIGN.md §2) or
+            ``in_degree_source`` (the paper's released code).
+        lr_rule: ``fixed`` (every architecture gets ``lr``) or ``path_depth``
+            (``lr * lr_scale(arch)``, paper eq. 8).
+        kernel_rule: kernel factor rule (paper eq. 9): ``family`` (the family's setting),
+            ``none``, ``network`` or ``per_layer``; used with ``lr_rule = path_depth``.
+    """
+
+    name: str
+    epochs: int = 200
+    batch_size: int = 256
+    lr: float | None = None
+    momentum: float = 0.9
+    nesterov: bool = True
+    weight_decay: float = 5e-4
+    schedule: Literal["cosine", "constant"] = "cosine"
+    warmup_epochs: int = 0
+    label_smoothing: float = 0.0
+    augment: bool = True
+    init: Literal["default", "in_degree", "in_degree_source"] = "default"
+    lr_rule: Literal["fixed", "path_depth"] = "fixed"
+    kernel_rule: Literal["family", "none", "network", "per_layer"] = "family"
+
+    def __post_init__(self) -> None:
+        checks = {
+            "epochs": self.epochs >= 1,
+            "batch_size": self.batch_size >= 1,
+            "lr": self.lr is None or self.lr > 0,
+            "momentum": 0 <= self.momentum < 1,
+            "weight_decay": self.weight_decay >= 0,
+            "warmup_epochs": 0 <= self.warmup_epochs < self.epochs,
+            "label_smoothing": 0 <= self.label_smoothing < 1,
+        }
+        for key, ok in checks.items():
+            if not ok:
+                raise ConfigError(f"protocol.{key}: value {getattr(self, key)!r} is out of range")
+        if self.nesterov and self.momentum == 0:
+            raise ConfigError("protocol.nesterov: Nesterov momentum needs momentum > 0")
+
+    def require_lr(self) -> float:
+        """The base LR, or an error saying how to give it."""
+        if self.lr is None:
+            raise ConfigError(f"protocol {self.name!r} needs a base learning rate: pass --base-lr X (or --set lr=X)")
+        return self.lr
+
+
+def cosine_factor(epoch: int, protocol: Protocol) -> float:
+    """LR multiplier for ``epoch`` (0-based): linear warmup, then cosine to 0 over the rest,
+    stepped once per epoch like ``CosineAnnealingLR(T_max=epochs, eta_min=0)``.
+
+    >>> p = Protocol("t", epochs=4)
+    >>> [round(cosine_factor(e, p), 4) for e in range(4)]
+    [1.0, 0.8536, 0.5, 0.1464]
+    """
+    import math
+
+    if epoch < protocol.warmup_epochs:
+        return (epoch + 1) / (protocol.warmup_epochs + 1)
+    if protocol.schedule == "constant":
+        return 1.0
+    span = protocol.epochs - protocol.warmup_epochs
+    return 0.5 * (1.0 + math.cos(math.pi * (epoch - protocol.warmup_epochs) / span))
+
+
+def builtin_protocols_dir() -> Path:
+    """Folder of the shipped protocol files (wheel: ``nasrescale/protocols``; checkout: ``protocols/``)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "protocols", here.parent / "protocols"):
+        if candidate.is_dir() and any(candidate.glob("*.toml")):
+            return candidate
+    raise ConfigError(f"built-in protocols not found next to {here}; reinstall nasrescale")
+
+
+def protocol_names() -> list[str]:
+    """Names of the shipped protocols."""
+    return sorted(p.stem for p in builtin_protocols_dir().glob("*.toml"))
+
+
+def load_protocol(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Protocol:
+    """Load a shipped protocol by name, or a protocol file by path, then apply overrides.
+
+    Raises:
+        ConfigError: unknown name, unreadable file, or a bad key/value (named by key path).
+    """
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = builtin_protocols_dir() / f"{name_or_path}.toml"
+        if not path.is_file():
+            raise ConfigError(f"unknown protocol {str(name_or_path)!r}; shipped: {', '.join(protocol_names())}, or pass a .toml file")
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"cannot read protocol file {str(path)!r}: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    unknown = sorted(set(doc) - {"protocol"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown table or key {unknown[0]!r}; a protocol file has one [protocol] table")
+    protocol = from_table(Protocol, doc.get("protocol", {}), "protocol")
+    return with_overrides(protocol, overrides, "protocol") if overrides else protocol
