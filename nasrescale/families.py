@@ -104,6 +104,15 @@ class CellFamily:
         # name -> op lookup table; object.__setattr__ because the dataclass is frozen
         object.__setattr__(self, "_by_name", {op.name: op for op in self.ops})
 
+    def __deepcopy__(self, memo: dict) -> "CellFamily":
+        return self  # immutable: copies of a model share their family
+
+    def __reduce__(self) -> tuple:
+        # pickling (torch.save of a model, Ray tasks): the read-only macro view travels as a dict
+        fields = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        fields["macro"] = dict(self.macro)
+        return (_rebuild_family, (fields,))
+
     def op(self, name: str) -> CellOp:
         """The op called ``name``.
 
@@ -246,3 +255,7 @@ def read_family_file(path: str | Path) -> CellFamily:
         raise FamilyError(f"cannot read cell family file {str(path)!r}: {err.strerror or err}") from None
     return parse_family(text, source=str(path), path=path)
 
+
+def _rebuild_family(fields: dict[str, Any]) -> CellFamily:
+    """Unpickle a :class:`CellFamily` (see ``CellFamily.__reduce__``)."""
+    return CellFamily(**{**fields, "macro": MappingProxyType(fields["macro"])})

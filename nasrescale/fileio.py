@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .errors import NasRescaleError
 
-__all__ = ["atomic_writer", "atomic_write_text"]
+__all__ = ["atomic_writer", "atomic_write_text", "shipped_toml_dir"]
 
 
 class atomic_writer:
@@ -53,3 +53,15 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :class:`atomic_writer`)."""
     with atomic_writer(path) as f:
         f.write(text)
+
+
+def shipped_toml_dir(name: str) -> Path | None:
+    """The folder of TOML files shipped under ``name`` (``cells``, ``protocols``): inside the
+    installed package (a wheel maps the top-level folder there) or, in a source checkout and
+    editable installs, the top-level folder itself. ``None`` if neither holds any.
+    """
+    here = Path(__file__).resolve().parent
+    for candidate in (here / name, here.parent / name):
+        if candidate.is_dir() and any(candidate.glob("*.toml")):
+            return candidate
+    return None

@@ -33,6 +33,7 @@ else:  # pragma: no cover
 
 from .config import from_table, with_overrides
 from .errors import ConfigError
+from .fileio import shipped_toml_dir
 
 __all__ = ["Protocol", "load_protocol", "protocol_names", "builtin_protocols_dir", "cosine_factor"]
 
@@ -119,11 +120,10 @@ def cosine_factor(epoch: int, protocol: Protocol) -> float:
 
 def builtin_protocols_dir() -> Path:
     """Folder of the shipped protocol files (wheel: ``nasrescale/protocols``; checkout: ``protocols/``)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "protocols", here.parent / "protocols"):
-        if candidate.is_dir() and any(candidate.glob("*.toml")):
-            return candidate
-    raise ConfigError(f"built-in protocols not found next to {here}; reinstall nasrescale")
+    folder = shipped_toml_dir("protocols")
+    if folder is None:
+        raise ConfigError("built-in protocols not found in the nasrescale package; reinstall nasrescale")
+    return folder
 
 
 def protocol_names() -> list[str]:

@@ -22,17 +22,17 @@ from typing import Iterable, Sequence
 
 from .errors import ArchError, FamilyError
 from .families import CellFamily, read_family_file
+from .fileio import shipped_toml_dir
 
 __all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "resolve_family"]
 
 
 def builtin_cells_dir() -> Path:
     """The folder of built-in family files (wheel: ``nasrescale/cells``; checkout: ``cells/``)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "cells", here.parent / "cells"):
-        if candidate.is_dir() and any(candidate.glob("*.toml")):
-            return candidate
-    raise FamilyError(f"built-in cell families not found next to {here}; reinstall nasrescale")
+    folder = shipped_toml_dir("cells")
+    if folder is None:
+        raise FamilyError("built-in cell families not found in the nasrescale package; reinstall nasrescale")
+    return folder
 
 
 def _expand(path: Path) -> list[Path]:

@@ -1,0 +1,122 @@
+"""``nasrescale summary`` (network cost) and ``nasrescale diagnose`` (init-rule evidence)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..encodings import format_arch, parse_arch
+from ..errors import NasRescaleError
+from .common import add_family_options, add_model_options, family_from_args, read_archs
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``summary`` and ``diagnose`` commands."""
+    p = sub.add_parser(
+        "summary", help="parameters and FLOPs of architectures' networks",
+        description="Cost of each architecture's network, counted like NAS-Bench-201's cost info: "
+                    "params (exact) and flops_m (millions of multiply-accumulates per image, every op "
+                    "of the string run); *_effective counts only what the pruned network runs.",
+    )
+    p.add_argument("archs", nargs="+", metavar="ARCH", help="architecture (any encoding); - reads stdin")
+    add_family_options(p, "--family-file")
+    add_model_options(p)
+    p.add_argument("--classes", type=int, default=10, metavar="K", help="readout classes (default 10)")
+    p.add_argument("--image-size", type=int, default=32, metavar="PX", help="input height and width (default 32)")
+    p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
+    p.set_defaults(func=run_summary)
+
+    p = sub.add_parser(
+        "diagnose", help="activation moments and one-step pre-activation change under each init rule",
+        description="For one architecture and each init rule: the second moment of every cell node at "
+                    "init, and per layer the mean squared change of its pre-activations after one plain "
+                    "SGD step on a batch of the shipped CIFAR-10 subset (the paper's eq. 7 desideratum).",
+    )
+    p.add_argument("arch", metavar="ARCH")
+    add_family_options(p, "--family-file")
+    add_model_options(p)
+    p.add_argument("--rules", default="default,in_degree,in_degree_source",
+                   help="comma-separated init rules (default: all three)")
+    p.add_argument("--batch", type=int, default=128, help="batch size (default 128)")
+    p.add_argument("--lr", type=float, default=0.1, help="LR of the single SGD step (default 0.1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run_diagnose)
+
+
+def run_summary(args: argparse.Namespace) -> int:
+    """Print each architecture's cost."""
+    from ..models import model_cost  # torch: imported only when needed
+
+    family = family_from_args(args)
+    archs = [parse_arch(a, family) for a in read_archs(args.archs)]  # all checked before printing
+    shape = (3, args.image_size, args.image_size)
+    if not args.json:
+        print(f"{'params':>10} {'flops_m':>9} {'params_eff':>10} {'flops_m_eff':>11}  arch")
+    for graph in archs:
+        cost = model_cost(graph, family, args.classes, width=args.width, cells=args.cells, in_shape=shape)
+        arch = format_arch(graph, family)
+        if args.json:
+            print(json.dumps({"arch": arch, "family": family.name, **cost}))
+        else:
+            print(f"{cost['params']:>10,} {cost['flops_m']:>9.3f} {cost['params_effective']:>10,} "
+                  f"{cost['flops_m_effective']:>11.3f}  {arch}")
+    return 0
+
+
+def run_diagnose(args: argparse.Namespace) -> int:
+    """Measure every requested init rule on one batch and print a comparison."""
+    import torch
+
+    from ..data import load_dataset
+    from ..models import build_model
+    from ..scaling.diagnose import diagnose_rule
+    from ..scaling.init import INIT_RULES
+    from ..train.augment import normalize, stats_tensor
+
+    family = family_from_args(args)
+    graph = parse_arch(args.arch, family)
+    rules = [r.strip() for r in args.rules.split(",") if r.strip()]
+    unknown = [r for r in rules if r not in INIT_RULES]
+    if unknown or not rules:
+        raise NasRescaleError(f"--rules: unknown rule {unknown[0] if unknown else '(none)'}; known: {', '.join(INIT_RULES)}")
+    data = load_dataset("cifar10-subset")
+    if not 2 <= args.batch <= data.train_images.shape[0]:
+        raise NasRescaleError(f"--batch must be between 2 and {data.train_images.shape[0]}")
+    generator = torch.Generator().manual_seed(args.seed)
+    idx = torch.randperm(data.train_images.shape[0], generator=generator)[: args.batch]
+    mean, std = stats_tensor(data.mean, "cpu"), stats_tensor(data.std, "cpu")
+    x, y = normalize(data.train_images[idx], mean, std), data.train_labels[idx]
+
+    def build():  # the same initial weights for every rule, before the rule is applied
+        torch.manual_seed(args.seed)
+        return build_model(graph, family, data.num_classes, width=args.width, cells=args.cells)
+
+    results = [diagnose_rule(build, rule, x, y, args.lr) for rule in rules]
+    if args.json:
+        print(json.dumps({"arch": args.arch, "family": family.name, "lr": args.lr, "batch": args.batch,
+                          "rules": [r.__dict__ for r in results]}))
+        return 0
+    print(_diagnosis_text(results, args.lr))
+    return 0
+
+
+def _diagnosis_text(results: list, lr: float) -> str:  # noqa: ANN001 - list of RuleDiagnosis
+    col = 18
+    head = "".join(f"{r.rule:>{col}}" for r in results)
+    lines = ["Second moment E[x^2] of each cell node at init (cells of equal width averaged):",
+             f"{'stage/node':<24}{head}"]
+    first = results[0]
+    for stage, nodes in first.node_moments.items():
+        for node in nodes:
+            vals = "".join(f"{r.node_moments[stage][node]:>{col}.4g}" for r in results)
+            lines.append(f"{f'stage{stage + 1} node{node}':<24}{vals}")
+    lines += ["", f"Pre-activation change E[(z'-z)^2] after one SGD step at lr {lr} (E[z^2] at init in brackets):",
+              f"{'layer':<24}{head}"]
+    for layer in first.layer_change:
+        vals = "".join(f"{f'{r.layer_change[layer]:.2e} [{r.layer_moments[layer]:.2g}]':>{col}}" for r in results)
+        lines.append(f"{layer:<24}{vals}")
+    lines.append(f"{'loss at init':<24}" + "".join(f"{r.loss:>{col}.4f}" for r in results))
+    return "\n".join(lines)

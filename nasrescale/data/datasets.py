@@ -1,0 +1,96 @@
+"""Load a dataset by name.
+
+========================  ==============================================================
+name                      source
+========================  ==============================================================
+``cifar10``, ``cifar100``  torchvision's python-version CIFAR files under ``root``;
+                          downloaded only with ``download=True``
+``cifar10-subset``        shipped with the package: 5,000 train + 1,000 test CIFAR-10
+                          images (JPEG re-encodings); no root, no network
+``imagefolder``           ``root/train/<class>/*`` and ``root/test/<class>/*`` image files,
+                          decoded once and cached
+``imagenet16-120``        NAS-Bench-201's ImageNet16 pickles in ``root`` (or ``root/ImageNet16``)
+========================  ==============================================================
+
+Without ``root``, ``cifar10``/``cifar100``/``imagenet16-120`` look in the default data root
+(``$NASRESCALE_DATA``, else ``<cache folder>/datasets``; see :mod:`nasrescale.data.paths`).
+
+>>> dataset_names()
+['cifar10', 'cifar100', 'cifar10-subset', 'imagefolder', 'imagenet16-120']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from ..errors import DataError
+from .cifar import load_cifar
+from .imagefolder import load_imagefolder
+from .imagenet16 import load_imagenet16
+from .normalization import normalization_names
+from .packed import load_cifar10_subset
+from .paths import default_data_root
+from .types import ImageData
+
+__all__ = ["dataset_names", "load_dataset"]
+
+# name -> loader(root, download, normalization, cache_dir); root is already resolved.
+_LOADERS: dict[str, Callable[[Path | None, bool, str | None, Path | None], ImageData]] = {
+    "cifar10": lambda root, download, norm, cache: load_cifar("cifar10", root, download, norm),
+    "cifar100": lambda root, download, norm, cache: load_cifar("cifar100", root, download, norm),
+    "cifar10-subset": lambda root, download, norm, cache: load_cifar10_subset(norm),
+    "imagefolder": lambda root, download, norm, cache: load_imagefolder(root, norm, cache),
+    "imagenet16-120": lambda root, download, norm, cache: load_imagenet16(root, norm),
+}
+
+# Datasets that fall back to the default data root when no root is given.
+_USES_DATA_ROOT = ("cifar10", "cifar100", "imagenet16-120")
+
+
+def dataset_names() -> list[str]:
+    """The names :func:`load_dataset` accepts."""
+    return list(_LOADERS)
+
+
+def load_dataset(
+    name: str,
+    root: str | Path | None = None,
+    *,
+    download: bool = False,
+    normalization: str | None = None,
+    cache_dir: Path | None = None,
+) -> ImageData:
+    """Load a dataset as uint8 image tensors.
+
+    Args:
+        name: one of :func:`dataset_names`.
+        root: where the dataset's files are (see the table above); ignored by
+            ``cifar10-subset``.
+        download: allow downloading (``cifar10``/``cifar100`` only; nothing else is ever
+            downloaded).
+        normalization: ``None`` for the dataset's own mean/std (``cifar10`` for CIFAR-10 and
+            its subset, ``cifar100``, ``imagenet16``; for ``imagefolder`` ``cifar10`` when its
+            classes are CIFAR-10's ten, else ``computed``), or one of ``cifar10``,
+            ``cifar100``, ``imagenet16``, ``computed`` (per-channel statistics of the
+            training images).
+        cache_dir: cache folder (default ``$NASRESCALE_CACHE``, else ``~/.cache/nasrescale``).
+
+    Returns:
+        The :class:`ImageData`.
+
+    Raises:
+        DataError: for an unknown name or normalization, missing or malformed files, or a
+            failed download.
+    """
+    if name not in _LOADERS:
+        raise DataError(f"unknown dataset {name!r}; choose one of: {', '.join(dataset_names())}")
+    if normalization is not None and normalization not in normalization_names():
+        raise DataError(
+            f"unknown normalization {normalization!r}; choose one of: {', '.join(normalization_names())} "
+            "(or leave it unset for the dataset's own)"
+        )
+    path = None if root is None else Path(root).expanduser()
+    if path is None and name in _USES_DATA_ROOT:
+        path = default_data_root(cache_dir)
+    return _LOADERS[name](path, download, normalization, None if cache_dir is None else Path(cache_dir))

@@ -1,0 +1,189 @@
+"""Image packs: a small dataset stored as its original encoded image files in one ``.npz``.
+
+The shipped ``cifar10-subset`` (``nasrescale/data/cifar10_subset.npz``) is such a pack: 500
+training and 100 test images per CIFAR-10 class, the original JPEG bytes (no re-encoding),
+decoded on load. ``tools/make_cifar10_subset.py`` regenerates it with :func:`pack_imagefolder`.
+
+Arrays of a pack (``<split>`` is ``train`` or ``test``):
+
+* ``version``: int64 scalar, the pack format (1);
+* ``classes``: unicode ``(C,)``, label ``i`` is ``classes[i]``;
+* ``<split>_bytes``: uint8, the encoded files concatenated;
+* ``<split>_offsets``: int64 ``(N + 1,)``, file ``i`` is ``bytes[offsets[i]:offsets[i + 1]]``;
+* ``<split>_labels``: int16 ``(N,)``;
+* ``<split>_files``: UTF-8 bytes ``(N,)``, the source files relative to the split folder.
+
+The file is written byte-for-byte deterministically (members stored uncompressed in a fixed
+order with a fixed timestamp), so regenerating it from the same images gives an identical file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..errors import DataError
+from ..fileio import atomic_writer
+from .decode import decode_blobs
+from .imagefolder import scan_imagefolder
+from .normalization import crop_padding_for, resolve_normalization
+from .types import ImageData
+
+__all__ = [
+    "PACK_VERSION", "write_npz", "pack_imagefolder", "load_pack", "load_cifar10_subset", "cifar10_subset_path",
+]
+
+PACK_VERSION = 1
+_SPLITS = ("train", "test")
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest timestamp a zip entry can hold
+
+
+def write_npz(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` as an uncompressed ``.npz`` whose bytes depend only on the arrays.
+
+    ``numpy.savez`` stamps each member with the current time; this writes the same format
+    with a fixed timestamp, in the order of ``arrays``, atomically.
+    """
+    with atomic_writer(path, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+        for key, value in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.asarray(value), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_EPOCH)
+            info.external_attr = 0o644 << 16  # rw-r--r--, independent of the umask
+            zf.writestr(info, buf.getvalue())
+    os.chmod(path, 0o644)  # the temporary file was private (0600); this one is shipped data
+
+
+def pack_imagefolder(
+    src: str | Path, out: str | Path, train_per_class: int = 500, test_per_class: int = 100
+) -> dict[str, int]:
+    """Pack the first files of each class of an image folder into an image pack.
+
+    Args:
+        src: image folder with ``train/<class>/*`` and ``test/<class>/*``.
+        out: the ``.npz`` to write.
+        train_per_class: training files per class: the first ones in sorted file-name order.
+        test_per_class: test files per class, likewise.
+
+    Returns:
+        A summary: ``classes``, ``train``/``test`` image counts, ``bytes`` (file size).
+
+    Raises:
+        DataError: if a class has too few files, or a file cannot be decoded or differs in size.
+    """
+    if train_per_class < 1 or test_per_class < 1:
+        raise DataError("train_per_class and test_per_class must be at least 1")
+    listing = scan_imagefolder(src)
+    arrays: dict[str, np.ndarray] = {
+        "version": np.int64(PACK_VERSION),
+        "classes": np.array(listing.classes, dtype=np.str_),
+    }
+    shapes = []
+    for split, per_class in (("train", train_per_class), ("test", test_per_class)):
+        files = listing.train_files if split == "train" else listing.test_files
+        labels = np.asarray(listing.train_labels if split == "train" else listing.test_labels)
+        chosen: list[int] = []
+        for label, name in enumerate(listing.classes):
+            members = np.flatnonzero(labels == label)  # already in sorted file order
+            if len(members) < per_class:
+                raise DataError(
+                    f"{split}/{name} of {listing.root} has {len(members)} images, fewer than {per_class}; "
+                    "ask for fewer per class"
+                )
+            chosen.extend(members[:per_class].tolist())
+        blobs = [Path(files[i]).read_bytes() for i in chosen]
+        names = ["/".join(Path(files[i]).relative_to(listing.root).parts[1:]) for i in chosen]  # <class>/<file>
+        offsets = np.concatenate([[0], np.cumsum([len(b) for b in blobs])]).astype(np.int64)
+        data = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+        # Decode once now so a pack never ships an unreadable or odd-sized image.
+        shapes.append(decode_blobs(data, offsets, [files[i] for i in chosen], desc=f"checking {split}").shape[1:])
+        arrays[f"{split}_bytes"] = data
+        arrays[f"{split}_offsets"] = offsets
+        arrays[f"{split}_labels"] = labels[chosen].astype(np.int16)
+        arrays[f"{split}_files"] = np.array([n.encode() for n in names], dtype=np.bytes_)
+    if shapes[0] != shapes[1]:
+        raise DataError(
+            f"train images are {tuple(shapes[0])} but test images {tuple(shapes[1])}; all sizes must match"
+        )
+    write_npz(out, arrays)
+    return {
+        "classes": len(listing.classes),
+        "train": len(arrays["train_labels"]),
+        "test": len(arrays["test_labels"]),
+        "bytes": Path(out).stat().st_size,
+    }
+
+
+def load_pack(
+    path: str | Path, name: str, normalization: str | None = None, default_normalization: str = "computed"
+) -> ImageData:
+    """Decode an image pack into an :class:`ImageData`.
+
+    Args:
+        path: the ``.npz`` pack.
+        name: the dataset name to record.
+        normalization: ``None`` (use ``default_normalization``) or a name accepted by
+            :func:`~nasrescale.data.normalization.resolve_normalization`.
+        default_normalization: the pack's own normalization.
+
+    Returns:
+        The decoded dataset.
+
+    Raises:
+        DataError: if the file is missing, not a pack, or holds an undecodable image.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            version = int(z["version"])
+            classes = [str(c) for c in z["classes"]]
+            parts = {s: (z[f"{s}_bytes"], z[f"{s}_offsets"], z[f"{s}_labels"], z[f"{s}_files"]) for s in _SPLITS}
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise DataError(f"cannot read image pack {path}: {exc}") from exc
+    if version != PACK_VERSION:
+        raise DataError(
+            f"{path} is an image pack of format {version}; this nasrescale reads format {PACK_VERSION}"
+        )
+    tensors = {}
+    for split, (data, offsets, labels, files) in parts.items():
+        names = [f"{path}:{split}/{f.decode()}" for f in files]
+        tensors[f"{split}_images"] = decode_blobs(data, offsets, names, desc=f"decoding {name}/{split}")
+        tensors[f"{split}_labels"] = torch.from_numpy(labels.astype(np.int64))
+    mean, std = resolve_normalization(normalization, default_normalization, tensors["train_images"])
+    return ImageData(
+        name=name,
+        num_classes=len(classes),
+        mean=mean,
+        std=std,
+        crop_padding=crop_padding_for(tensors["train_images"].shape[2]),
+        **tensors,
+    )
+
+
+def cifar10_subset_path() -> Path:
+    """Path of the shipped ``cifar10_subset.npz`` (inside the installed package)."""
+    return Path(str(resources.files("nasrescale.data").joinpath("cifar10_subset.npz")))
+
+
+def load_cifar10_subset(normalization: str | None = None) -> ImageData:
+    """Load the shipped CIFAR-10 subset (5,000 train + 1,000 test images); needs no network.
+
+    Args:
+        normalization: ``None`` (``cifar10``) or a name accepted by
+            :func:`~nasrescale.data.normalization.resolve_normalization`.
+
+    Raises:
+        DataError: if the file is missing from the installation.
+    """
+    path = cifar10_subset_path()
+    if not path.is_file():
+        raise DataError(
+            f"the shipped CIFAR-10 subset {path} is missing; reinstall nasrescale, or regenerate it with "
+            "tools/make_cifar10_subset.py --src CIFAR10_JPEG_FOLDER --out nasrescale/data/cifar10_subset.npz"
+        )
+    return load_pack(path, "cifar10-subset", normalization, default_normalization="cifar10")

@@ -1,0 +1,131 @@
+"""Builder registry: the ``nn.Module`` of one cell edge, keyed by op-kind name.
+
+:mod:`nasrescale.ops` describes what an op kind means to the topology analysis; this module
+says how to build it. A builder takes the family's :class:`~nasrescale.ops.CellOp` (kind plus
+kernel) and the cell width (channels, or features for MLP cells) and returns a module that maps
+a tensor to one of the same shape, since a cell node sums its in-edges' outputs.
+
+Zero kinds are never built: a zero edge has no module and no parameters (NB201 counts none).
+
+Contract a new builder must keep: a kind registered with ``parametric=False`` must map an
+all-zero tensor to an all-zero tensor (identity and pooling do), because the pruned cell skips
+such edges out of nodes that are known to be exactly zero. ReLUs are never in-place: a node's
+tensor feeds several edges.
+
+>>> from nasrescale.registry import get_family
+>>> conv = build_op(get_family("nb201").op("nor_conv_3x3"), 8)
+>>> [type(m).__name__ for m in conv], conv[1].padding, conv[1].bias
+(['ReLU', 'Conv2d', 'BatchNorm2d'], (1, 1), None)
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from torch import nn
+
+from ..errors import ArchError, FamilyError
+from ..ops import CellOp
+
+__all__ = ["Builder", "register_builder", "build_op", "builders"]
+
+#: ``builder(op, width) -> module``
+Builder = Callable[[CellOp, int], nn.Module]
+
+_BUILDERS: dict[str, Builder] = {}
+
+
+def register_builder(kind_name: str) -> Callable[[Builder], Builder]:
+    """Decorator registering ``builder(op, width)`` for op kind ``kind_name``.
+
+    Args:
+        kind_name: the op kind's registry name (as in :func:`nasrescale.ops.register_op_kind`).
+
+    Returns:
+        A decorator that registers the function and returns it unchanged.
+
+    Raises:
+        FamilyError: if another function is already registered for ``kind_name``.
+    """
+
+    def decorate(builder: Builder) -> Builder:
+        old = _BUILDERS.get(kind_name)
+        if old is not None and old is not builder:
+            raise FamilyError(f"a model builder for op kind {kind_name!r} is already registered ({old.__qualname__})")
+        _BUILDERS[kind_name] = builder
+        return builder
+
+    return decorate
+
+
+def builders() -> dict[str, Builder]:
+    """All registered builders, by op-kind name (a copy)."""
+    return dict(_BUILDERS)
+
+
+def build_op(op: CellOp, width: int) -> nn.Module:
+    """Build the module of one non-zero cell edge.
+
+    Args:
+        op: the family's op (kind and kernel).
+        width: channels (conv cells) or features (MLP cells) of every cell node.
+
+    Returns:
+        A module mapping ``(batch, width, ...)`` to the same shape.
+
+    Raises:
+        ArchError: if ``op`` is a zero op (zero edges have no module).
+        FamilyError: if no builder is registered for the op's kind, or its kernel is even.
+    """
+    if op.kind.zero:
+        raise ArchError(f"op {op.name!r} is a zero op; zero edges are not built (they have no module)")
+    builder = _BUILDERS.get(op.kind.name)
+    if builder is None:
+        raise FamilyError(
+            f"op {op.name!r} has kind {op.kind.name!r}, which has no model builder; registered: "
+            f"{', '.join(sorted(_BUILDERS))}. Register one with "
+            "@nasrescale.models.register_builder(kind_name) in the module that registers the kind"
+        )
+    if op.kernel is not None and op.kernel % 2 == 0:
+        # padding k // 2 keeps the spatial size only for odd k; cell nodes must keep it
+        raise FamilyError(f"op {op.name!r}: kernel {op.kernel} is even; cell ops need an odd kernel (same-size output)")
+    return builder(op, width)
+
+
+def _kernel(op: CellOp) -> int:
+    if op.kernel is None:  # the family parser enforces kernels for these kinds
+        raise FamilyError(f"op {op.name!r} of kind {op.kind.name!r} needs a kernel size")
+    return op.kernel
+
+
+@register_builder("identity")
+def _identity(op: CellOp, width: int) -> nn.Module:
+    return nn.Identity()
+
+
+@register_builder("avg_pool")
+def _avg_pool(op: CellOp, width: int) -> nn.Module:
+    k = _kernel(op)
+    # NB201 avg_pool_3x3: the mean over the window's in-image pixels only
+    return nn.AvgPool2d(k, stride=1, padding=k // 2, count_include_pad=False)
+
+
+@register_builder("relu_conv_bn")
+def _relu_conv_bn(op: CellOp, width: int) -> nn.Module:
+    k = _kernel(op)
+    return nn.Sequential(
+        nn.ReLU(inplace=False),
+        nn.Conv2d(width, width, k, stride=1, padding=k // 2, bias=False),
+        nn.BatchNorm2d(width),  # affine, running stats, eps 1e-5, momentum 0.1 (NB201)
+    )
+
+
+@register_builder("linear_relu")
+def _linear_relu(op: CellOp, width: int) -> nn.Module:
+    return nn.Sequential(nn.Linear(width, width, bias=True), nn.ReLU(inplace=False))
+
+
+@register_builder("conv_relu")
+def _conv_relu(op: CellOp, width: int) -> nn.Module:
+    k = _kernel(op)
+    return nn.Sequential(nn.Conv2d(width, width, k, stride=1, padding=k // 2, bias=True), nn.ReLU(inplace=False))

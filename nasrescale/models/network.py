@@ -1,0 +1,177 @@
+"""Networks around a cell, and :func:`build_model`, which picks one by the family's macro.
+
+A family file's ``[macro]`` table names the network skeleton (``kind``) and its settings
+(``width``, and for NB201 ``cells``). Each skeleton registers itself with
+:func:`register_macro`, declaring the settings it accepts; :func:`build_model` checks the
+table against them, applies the caller's overrides and calls the skeleton's factory.
+Settings are positive integers.
+
+>>> from nasrescale.registry import get_family
+>>> net = build_model("3_33_333", get_family("nb201"), width=4, cells=1)
+>>> type(net).__name__, len(net.cells()), net.released_fan_mode
+('NB201Network', 3, 'fan_in')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Mapping
+
+import networkx as nx
+from torch import nn
+
+from ..encodings import as_graph
+from ..errors import ConfigError
+from ..families import CellFamily
+from .cell import Cell
+
+__all__ = ["CellNetwork", "MacroFactory", "register_macro", "macro_kinds", "build_model"]
+
+
+class CellNetwork(nn.Module):
+    """Base class of every network built around a cell.
+
+    Subclasses set :attr:`stem` and :attr:`readout` and hold their cells as submodules.
+
+    Attributes:
+        graph: the cell graph every cell of the network uses.
+        family: the cell family.
+        stem: the module applied to the input first.
+        readout: the final ``nn.Linear`` (logits).
+        released_fan_mode: fan mode the paper's released code initializes this network with
+            (``"fan_in"`` or ``"fan_out"``); the init rules read it.
+    """
+
+    released_fan_mode: ClassVar[str] = "fan_in"
+    stem: nn.Module
+    readout: nn.Linear
+
+    def __init__(self, graph: nx.DiGraph, family: CellFamily) -> None:
+        super().__init__()
+        self.graph = graph
+        self.family = family
+
+    def cells(self) -> list[Cell]:
+        """The network's cells, in forward order."""
+        return [m for m in self.modules() if isinstance(m, Cell)]
+
+
+#: ``factory(graph, family, *, num_classes, in_shape, prune, **settings) -> CellNetwork``
+MacroFactory = Callable[..., CellNetwork]
+
+
+@dataclass(frozen=True)
+class _Macro:
+    factory: MacroFactory
+    keys: tuple[str, ...]  # settings the [macro] table may give, besides `kind`
+
+
+_MACROS: dict[str, _Macro] = {}
+
+
+def register_macro(kind: str, keys: tuple[str, ...]) -> Callable[[MacroFactory], MacroFactory]:
+    """Decorator registering a network skeleton for ``[macro] kind = "<kind>"``.
+
+    Args:
+        kind: the macro kind name.
+        keys: the settings the skeleton takes (positive integers), e.g. ``("width", "cells")``;
+            each must be in the family's ``[macro]`` table or passed to :func:`build_model`.
+
+    Returns:
+        A decorator that registers the factory and returns it unchanged.
+
+    Raises:
+        ConfigError: if another factory is registered under ``kind``.
+    """
+
+    def decorate(factory: MacroFactory) -> MacroFactory:
+        old = _MACROS.get(kind)
+        if old is not None and old.factory is not factory:
+            raise ConfigError(f"macro kind {kind!r} is already registered ({old.factory.__qualname__})")
+        _MACROS[kind] = _Macro(factory, tuple(keys))
+        return factory
+
+    return decorate
+
+
+def macro_kinds() -> dict[str, tuple[str, ...]]:
+    """Registered macro kinds and the settings each accepts."""
+    return {kind: macro.keys for kind, macro in _MACROS.items()}
+
+
+def _positive_int(value: Any, where: str, fix: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{where}: expected a positive integer, got {value!r}; {fix}")
+    return value
+
+
+def _settings(family: CellFamily, overrides: Mapping[str, int | None]) -> tuple[_Macro, dict[str, int]]:
+    """Check ``family.macro`` and merge the overrides into the factory's settings."""
+    source = str(family.source) if family.source is not None else f"family {family.name!r}"
+    table = dict(family.macro)
+    kind = table.pop("kind", None)
+    known = ", ".join(sorted(_MACROS))
+    if kind is None:
+        raise ConfigError(f"{source}: macro.kind: missing; set it to one of: {known}")
+    macro = _MACROS.get(kind) if isinstance(kind, str) else None
+    if macro is None:
+        raise ConfigError(
+            f"{source}: macro.kind: unknown macro kind {kind!r}; known kinds: {known} "
+            "(a new skeleton registers itself with nasrescale.models.register_macro)"
+        )
+    allowed = ", ".join(("kind",) + macro.keys)
+    for key in table:
+        if key not in macro.keys:
+            raise ConfigError(f"{source}: macro.{key}: unknown key; allowed: {allowed}")
+    settings: dict[str, int] = {}
+    for key in macro.keys:
+        value = overrides.get(key)
+        if value is not None:
+            settings[key] = _positive_int(value, f"{key}=", f"pass a positive integer {key}")
+        elif key in table:
+            settings[key] = _positive_int(table[key], f"{source}: macro.{key}", "fix the family file")
+        else:
+            raise ConfigError(f"{source}: macro.{key}: missing; add `{key} = <positive integer>` "
+                              f"to the [macro] table or pass {key}=")
+    for key, value in overrides.items():
+        if value is not None and key not in macro.keys:
+            raise ConfigError(f"{key}={value!r}: macro kind {kind!r} of family {family.name!r} has no "
+                              f"{key!r} setting; its settings: {', '.join(macro.keys) or 'none'}")
+    return macro, settings
+
+
+def build_model(
+    arch: str | nx.DiGraph,
+    family: CellFamily,
+    num_classes: int = 10,
+    *,
+    in_shape: tuple[int, int, int] = (3, 32, 32),
+    width: int | None = None,
+    cells: int | None = None,
+    prune: bool = True,
+) -> CellNetwork:
+    """Build the network of ``arch`` in ``family``'s macro skeleton.
+
+    Args:
+        arch: architecture string (any encoding) or canonical graph.
+        family: its cell family; ``family.macro["kind"]`` selects the skeleton.
+        num_classes: outputs of the readout.
+        in_shape: ``(channels, height, width)`` of one input image.
+        width: overrides ``macro.width`` (NB201: C, the first stage's channels).
+        cells: overrides ``macro.cells`` (NB201: N, cells per stage); only for skeletons with cells.
+        prune: cells skip provably-zero and dead work (same outputs; see :mod:`.cell`).
+
+    Returns:
+        The network, in train mode, with PyTorch's default initialization.
+
+    Raises:
+        ArchError: if ``arch`` is malformed for the family.
+        ConfigError: if the macro table or an argument is invalid (the message names which).
+    """
+    graph = as_graph(arch, family)
+    macro, settings = _settings(family, {"width": width, "cells": cells})
+    _positive_int(num_classes, "num_classes", "pass the number of classes")
+    if not (isinstance(in_shape, (tuple, list)) and len(in_shape) == 3):
+        raise ConfigError(f"in_shape: expected (channels, height, width), got {in_shape!r}")
+    shape = tuple(_positive_int(s, "in_shape", "give (channels, height, width)") for s in in_shape)
+    return macro.factory(graph, family, num_classes=num_classes, in_shape=shape, prune=prune, **settings)

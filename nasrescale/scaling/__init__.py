@@ -1,0 +1,11 @@
+"""Architecture-aware initialization and learning rates (Chen et al., ICLR 2024).
+
+Like mup: functions that take the model (and its graph) and initialize weights in place or
+return parameter groups for a stock ``torch.optim.SGD``. With scaling off (init ``default``,
+LR rule ``fixed``) the model and LRs are exactly the default protocol's.
+"""
+
+from .init import INIT_RULES, apply_init
+from .lr import LrPlan, lr_plan, param_groups
+
+__all__ = ["INIT_RULES", "apply_init", "LrPlan", "lr_plan", "param_groups"]

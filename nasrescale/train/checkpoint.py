@@ -1,0 +1,148 @@
+"""Training checkpoints: crash-safe writes, safe loads, and a fingerprint tying a file to its run.
+
+A checkpoint is a plain dict of tensors, numbers, strings, lists and dicts, so it loads with
+``torch.load(path, weights_only=True)`` (no pickled code is ever executed)::
+
+    {"format": 1, "fingerprint": str, "run": str, "seed": int, "epochs_done": int,
+     "model": state_dict, "optimizer": state_dict, "scheduler": state_dict,
+     "history": [{"epoch", "train_loss", "train_acc", "lr"}, ...]}
+
+It is written through a temporary file in the same folder that is flushed, fsync'ed and then
+renamed over the target (:class:`~nasrescale.fileio.atomic_writer`), so a run killed while
+writing leaves the previous checkpoint intact. ``fingerprint`` identifies the run (protocol,
+seed, learning rates, data; or whatever string the caller passes): a file written by another
+run is never resumed from silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from ..config import to_table
+from ..data.types import ImageData
+from ..errors import ConfigError, DataError
+from ..fileio import atomic_writer
+from ..protocol import Protocol
+
+__all__ = ["CHECKPOINT_FORMAT", "derive_fingerprint", "describe_run", "save_checkpoint", "load_checkpoint", "check_resumable"]
+
+#: Version of the checkpoint layout above; bumped if it ever changes incompatibly.
+CHECKPOINT_FORMAT = 1
+
+_REQUIRED = {
+    "format": int, "fingerprint": str, "run": str, "seed": int, "epochs_done": int,
+    "model": dict, "optimizer": dict, "scheduler": dict, "history": list,
+}
+
+
+def describe_run(protocol: Protocol, seed: int, lrs: Sequence[float], data: ImageData) -> str:
+    """A one-line human description of a run, stored in its checkpoint for error messages.
+
+    >>> import torch
+    >>> imgs, labels = torch.zeros(2, 3, 4, 4, dtype=torch.uint8), torch.zeros(2, dtype=torch.long)
+    >>> data = ImageData("toy", imgs, labels, imgs, labels, 2, (0.5,) * 3, (0.25,) * 3)
+    >>> describe_run(Protocol("nb201", epochs=12), 3, [0.1, 0.05], data)
+    "protocol 'nb201' (12 epochs, batch 256), seed 3, lrs [0.1, 0.05], data 'toy' (2 train images)"
+    """
+    lr_text = ", ".join(f"{lr:.6g}" for lr in lrs)
+    return (f"protocol {protocol.name!r} ({protocol.epochs} epochs, batch {protocol.batch_size}), seed {seed}, "
+            f"lrs [{lr_text}], data {data.name!r} ({data.train_images.shape[0]} train images)")
+
+
+def derive_fingerprint(protocol: Protocol, seed: int, param_groups: Sequence[dict], data: ImageData) -> str:
+    """Fingerprint of what determines a training run, when the caller gives none.
+
+    Hashes the whole protocol, the seed, every param group's LR, weight decay and parameter
+    shapes, and the data's name, sizes and normalization. The model's initial weights are not
+    covered (the caller seeds them): callers that vary the init for a fixed everything-else
+    should pass their own fingerprint.
+
+    Returns:
+        16 hex digits (64 bits of SHA-256).
+    """
+    groups = [{
+        "lr": float(g["lr"]),
+        "weight_decay": float(g.get("weight_decay", protocol.weight_decay)),
+        "shapes": [list(p.shape) for p in g["params"]],
+    } for g in param_groups]
+    key = {
+        "protocol": to_table(protocol), "seed": seed, "groups": groups,
+        "data": [data.name, list(data.train_images.shape), list(data.test_images.shape), data.num_classes,
+                 list(data.mean), list(data.std), data.crop_padding],
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
+    """Write ``state`` to ``path`` atomically (temp file, flush, fsync, rename); creates the folder.
+
+    Args:
+        path: checkpoint file.
+        state: the checkpoint dict (layout in the module docstring).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(path, "wb") as f:
+        torch.save({"format": CHECKPOINT_FORMAT, **state}, f)
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any] | None:
+    """Read a checkpoint with ``weights_only=True``; ``None`` if the file does not exist.
+
+    Tensors are loaded on the CPU; ``load_state_dict`` moves them to the model's device.
+
+    Raises:
+        DataError: the file is truncated, corrupt, or not a nasrescale checkpoint.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    fix = "delete it to restart the run from epoch 0, or pass another checkpoint path"
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises RuntimeError, EOFError, UnpicklingError, ... on bad files
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise DataError(f"checkpoint {str(path)!r} is unreadable (truncated or corrupt: {reason}); {fix}") from None
+    if not isinstance(state, dict):
+        raise DataError(f"checkpoint {str(path)!r} is not a nasrescale training checkpoint; {fix}")
+    for key, kind in _REQUIRED.items():
+        if not isinstance(state.get(key), kind):
+            raise DataError(f"checkpoint {str(path)!r} is not a nasrescale training checkpoint "
+                            f"(entry {key!r} missing or not a {kind.__name__}); {fix}")
+    if state["epochs_done"] < 1 or len(state["history"]) != state["epochs_done"]:
+        raise DataError(f"checkpoint {str(path)!r} is inconsistent ({state['epochs_done']} epochs done, "
+                        f"{len(state['history'])} in its history); {fix}")
+    if state["format"] != CHECKPOINT_FORMAT:
+        raise DataError(f"checkpoint {str(path)!r} has format {state['format']}, this nasrescale "
+                        f"reads format {CHECKPOINT_FORMAT}; {fix}")
+    return state
+
+
+def check_resumable(state: dict[str, Any], fingerprint: str, run: str, path: str | Path, epochs: int) -> None:
+    """Check that a loaded checkpoint belongs to this run and fits its schedule.
+
+    Args:
+        state: a dict from :func:`load_checkpoint`.
+        fingerprint: this run's fingerprint.
+        run: this run's :func:`describe_run` text.
+        path: the checkpoint file (for the message).
+        epochs: this run's total epochs.
+
+    Raises:
+        ConfigError: the checkpoint was written by a different run, or has more epochs than
+            this run's schedule.
+    """
+    fix = f"delete {str(path)!r} to start this run over, or pass a different checkpoint path"
+    if state["fingerprint"] != fingerprint:
+        raise ConfigError(
+            f"checkpoint {str(path)!r} belongs to another run: {state['run']} (fingerprint "
+            f"{state['fingerprint']}, {state['epochs_done']} epochs done); this run is {run} "
+            f"(fingerprint {fingerprint}); {fix}")
+    if state["epochs_done"] > epochs:
+        raise ConfigError(f"checkpoint {str(path)!r} has {state['epochs_done']} epochs done, but this run "
+                          f"has only {epochs}; {fix}")

@@ -1,0 +1,129 @@
+"""``nasrescale train / summary / diagnose`` end to end on the shipped CIFAR-10 subset."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from nasrescale.cli.main import main
+
+TINY = ["--width", "4", "--cells", "1", "--subset", "500", "--test-subset", "200", "--batch-size", "100", "--quiet"]
+ALL_3X3 = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_conv_3x3~1|nor_conv_3x3~2|"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
+
+
+def test_train_prints_the_result(capsys):
+    code, out, err = run(capsys, "train", "3_33_333", "--epochs", "3", "--history", *TINY)
+    assert code == 0, err
+    rec = json.loads(out)
+    for key in ("test_accuracy", "train_loss_last", "train_loss_best", "lr", "diverged", "diverged_epoch",
+                "wall_time_s", "images_per_s", "params", "arch", "protocol"):
+        assert key in rec
+    assert rec["arch"] == ALL_3X3 and rec["protocol"] == "nb201" and rec["lr"] == 0.1
+    assert not rec["diverged"] and rec["diverged_epoch"] is None and rec["epochs_run"] == 3
+    losses = [h["train_loss"] for h in rec["history"]]
+    assert losses[-1] < losses[0]  # a few epochs on real images: the loss falls
+    assert 0 <= rec["test_accuracy"] <= 100
+    # the default checkpoint is removed once the run is done
+    assert not list(Path(os.environ["NASRESCALE_CACHE"]).rglob("*.pt"))
+
+
+def test_rescaled_protocol_lr(capsys):
+    code, out, _ = run(capsys, "train", "3_33_333", "--protocol", "rescaled", "--base-lr", "0.5", "--epochs", "1", *TINY)
+    rec = json.loads(out)
+    assert code == 0 and rec["init"] == "in_degree" and rec["lr_scale"] == pytest.approx(0.0890871, rel=1e-6)
+    assert rec["lr"] == pytest.approx(0.5 * 0.0890871, rel=1e-6) and rec["lrs"] == [rec["lr"]]
+
+
+def test_same_seed_same_result(capsys):
+    results = [json.loads(run(capsys, "train", "3_34_131", "--epochs", "2", "--seed", "7", "--no-checkpoint", *TINY)[1])
+               for _ in range(2)]
+    for key in ("test_accuracy", "test_loss", "train_loss_last"):
+        assert results[0][key] == results[1][key]
+
+
+def test_divergence_is_a_result_not_a_crash(capsys):
+    code, out, _ = run(capsys, "train", "2_22_222_2222", "--family", "mlp_dag", "--set", "lr=50", "--epochs", "3",
+                       "--width", "32", "--subset", "500", "--test-subset", "100", "--quiet", "--no-checkpoint")
+    rec = json.loads(out)
+    assert code == 0 and rec["diverged"] is True and rec["diverged_epoch"] in (1, 2, 3)
+    assert rec["test_accuracy"] is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["train", "3_33_333", "--protocol", "rescaled"], "--base-lr"),
+        (["train", "3_33_333", "--set", "epochz=3"], "protocol.epochz: unknown key"),
+        (["train", "3_33_333", "--set", "batch_size=big"], "protocol.batch_size: expected int"),
+        (["train", "3_33_333", "--protocol", "fancy"], "unknown protocol 'fancy'"),
+        (["train", "3_99_333"], "digit '9'"),
+        (["train", "3_33_333", "--dataset", "cifar10", "--data", "/nonexistent"], "--download"),
+        (["train", "3_33_333", "--dataset", "mnist"], "mnist"),
+        (["train", "3_33_333", "--width", "0"], "positive integer"),
+        (["train", "2_02_002_0002", "-f", "mlp_dag", "--cells", "3"], "cells"),
+        (["summary", "3_33_333", "--family", "nope"], "unknown cell family"),
+        (["diagnose", "3_33_333", "--rules", "xavier"], "unknown rule xavier"),
+    ],
+)
+def test_bad_input_exits_2(capsys, argv, fragment):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and fragment in err and "Traceback" not in err
+
+
+def test_summary_json(capsys):
+    code, out, _ = run(capsys, "summary", "--json", "3_33_333", "0_00_000")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [r["params"] for r in rows] == [1_531_546, 73_306]  # NB201's published counts
+    assert rows[0]["flops_m"] == pytest.approx(220.12, abs=0.01) and rows[0]["arch"] == ALL_3X3
+    assert {"arch", "params", "flops_m", "params_effective", "flops_m_effective"} <= set(rows[0])
+
+
+def test_diagnose_text_and_json(capsys):
+    code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch", "32")
+    assert code == 0 and "stage1 node3" in out and "stage1.edge0->1" in out and "in_degree_source" in out
+    code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch", "32", "--json",
+                       "--rules", "default,in_degree")
+    doc = json.loads(out)
+    assert code == 0 and [r["rule"] for r in doc["rules"]] == ["default", "in_degree"]
+
+
+def test_killed_run_resumes_to_the_same_result(tmp_path):
+    """Kill a real `nasrescale train` process after its first checkpoint, rerun the same
+    command, and compare with an uninterrupted run: identical figures (CPU is deterministic)."""
+    base = [sys.executable, "-m", "nasrescale", "train", "3_34_131", "--epochs", "5", "--width", "4", "--cells", "1",
+            "--subset", "1200", "--test-subset", "200", "--batch-size", "100", "--quiet", "--seed", "3"]
+    env = {**os.environ, "NASRESCALE_CACHE": str(tmp_path / "cache")}
+    ckpt = tmp_path / "run.pt"
+    proc = subprocess.Popen(base + ["--checkpoint", str(ckpt)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while not ckpt.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    state = torch.load(ckpt, weights_only=True)
+    assert 1 <= state["epochs_done"] < 5, "the run should have been killed mid-way"
+    resumed = subprocess.run(base + ["--checkpoint", str(ckpt)], env=env, capture_output=True, text=True, check=True)
+    fresh = subprocess.run(base + ["--no-checkpoint"], env=env, capture_output=True, text=True, check=True)
+    a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
+    assert a["resumed_from"] == state["epochs_done"] and b["resumed_from"] is None
+    for key in ("test_accuracy", "test_loss", "train_loss_last", "train_loss_best", "epochs_run"):
+        assert a[key] == b[key], key
