@@ -53,6 +53,14 @@ def test_rescaled_protocol_lr(capsys):
     assert rec["lr"] == pytest.approx(0.5 * 0.0890871, rel=1e-6) and rec["lrs"] == [rec["lr"]]
 
 
+@pytest.mark.parametrize("protocol", [["--protocol", "nb201"], ["--protocol", "rescaled", "--base-lr", "0.3"]])
+def test_degenerate_cell_trains_to_chance_under_any_protocol(capsys, protocol):
+    code, out, _ = run(capsys, "train", "0_00_000", "--epochs", "1", "--no-checkpoint", *protocol, *TINY)
+    rec = json.loads(out)
+    assert code == 0 and rec["degenerate"] is True and rec["test_accuracy"] == pytest.approx(10.0, abs=0.01)
+    assert rec["lr"] == (0.1 if "nb201" in protocol else 0.3)  # rescaled: no paths, scale taken as 1
+
+
 def test_same_seed_same_result(capsys):
     results = [json.loads(run(capsys, "train", "3_34_131", "--epochs", "2", "--seed", "7", "--no-checkpoint", *TINY)[1])
                for _ in range(2)]

@@ -14,6 +14,7 @@ from ..encodings import format_arch, parse_arch
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
+from ..topology import is_degenerate
 from .common import add_family_options, add_model_options, family_from_args
 
 __all__ = ["register", "run_key"]
@@ -126,7 +127,7 @@ def run_train(args: argparse.Namespace) -> int:
         "arch": arch, "family": family.name, "dataset": data.name, "protocol": protocol.name,
         "init": protocol.init, "lr_rule": protocol.lr_rule, "base_lr": plan.base_lr, "lr": plan.lr,
         "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
-        "degenerate": plan.lr_scale is None and protocol.lr_rule == "path_depth",
+        "degenerate": is_degenerate(graph, family),
         "epochs": protocol.epochs, "batch_size": protocol.batch_size, "seed": args.seed,
         "width": getattr(model, "width", None), "cells": getattr(model, "num_cells", None), "params": count_params(model), "device": device, "run_key": key,
         **result.to_json(),
