@@ -347,6 +347,14 @@ def test_params_given_as_generator_and_progress_bar(capsys):
     assert "4/4" in err and "loss=" in err and "acc=" in err
 
 
+def test_cpu_run_uses_channels_last_in_fp32():
+    """channels_last is a layout chosen on every device (faster oneDNN convs); the CPU stays fp32."""
+    model = make_model()
+    result = run(model)
+    assert model.conv.weight.is_contiguous(memory_format=torch.channels_last)
+    assert model.conv.weight.dtype == torch.float32 and result.test_accuracy is not None
+
+
 # --- CUDA (bf16 autocast, channels_last, device generators) ---------------------------------
 
 @pytest.mark.gpu

@@ -97,8 +97,7 @@ def run_train(args: argparse.Namespace) -> int:
         raise ConfigError("--checkpoint-every must be >= 1")
     device = _device(args.device)
     data = load_dataset(args.dataset, args.data, download=args.download)
-    if args.subset or args.test_subset:
-        data = subset(data, args.subset, args.test_subset, seed=args.seed)
+    data = subset(data, args.subset, args.test_subset, seed=args.seed)  # no sizes: the data itself
 
     torch.manual_seed(args.seed)
     model = build_model(graph, family, data.num_classes, in_shape=data.image_shape, width=args.width, cells=args.cells)

@@ -44,9 +44,14 @@ class RuleDiagnosis:
     loss: float = float("nan")
 
 
+def _stage_of(model: nn.Module) -> dict[int, int]:
+    """0-based stage of each cell width (cells of equal width form a stage, in forward order)."""
+    return {w: i for i, w in enumerate(dict.fromkeys(c.width for c in model.cells()))}
+
+
 def _layer_names(model: nn.Module) -> dict[nn.Module, str]:
     """Display name of every conv/linear module: cell edges grouped by stage and edge."""
-    stage_of = {w: i for i, w in enumerate(dict.fromkeys(c.width for c in model.cells()))}
+    stage_of = _stage_of(model)
     names: dict[nn.Module, str] = {}
     for cell in model.cells():
         for (u, v), op in cell.edge_items():
@@ -68,7 +73,7 @@ def _capture(model: nn.Module, names: dict[nn.Module, str]) -> tuple[dict[str, l
 
 def _node_moments(model: nn.Module, x: torch.Tensor) -> dict[int, dict[int, float]]:
     """``E[x_v^2]`` of every node, averaged over the cells of each width group."""
-    stage_of = {w: i for i, w in enumerate(dict.fromkeys(c.width for c in model.cells()))}
+    stage_of = _stage_of(model)
     sums: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     hooks = []
     for cell in model.cells():
