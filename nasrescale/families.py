@@ -113,6 +113,32 @@ class CellFamily:
         fields["macro"] = dict(self.macro)
         return (_rebuild_family, (fields,))
 
+    def digest(self) -> str:
+        """Content hash (16 hex digits) of everything in the family that can change a result.
+
+        Covers the name, ops (name, kind, kernel), node count, depth offset, base architecture,
+        kernel rule and base, and the macro table; not the description or the file's location.
+        Run keys and checkpoints use it to tell two versions of a family apart.
+
+        >>> from nasrescale.registry import get_family
+        >>> nb = get_family("nb201")
+        >>> len(nb.digest()), nb.digest() == get_family("nb201").digest()
+        (16, True)
+        >>> import dataclasses
+        >>> dataclasses.replace(nb, kernel_rule="per_layer").digest() != nb.digest()
+        True
+        """
+        import hashlib
+        import json
+
+        content = {
+            "name": self.name, "ops": [[op.name, op.kind.name, op.kernel] for op in self.ops],
+            "nodes": self.nodes, "depth_offset": self.depth_offset, "base": self.base,
+            "kernel_rule": self.kernel_rule, "kernel_base": self.kernel_base,
+            "macro": {k: self.macro[k] for k in sorted(self.macro)},
+        }
+        return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
     def op(self, name: str) -> CellOp:
         """The op called ``name``.
 
