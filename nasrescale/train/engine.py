@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.nn as nn
@@ -172,7 +172,8 @@ def _check_args(param_groups: Sequence[dict], data: ImageData, checkpoint_every:
 def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict], *,
           device: str | torch.device = "cpu", seed: int = 0, checkpoint: str | Path | None = None,
           checkpoint_every: int = 1, compile: bool = False, progress: bool = True, eval_batch_size: int = 2048,
-          stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True) -> TrainResult:
+          stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True,
+          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> TrainResult:
     """Train ``model`` on ``data`` with ``protocol``, then evaluate it on the test set.
 
     Args:
@@ -196,6 +197,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         keep_checkpoint: keep the checkpoint once the run is finished (it then holds the final
             weights, and rerunning only re-evaluates); ``False`` deletes it. A checkpoint is
             always left when ``stop_after`` ends the run.
+        on_epoch: called after every trained epoch with that epoch's history entry
+            (``epoch``, ``train_loss``, ``train_acc``, ``lr``), e.g. to stream curves.
 
     Returns:
         The :class:`TrainResult`. A diverged run (NaN/inf epoch loss) stops at that epoch and
@@ -255,6 +258,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             images += seen
             history.append({"epoch": epoch + 1, "train_loss": loss, "train_acc": acc,
                             "lr": float(optimizer.param_groups[0]["lr"])})
+            if on_epoch is not None:
+                on_epoch(dict(history[-1]))
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.4f}", acc=f"{acc:.2f}")
             if not math.isfinite(loss):
