@@ -23,7 +23,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import math
 import platform
 import socket
 import time
@@ -171,10 +170,13 @@ class TrainJob:
         return is_degenerate(parse_arch(self.arch, self.family), self.family)
 
     def cost(self) -> float:
-        """Relative run time: effective multiply-accumulates per image x epochs (0 if degenerate)."""
+        """Relative run time: cell work x width^2 x cells x epochs x train images (0 if degenerate)."""
         if self.degenerate:
             return 0.0
-        return _macs(self.arch, self.family, tuple(sorted(self.size().items()))) * self.protocol.epochs
+        size = self.size()
+        images = self.data.train_subset or 50_000  # relative: full sets all count alike
+        return (_cell_work(self.arch, self.family) * size.get("width", 1) ** 2 * size.get("cells", 1)
+                * self.protocol.epochs * images)
 
     def to_json(self) -> dict[str, Any]:
         """The job's defining fields as JSON (stored with it)."""
@@ -238,8 +240,10 @@ class TrainJob:
                           diverged_epoch=None, images_per_s=None, lrs=[plan.lr], history=[], resumed_from=None,
                           finished=True)
         else:
-            path = Path(checkpoint) if checkpoint is not None else (
-                self.checkpoint_path(checkpoint_dir) if checkpoint_dir is not None else None)
+            path = Path(checkpoint) if checkpoint is not None else None
+            if path is None and checkpoint_dir is not None:
+                path = self.checkpoint_path(checkpoint_dir)
+                record["checkpoint_discarded"] = _discard_unreadable(path)
             groups = param_groups(model, self.protocol)
             result = train(model, data, self.protocol, groups, device=device, seed=self.seed, checkpoint=path,
                            checkpoint_every=checkpoint_every, compile=compile, progress=progress,
@@ -251,6 +255,25 @@ class TrainJob:
         return record
 
 
+def _discard_unreadable(path: Path) -> str | None:
+    """Check a job's checkpoint before resuming: a torn or corrupt file is reported (stderr and
+    the returned reason, kept in the record), moved aside as ``<name>.corrupt`` and the job
+    restarts from epoch 0. Returns ``None`` when the file is absent or sound."""
+    import sys
+
+    from .errors import DataError
+    from .train.checkpoint import load_checkpoint
+
+    try:
+        load_checkpoint(path)
+        return None
+    except DataError as err:
+        reason = str(err)
+    path.replace(path.with_name(path.name + ".corrupt"))
+    print(f"nasrescale: {reason.split('; delete')[0]}; moved aside, restarting the job from epoch 0", file=sys.stderr)
+    return reason
+
+
 def _identity_kwarg(train: Callable, job: TrainJob) -> dict[str, Any]:
     """``identity=`` for engines that store it in the checkpoint (issue 6), else nothing."""
     import inspect
@@ -258,11 +281,14 @@ def _identity_kwarg(train: Callable, job: TrainJob) -> dict[str, Any]:
     return {"identity": job.identity()} if "identity" in inspect.signature(train).parameters else {}
 
 
-@functools.lru_cache(maxsize=4096)
-def _macs(arch: str, family: CellFamily, size: tuple[tuple[str, int], ...]) -> float:
-    """Effective multiply-accumulates per 32x32 image (a relative cost; cached per cell and size)."""
-    from .models import model_cost
+def _cell_work(arch: str, family: CellFamily) -> float:
+    """Relative compute of a cell: each live parametric edge counts its kernel area (k x k; 1 for
+    linear ops), each live parameter-free edge 0.1, plus 1 for the fixed parts of the network.
+    A cheap proxy (no model is built) that orders jobs for longest-first scheduling."""
+    from .topology import effective_edges
 
-    cost = model_cost(arch, family, in_shape=(3, 32, 32), **dict(size))
-    value = float(cost["flops_m_effective"])
-    return value if math.isfinite(value) else 1.0
+    work = 1.0
+    for _, _, name in effective_edges(parse_arch(arch, family), family):
+        op = family.op(name)
+        work += (op.kernel or 1) ** 2 if op.parametric else 0.1
+    return work
