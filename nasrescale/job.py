@@ -46,12 +46,9 @@ KEY_VERSION = 1
 
 def _default_test_split(name: str) -> str:
     """The test split a dataset is evaluated on when none is named (the benchmark's choice)."""
-    try:  # issue 6's data layer knows its defaults
-        from .data.datasets import default_test_split  # type: ignore[attr-defined]
+    from .data.benchmark_splits import default_test_split
 
-        return default_test_split(name)
-    except ImportError:
-        return "x-test" if name in ("cifar100", "imagenet16-120") else "full"
+    return default_test_split(name)
 
 
 @dataclass(frozen=True)
@@ -89,8 +86,7 @@ class DataSpec:
 def _load_data(spec: DataSpec) -> Any:
     from .data import load_dataset, subset
 
-    kwargs = {"test_split": spec.test_split} if spec.test_split is not None else {}
-    data = load_dataset(spec.name, spec.path, **kwargs)
+    data = load_dataset(spec.name, spec.path, test_split=spec.test_split)
     return subset(data, spec.train_subset, spec.test_subset, seed=0)
 
 
@@ -230,9 +226,9 @@ class TrainJob:
             "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
             "degenerate": self.degenerate, "epochs": self.protocol.epochs, "batch_size": self.protocol.batch_size,
             "seed": self.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
-            "test_split": getattr(data, "test_split", self.data.identity()["test_split"]),
+            "test_split": data.test_split,
             "test_images": int(data.test_images.shape[0]), "train_images": int(data.train_images.shape[0]),
-            "precision": getattr(self.protocol, "precision", "fp32") if device.startswith("cuda") else "fp32",
+            "precision": self.protocol.precision if device.startswith("cuda") else "fp32",  # CPU: always fp32
         }
         if record["degenerate"]:  # constant output: chance accuracy, nothing to train
             record.update(test_accuracy=100.0 / data.num_classes, test_loss=None, train_loss_last=None,
@@ -248,7 +244,7 @@ class TrainJob:
             result = train(model, data, self.protocol, groups, device=device, seed=self.seed, checkpoint=path,
                            checkpoint_every=checkpoint_every, compile=compile, progress=progress,
                            fingerprint=self.key(), keep_checkpoint=keep_checkpoint, on_epoch=on_epoch,
-                           **_identity_kwarg(train, self))
+                           identity=self.identity())
             record.update(result.to_json())
         record["wall_time_s"] = time.perf_counter() - start
         record["provenance"] = provenance(device)
@@ -272,13 +268,6 @@ def _discard_unreadable(path: Path) -> str | None:
     path.replace(path.with_name(path.name + ".corrupt"))
     print(f"nasrescale: {reason.split('; delete')[0]}; moved aside, restarting the job from epoch 0", file=sys.stderr)
     return reason
-
-
-def _identity_kwarg(train: Callable, job: TrainJob) -> dict[str, Any]:
-    """``identity=`` for engines that store it in the checkpoint (issue 6), else nothing."""
-    import inspect
-
-    return {"identity": job.identity()} if "identity" in inspect.signature(train).parameters else {}
 
 
 def _cell_work(arch: str, family: CellFamily) -> float:

@@ -37,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default="cifar10-subset", metavar="NAME",
                    help="cifar10-subset (shipped, default), cifar10, cifar100, imagefolder, imagenet16-120")
     p.add_argument("--data", metavar="PATH", help="dataset folder (cifar10/100, imagefolder, imagenet16-120)")
+    p.add_argument("--test-split", choices=("full", "x-test", "x-valid"), metavar="S",
+                   help="test images: full, x-test or x-valid (NAS-Bench-201's halves; cifar100 and "
+                        "imagenet16-120 only); default: what the benchmark reports (x-test for cifar100 "
+                        "and imagenet16-120, full otherwise)")
     p.add_argument("--download", action="store_true", help="let torchvision download CIFAR into --data")
     p.add_argument("--subset", type=int, metavar="N", help="train on a class-balanced subset of N images")
     p.add_argument("--test-subset", type=int, metavar="M", help="evaluate on a class-balanced subset of M images")
@@ -79,7 +83,7 @@ def run_train(args: argparse.Namespace) -> int:
     protocol.require_lr()
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
-    data = DataSpec(args.dataset, args.data, train_subset=args.subset, test_subset=args.test_subset)
+    data = DataSpec(args.dataset, args.data, args.test_split, args.subset, args.test_subset)
     job = TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
     device = resolve_device(args.device)
     if args.download:  # fetch the files first; the job itself never downloads
