@@ -144,6 +144,7 @@ def macro_settings(family: CellFamily, width: int | None = None, cells: int | No
     """The size settings :func:`build_model` would use: the family's ``[macro]`` values with
     the overrides applied (only the settings the skeleton takes).
 
+    >>> from nasrescale.models import macro_settings
     >>> from nasrescale.registry import get_family
     >>> macro_settings(get_family("nb201")), macro_settings(get_family("nb201"), width=4, cells=1)
     ({'width': 16, 'cells': 5}, {'width': 4, 'cells': 1})
