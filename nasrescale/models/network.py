@@ -31,7 +31,7 @@ from .cell import Cell
 if TYPE_CHECKING:  # pragma: no cover
     from .scaling_map import ParamScale
 
-__all__ = ["CellNetwork", "MacroFactory", "register_macro", "macro_kinds", "build_model"]
+__all__ = ["CellNetwork", "MacroFactory", "register_macro", "macro_kinds", "macro_settings", "build_model"]
 
 
 class CellNetwork(nn.Module):
@@ -161,6 +161,21 @@ def _settings(family: CellFamily, overrides: Mapping[str, int | None]) -> tuple[
             raise ConfigError(f"{key}={value!r}: macro kind {kind!r} of family {family.name!r} has no "
                               f"{key!r} setting; its settings: {', '.join(macro.keys) or 'none'}")
     return macro, settings
+
+
+def macro_settings(family: CellFamily, width: int | None = None, cells: int | None = None) -> dict[str, int]:
+    """The size settings :func:`build_model` would use: the family's ``[macro]`` values with
+    the overrides applied (only the settings the skeleton takes).
+
+    >>> from nasrescale.models import macro_settings
+    >>> from nasrescale.registry import get_family
+    >>> macro_settings(get_family("nb201")), macro_settings(get_family("nb201"), width=4, cells=1)
+    ({'width': 16, 'cells': 5}, {'width': 4, 'cells': 1})
+
+    Raises:
+        ConfigError: as :func:`build_model` for a bad macro table or override.
+    """
+    return _settings(family, {"width": width, "cells": cells})[1]
 
 
 def build_model(

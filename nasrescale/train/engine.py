@@ -35,7 +35,7 @@ import hashlib
 import math
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
 import torch.nn as nn
@@ -195,7 +195,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
           device: str | torch.device = "cpu", seed: int = 0, checkpoint: str | Path | None = None,
           checkpoint_every: int = 1, compile: bool = False, progress: bool = True, eval_batch_size: int = 2048,
           stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True,
-          identity: Mapping[str, Any] | None = None) -> TrainResult:
+          identity: Mapping[str, Any] | None = None,
+          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> TrainResult:
     """Train ``model`` on ``data`` with ``protocol``, then evaluate it on the test set.
 
     Args:
@@ -224,6 +225,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             size, protocol table, test split, seed, ...); the engine adds ``precision``,
             ``test_split``, ``test_images`` and ``seed`` where the dict lacks them. Stored in the
             checkpoint and compared on resume; also folded into the default fingerprint.
+        on_epoch: called after every trained epoch with that epoch's history entry
+            (``epoch``, ``train_loss``, ``train_acc``, ``lr``), e.g. to stream curves.
 
     Returns:
         The :class:`TrainResult`. A diverged run (NaN/inf epoch loss) stops at that epoch and
@@ -293,6 +296,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             images += seen
             history.append({"epoch": epoch + 1, "train_loss": loss, "train_acc": acc,
                             "lr": float(optimizer.param_groups[0]["lr"])})
+            if on_epoch is not None:
+                on_epoch(dict(history[-1]))
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.4f}", acc=f"{acc:.2f}")
             if not math.isfinite(loss):
