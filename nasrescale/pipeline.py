@@ -24,7 +24,10 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
     protocol = "nb201"
     [protocols.rescaled]
     protocol = "rescaled"
-    base_lr = 0.46               # alias of the protocol's `lr`
+    base_lr = 0.46               # alias of the protocol's `lr`; "search": run the LR search first
+
+    [lr_search]                  # the grid of base_lr = "search" and of kind = "lr_validation"
+    lr_min = 0.01                # (nasrescale.lr_search.LrSearchSettings)
 
     [budget]                     # epochs, batch_size (every protocol), width, cells, train_subset, test_subset
     epochs = 4
@@ -39,6 +42,7 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +58,8 @@ from .errors import ConfigError
 from .executors.base import ExecutorSettings
 from .fileio import shipped_toml_dir
 from .job import DataSpec, TrainJob
+from .lr_search import LrSearchSettings
+from .lr_validation import ValidationSettings
 from .protocol import Protocol, load_protocol
 
 __all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry", "Pipeline",
@@ -62,9 +68,13 @@ __all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "Protoc
 
 @dataclass(frozen=True)
 class PipelineSettings:
-    """``[pipeline]``: name (results folder), family, seeds and the reference to compare with."""
+    """``[pipeline]``: name (results folder), family, seeds, the reference to compare with, and
+    the kind: ``retrain`` (architectures x protocols x seeds) or ``lr_validation`` (each
+    architecture's maximal LR grid-searched and compared with the predicted one,
+    :mod:`nasrescale.lr_validation`)."""
 
     name: str
+    kind: Literal["retrain", "lr_validation"] = "retrain"
     description: str = ""
     family: str = "nb201"
     family_file: str | None = None
@@ -145,10 +155,11 @@ class ProtocolEntry:
     label: str
     source: str
     protocol: Protocol
+    search: bool = False  # base_lr = "search": protocol.lr is set by the LR search of the run
 
 
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
-             "executor": ExecutorSettings}
+             "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings}
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,8 @@ class Pipeline:
     executor: ExecutorSettings
     protocols: tuple[ProtocolEntry, ...]
     source: str | None = None
+    lr_search: LrSearchSettings = LrSearchSettings()
+    validation: ValidationSettings = ValidationSettings()
 
     @property
     def name(self) -> str:
@@ -191,8 +204,27 @@ class Pipeline:
         base = None if self.source is None else Path(self.source).parent
         return select_archs(self.archs, self.family(), self.data.name, base)
 
+    def needs_search(self) -> bool:
+        """Whether some protocol's base LR comes from the LR search (``base_lr = "search"``)."""
+        return self.pipeline.kind == "retrain" and any(e.search for e in self.protocols)
+
+    def with_base_lrs(self, lrs: dict[str, float]) -> "Pipeline":
+        """A copy whose protocols ``lrs`` names (label -> base LR) use that LR."""
+        entries = tuple(dataclasses.replace(e, protocol=dataclasses.replace(e.protocol, lr=lrs[e.label]))
+                        if e.label in lrs else e for e in self.protocols)
+        return dataclasses.replace(self, protocols=entries)
+
     def jobs(self, archs: Sequence[str] | None = None) -> list[TrainJob]:
-        """Every job: architecture x protocol x seed."""
+        """Every job: architecture x protocol x seed (``lr_validation``: architecture x grid LR
+        x search seed, :func:`nasrescale.lr_validation.validation_jobs`)."""
+        if self.pipeline.kind == "lr_validation":
+            from .lr_validation import validation_jobs
+
+            return [job for _, job in validation_jobs(self, self.arch_list() if archs is None else archs)]
+        unresolved = [e.label for e in self.protocols if e.protocol.lr is None]
+        if unresolved:
+            raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
+                              "(nasrescale run); no jobs before it")
         family, data = self.family(), self.data_spec()
         return [TrainJob(arch, family, data, entry.protocol, seed, self.budget.width, self.budget.cells, entry.label)
                 for arch in (self.arch_list() if archs is None else archs)
@@ -201,7 +233,13 @@ class Pipeline:
     def resolved(self, archs: Sequence[str]) -> dict[str, Any]:
         """The whole resolved pipeline as JSON (saved with the run)."""
         out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS}
-        out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol)} for e in self.protocols}
+        if self.pipeline.kind == "retrain":  # unused tables stay out: older stores keep their identity
+            out["pipeline"].pop("kind")
+            out.pop("validation")
+            if not self.needs_search():
+                out.pop("lr_search")
+        out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {})}
+                            for e in self.protocols}
         out["arch_list"] = list(archs)
         out["family_digest"] = self.family().digest()
         return out
@@ -255,7 +293,7 @@ def _apply_overrides(doc: dict[str, Any], overrides: Sequence[str]) -> None:
         node[path[-1]] = value
 
 
-def _protocol_entry(label: str, table: Any, budget: Budget, base_dir: Path | None) -> ProtocolEntry:
+def _protocol_entry(label: str, table: Any, budget: Budget, base_dir: Path | None, kind: str = "retrain") -> ProtocolEntry:
     where = f"protocols.{label}"
     if not label or not all(c.isalnum() or c in "_-" for c in label):
         raise ConfigError(f"{where}: a protocol label must be letters, digits, _ or -")
@@ -269,6 +307,9 @@ def _protocol_entry(label: str, table: Any, budget: Budget, base_dir: Path | Non
         if "lr" in table:
             raise ConfigError(f"{where}: give base_lr or lr, not both (base_lr is an alias of lr)")
         table["lr"] = table.pop("base_lr")
+    search = table.get("lr") == "search"
+    if search:
+        table.pop("lr")
     path = Path(source)
     if path.suffix and not path.is_absolute() and base_dir is not None:
         source = str(base_dir / path)
@@ -281,9 +322,10 @@ def _protocol_entry(label: str, table: Any, budget: Budget, base_dir: Path | Non
         if getattr(budget, key) is not None:
             merged[key] = getattr(budget, key)
     protocol = from_table(Protocol, merged, where)
-    if protocol.lr is None:
-        raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46")
-    return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol)
+    if protocol.lr is None and not search and kind == "retrain":
+        raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46, "
+                          "or base_lr = \"search\" (the LR search of [lr_search])")
+    return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search)
 
 
 def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pipeline:
@@ -316,7 +358,8 @@ def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pi
     protocols = doc.get("protocols")
     if not isinstance(protocols, dict) or not protocols:
         raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
-    entries = tuple(_protocol_entry(label, t, sections["budget"], path.parent) for label, t in protocols.items())
+    kind = sections["pipeline"].kind
+    entries = tuple(_protocol_entry(label, t, sections["budget"], path.parent, kind) for label, t in protocols.items())
     seen: dict[str, str] = {}
     for e in entries:
         text = repr(sorted(to_table(e.protocol).items()))

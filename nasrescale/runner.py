@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from .executors import get_executor
-from .executors.base import Executor, Outcome
+from .executors.base import Executor, ExecutorSettings, Outcome
+from .job import TrainJob
+from .lr_select import Selection
 from .pipeline import Pipeline
 from .store import Store
 
-__all__ = ["RunSummary", "run_dir_for", "run_pipeline", "status_text", "export_csv", "EXPORT_COLUMNS"]
+__all__ = ["RunSummary", "run_dir_for", "run_pipeline", "run_jobs", "run_search", "status_text", "export_csv",
+           "EXPORT_COLUMNS"]
 
 EXPORT_COLUMNS = ("arch", "protocol", "seed", "status", "test_accuracy", "test_loss", "train_loss_last", "lr",
                   "lr_scale", "base_lr", "epochs", "wall_time_s", "degenerate", "attempts", "width", "cells",
@@ -68,30 +71,93 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     """
     run_dir = run_dir_for(pipeline.name, results)
     archs = pipeline.arch_list()
-    jobs = pipeline.jobs(archs)  # checks every architecture before anything is written
+    extra: dict[str, str] = {}
+    if pipeline.pipeline.kind == "lr_validation":
+        from .lr_validation import validation_plan
+
+        plan, jobs = validation_plan(pipeline, archs)
+        extra["validation_plan"] = json.dumps(plan)
+    elif not pipeline.needs_search():
+        jobs = pipeline.jobs(archs)  # checks every architecture before anything is written
+    extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
     store = Store(run_dir / "store.sqlite")
+    checkpoints = run_dir / "checkpoints"
     try:
-        extra = {f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols}
         store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra)
-        by_key = {job.key(): job for job in jobs}
-        new = store.add_jobs({"key": k, "arch": j.arch, "protocol": j.label, "seed": j.seed,
-                              "job_json": json.dumps(j.to_json())} for k, j in by_key.items())
-        todo = [by_key[k] for k in store.runnable() if k in by_key]
-        checkpoints = run_dir / "checkpoints"
-        if todo:
-            runner = executor or get_executor(pipeline.executor, checkpoint_dir=checkpoints, progress=progress)
-
-            def on_outcome(outcome: Outcome) -> None:
-                store.finish(outcome.key, outcome.status, outcome.record, outcome.error)
-                if outcome.status != "failed":  # stored for good: the checkpoint has served
-                    (checkpoints / f"{outcome.key}.pt").unlink(missing_ok=True)
-                if outcome.status == "failed" and progress:
-                    print(f"job {outcome.key} failed: {(outcome.error or '').splitlines()[0]}", file=sys.stderr)
-
-            runner.run(todo, on_outcome, store.mark_running)
-        return RunSummary(run_dir, len(by_key), new, len(todo), store.counts())
+        total = new = ran = 0
+        if pipeline.needs_search():  # base_lr = "search": the LR search's jobs first, then the chosen LRs
+            lrs = {}
+            for e in (e for e in pipeline.protocols if e.search):
+                sel, counts = _search_stage(pipeline, e.label, e.protocol, store, run_dir, executor, progress)
+                lrs[e.label] = sel.chosen_lr
+                total, new, ran = total + counts[0], new + counts[1], ran + counts[2]
+            pipeline = pipeline.with_base_lrs(lrs)
+            jobs = pipeline.jobs(archs)
+        n, added, todo = run_jobs(store, jobs, pipeline.executor, checkpoints, progress=progress, executor=executor)
+        return RunSummary(run_dir, total + n, new + added, ran + todo, store.counts())
     finally:
         store.close()
+
+
+def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, checkpoints: Path, *,
+             progress: bool = True, executor: Executor | None = None) -> tuple[int, int, int]:
+    """Insert ``jobs`` into ``store`` (as pending, if new) and run those without a final result.
+
+    Returns:
+        ``(jobs, new jobs, jobs run now)``.
+    """
+    by_key = {job.key(): job for job in jobs}
+    new = store.add_jobs({"key": k, "arch": j.arch, "protocol": j.label, "seed": j.seed,
+                          "job_json": json.dumps(j.to_json())} for k, j in by_key.items())
+    todo = [by_key[k] for k in store.runnable() if k in by_key]
+    if todo:
+        runner = executor or get_executor(settings, checkpoint_dir=checkpoints, progress=progress)
+
+        def on_outcome(outcome: Outcome) -> None:
+            store.finish(outcome.key, outcome.status, outcome.record, outcome.error)
+            if outcome.status != "failed":  # stored for good: the checkpoint has served
+                (checkpoints / f"{outcome.key}.pt").unlink(missing_ok=True)
+            if outcome.status == "failed" and progress:
+                print(f"job {outcome.key} failed: {(outcome.error or '').splitlines()[0]}", file=sys.stderr)
+
+        runner.run(todo, on_outcome, store.mark_running)
+    return len(by_key), new, len(todo)
+
+
+def run_search(store: Store, pairs: list[tuple[float, TrainJob]], rel_tol: float, settings: ExecutorSettings,
+               checkpoints: Path, *, progress: bool = True,
+               executor: Executor | None = None) -> tuple[Selection, tuple[int, int, int]]:
+    """Run (what is missing of) an LR search's ``(grid LR, job)`` pairs and select the LR.
+
+    Raises:
+        DataError: some runs failed (rerun to retry them) or every LR diverged.
+    """
+    from .lr_search import losses_from_rows
+    from .lr_select import select_lr
+
+    counts = run_jobs(store, [job for _, job in pairs], settings, checkpoints, progress=progress, executor=executor)
+    losses = losses_from_rows([(lr, job.key()) for lr, job in pairs], store.rows())
+    return select_lr(losses, rel_tol), counts
+
+
+def _search_stage(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir: Path,
+                  executor: Executor | None, progress: bool) -> tuple[Selection, tuple[int, int, int]]:
+    """The LR search of protocol ``label`` (``base_lr = "search"``): run it, store the choice
+    (meta ``base_lr:<label>`` and ``lr_search:<label>``), plot it, print its table."""
+    from .lr_search import SEARCH_PREFIX, format_table, plot_selection, search_jobs, selection_json
+
+    family = pipeline.family()
+    arch = pipeline.lr_search.arch or family.base
+    pairs = search_jobs(arch, family, pipeline.data_spec(), protocol, pipeline.lr_search, SEARCH_PREFIX + label,
+                        pipeline.budget.width, pipeline.budget.cells)
+    sel, counts = run_search(store, pairs, pipeline.lr_search.rel_tol, pipeline.executor, run_dir / "checkpoints",
+                             progress=progress, executor=executor)
+    store.set_meta(f"base_lr:{label}", json.dumps(sel.chosen_lr))
+    store.set_meta(f"lr_search:{label}", json.dumps(selection_json(sel, arch=pairs[0][1].arch, protocol=label)))
+    plot_selection(sel, run_dir / f"lr_search_{label}.png", f"{pipeline.name}: base-LR search for {label!r}")
+    if progress:
+        print(f"LR search for protocol {label!r} on {pairs[0][1].arch}:\n{format_table(sel)}", file=sys.stderr)
+    return sel, counts
 
 
 def _eta_seconds(store: Store) -> float | None:

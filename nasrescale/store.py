@@ -126,6 +126,11 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Write one meta entry (e.g. ``base_lr:<protocol>`` once the LR search has chosen it)."""
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
     def meta(self) -> dict[str, str]:
         """Every meta entry."""
         return {r[0]: r[1] for r in self.db.execute("SELECT key, value FROM meta")}

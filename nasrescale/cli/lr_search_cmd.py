@@ -1,0 +1,105 @@
+"""``nasrescale lr-search``: find the base learning rate on the family's base architecture.
+
+Trains the base architecture (or ``--arch``) for ``--epochs`` (default 1) at every LR of a
+log-spaced grid with several seeds, as stored, resumable jobs in
+``results/<name>/store.sqlite`` (rerunning finishes only what is missing), and picks the
+largest LR within a relative tolerance of the smallest final training loss (diverged LRs lose;
+:mod:`nasrescale.lr_select`). Prints the loss-vs-LR table (or ``--json``) and writes a plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``lr-search`` command."""
+    from ..lr_search import LrSearchSettings
+
+    d = LrSearchSettings()
+    p = sub.add_parser(
+        "lr-search", help="grid-search the base learning rate on the family's base architecture (paper §4 step 1)",
+        description="Train the base architecture for one epoch per LR of a log-spaced grid (several seeds) and "
+                    "pick the largest LR that reaches the smallest final training loss (ties within a relative "
+                    "tolerance; a diverged LR loses). Runs are stored and resumable.")
+    p.add_argument("--family", default="nb201", help="cell family name (default nb201)")
+    p.add_argument("--family-file", action="append", default=[], metavar="FILE", help="extra cell family file")
+    p.add_argument("--arch", help="architecture to search (default: the family's base architecture)")
+    p.add_argument("--dataset", default="cifar10-subset", help="dataset name (default cifar10-subset, shipped)")
+    p.add_argument("--data-path", help="dataset folder")
+    p.add_argument("--protocol", default="rescaled", help="protocol name or .toml file (default rescaled)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a protocol key")
+    p.add_argument("--lr-min", type=float, default=d.lr_min, help=f"smallest LR (default {d.lr_min:g})")
+    p.add_argument("--lr-max", type=float, default=d.lr_max, help=f"largest LR (default {d.lr_max:g})")
+    p.add_argument("--points", type=int, default=d.points, help=f"LRs in the log-spaced grid (default {d.points})")
+    p.add_argument("--seeds", type=int, nargs="+", default=list(d.seeds), help="seeds per LR (default 0 1 2)")
+    p.add_argument("--epochs", type=int, default=d.epochs, help="epochs per run (default 1, as the paper)")
+    p.add_argument("--rel-tol", type=float, default=d.rel_tol,
+                   help=f"relative tolerance of a tie in mean final loss (default {d.rel_tol:g} = 1%%)")
+    p.add_argument("--batch-size", type=int, help="override the protocol's batch size")
+    p.add_argument("--width", type=int, help="model width (default: the family's)")
+    p.add_argument("--cells", type=int, help="cells per stage (default: the family's)")
+    p.add_argument("--train-subset", type=int, help="train on a class-balanced subset of this many images")
+    p.add_argument("--test-subset", type=int, default=500,
+                   help="test images evaluated after each run (default 500; the search reads training loss only)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default auto)")
+    p.add_argument("--name", help="results folder name (default lr-search-<family>-<protocol>)")
+    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
+    p.add_argument("--plot", metavar="FILE.png", help="plot file (default <run folder>/lr_search.png)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=lr_search_cmd)
+
+
+def lr_search_cmd(args: argparse.Namespace) -> int:
+    """Run (or finish) the search, print the table or JSON, write the plot."""
+    from ..config import to_table
+    from ..executors.base import ExecutorSettings
+    from ..job import DataSpec
+    from ..lr_search import LrSearchSettings, format_table, plot_selection, search_jobs, selection_json
+    from ..protocol import load_protocol
+    from ..registry import resolve_family
+    from ..runner import run_dir_for, run_search
+    from ..store import Store
+
+    family = resolve_family(args.family, [Path(f) for f in args.family_file])
+    overrides = list(args.set) + ([f"batch_size={args.batch_size}"] if args.batch_size else [])
+    protocol = load_protocol(args.protocol, overrides)
+    settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(args.seeds), args.epochs, args.rel_tol,
+                                args.arch)
+    data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
+    pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,
+                        args.cells)
+    name = args.name or f"lr-search-{family.name}-{protocol.name}"
+    run_dir = run_dir_for(name, args.results)
+    identity = {"kind": "lr-search", "arch": pairs[0][1].arch, "family_digest": family.digest(),
+                "data": data.identity(), "protocol": to_table(protocol), "search": to_table(settings),
+                "size": pairs[0][1].size()}
+    store = Store(run_dir / "store.sqlite")
+    try:
+        store.bind_pipeline(name, {**identity, "family": family.name}, identity)
+        sel, _ = run_search(store, pairs, settings.rel_tol, ExecutorSettings(device=args.device),
+                            run_dir / "checkpoints", progress=not args.quiet and not args.json)
+        plot = plot_selection(sel, args.plot or run_dir / "lr_search.png",
+                              f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})")
+        out = selection_json(sel, arch=pairs[0][1].arch, family=family.name, protocol=protocol.name,
+                             dataset=data.name, seeds=list(settings.seeds), epochs=settings.epochs,
+                             plot=str(plot), store=str(store.path))
+        store.set_meta("lr_search", json.dumps(out))
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"LR search: {family.name} {pairs[0][1].arch}, protocol {protocol.name}, {data.name}, "
+              f"{len(settings.seeds)} seed(s) x {len(sel.grid)} LRs, {settings.epochs} epoch(s) each")
+        print(format_table(sel))
+        print(f"plot: {plot}")
+    if sel.edge_message() and args.json:
+        print(f"nasrescale lr-search: warning: {sel.edge_message()}", file=sys.stderr)
+    return 0
