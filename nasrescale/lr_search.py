@@ -8,8 +8,10 @@ architectures, measure each one's "ground-truth" maximal LR for the validation p
 (:mod:`nasrescale.lr_validation`).
 
 A search run differs from its protocol only in ``lr`` (the grid value), ``epochs`` (the
-search's) and, where the protocol's warmup would not fit, ``warmup_epochs = 0``; with one
-epoch a cosine schedule stepped per epoch is a constant LR.
+search's), ``schedule = "constant"`` (the LR under test is held; with one epoch a cosine
+stepped per epoch trains identically, and the distinct protocol keeps a search run from
+sharing its key -- and store row -- with a one-epoch pipeline job) and, where the
+protocol's warmup would not fit, ``warmup_epochs = 0``.
 
 >>> from nasrescale.protocol import load_protocol
 >>> s = LrSearchSettings(lr_min=0.1, lr_max=1.0, points=3, seeds=(0,))
@@ -76,10 +78,11 @@ class LrSearchSettings:
 
 
 def search_protocol(protocol: Protocol, lr: float, settings: LrSearchSettings, **changes: Any) -> Protocol:
-    """``protocol`` as one search run uses it: ``lr``, the search's epochs (warmup dropped if it
-    would not fit), plus ``changes`` (e.g. ``lr_rule="fixed"`` for the validation runs)."""
+    """``protocol`` as one search run uses it: ``lr`` held constant for the search's epochs
+    (warmup dropped if it would not fit), plus ``changes`` (e.g. ``lr_rule="fixed"`` for the validation runs)."""
     warmup = protocol.warmup_epochs if protocol.warmup_epochs < settings.epochs else 0
-    return dataclasses.replace(protocol, lr=float(lr), epochs=settings.epochs, warmup_epochs=warmup, **changes)
+    return dataclasses.replace(protocol, lr=float(lr), epochs=settings.epochs, warmup_epochs=warmup,
+                               schedule="constant", **changes)
 
 
 def search_jobs(arch: str, family: CellFamily, data: DataSpec, protocol: Protocol, settings: LrSearchSettings,
