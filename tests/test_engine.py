@@ -235,6 +235,8 @@ def test_identity_is_stored_with_engine_facts(tmp_path):
     run(make_model(), checkpoint=ckpt, stop_after=1, identity=IDENTITY, seed=2)
     stored = json.loads(torch.load(ckpt, weights_only=True)["identity"])
     assert stored == {**IDENTITY, "precision": "bf16", "test_split": "full", "test_images": 48, "seed": 2}
+    halves = run(make_model(), data=dataclasses.replace(make_data(), test_split="x-valid"))
+    assert (halves.test_split, halves.test_images) == ("x-valid", 48)
     assert run(make_model(), checkpoint=ckpt, identity=dict(IDENTITY), seed=2).resumed_from == 1
 
 
