@@ -1,0 +1,138 @@
+"""``nasrescale rank SOURCE_A SOURCE_B`` and ``nasrescale report PIPELINE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from .common import add_family_options, family_from_args
+
+__all__ = ["register", "format_table"]
+
+_SOURCES_HELP = ("a source is PIPELINE:PROTOCOL (a run's protocol, mean over its seeds), nb201:DATASET "
+                 "(cifar10, cifar100, imagenet16_120), nats:DATASET (with --nats-file) or a CSV file "
+                 "(FILE.csv, or FILE.csv:PROTOCOL for an export with a protocol column)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``rank`` and ``report`` commands."""
+    p = sub.add_parser("rank", help="compare the ranking of two accuracy sources",
+                       description="Kendall tau-b, Spearman, Pearson, the top-K%% tau curve, precision@K, accuracy "
+                                   "differences (B - A) with bootstrap 95%% CIs, and the seed-noise baseline. "
+                                   + _SOURCES_HELP + ".")
+    p.add_argument("source_a", metavar="SOURCE_A")
+    p.add_argument("source_b", metavar="SOURCE_B")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--topk-by", choices=("first", "second", "both"), default="first",
+                   help="top-K%% subset by the first source's accuracy (default), the second's, or rows in "
+                        "the top K%% of either")
+    p.add_argument("--diverged", choices=("chance", "drop"), default="chance",
+                   help="diverged runs count as chance accuracy (default) or are dropped")
+    p.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    p.add_argument("--arch-col", default="arch", metavar="NAME", help="CSV architecture column (default arch)")
+    p.add_argument("--acc-col", metavar="NAME",
+                   help="CSV accuracy column (default accuracy, else test_accuracy)")
+    p.add_argument("--classes", type=int, metavar="K",
+                   help="a CSV dataset's class count (chance accuracy = 100/K, for diverged rows)")
+    p.add_argument("--nats-file", metavar="PATH", help="NATS-Bench benchmark file or fast-mode folder")
+    add_family_options(p, "--family-file")
+    p.set_defaults(func=_run_rank)
+
+    r = sub.add_parser("report", help="write results/<pipeline>/report.md with plots",
+                       description="Write a Markdown report with PNG plots comparing the protocols of a "
+                                   "pipeline's run with each other and with the benchmark reference.")
+    r.add_argument("pipeline", metavar="PIPELINE", help="pipeline name (results/<name>/) or run folder")
+    r.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    r.set_defaults(func=_run_report)
+
+
+def _run_rank(args: argparse.Namespace) -> int:
+    from ..compare import compare
+    from ..errors import ConfigError
+    from ..sources import load_source
+
+    if args.bootstrap < 0:
+        raise ConfigError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.classes is not None and args.classes < 2:
+        raise ConfigError(f"--classes must be at least 2, got {args.classes}")
+    family = family_from_args(args) if (args.family or args.family_files) else None
+    options = dict(results=args.results, family=family, arch_column=args.arch_col,
+                   accuracy_column=args.acc_col, nats_file=args.nats_file, classes=args.classes)
+    a = load_source(args.source_a, **options)
+    b = load_source(args.source_b, **options)
+    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.seed)
+    print(json.dumps(result, default=_jsonable) if args.json else format_table(result))
+    return 0
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from ..report import write_report
+    from ..store_read import store_path
+
+    path = write_report(store_path(args.pipeline, args.results).parent, n_boot=args.bootstrap)
+    print(f"wrote {path}")
+    return 0
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _ci(ci: list | None, digits: int = 3) -> str:
+    return "" if not ci else f"[{_f(ci[0], digits)}, {_f(ci[1], digits)}]"
+
+
+def _skips(skipped: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "none"
+
+
+def format_table(result: dict) -> str:
+    """The text form of a :func:`nasrescale.compare.compare` result."""
+    c, s, ci = result["counts"], result["settings"], result["ci"]
+    lines = [f"A = {result['a']}    B = {result['b']}    (differences are B - A, accuracy in %)"]
+    chance = f" at chance ({_f(s['chance_a'], 2)}% / {_f(s['chance_b'], 2)}%)" if s["diverged"] == "chance" \
+        else " dropped"
+    lines.append(f"matched {c['matched']} | only in A {c['only_a']} | only in B {c['only_b']} | "
+                 f"diverged A {c['diverged_a']}, B {c['diverged_b']}{chance} | degenerate {c['degenerate']}")
+    lines.append(f"runs not used: A {_skips(c['skipped_a'])}; B {_skips(c['skipped_b'])}")
+    if result["n"] < 3:
+        lines.append("fewer than 3 matched architectures: rank statistics are undefined")
+    lines += ["", f"{'statistic':<22}{'value':>10}  95% CI ({s['bootstrap']} bootstrap resamples)"]
+    rows = [("Kendall tau-b", "kendall_tau", 3), ("Spearman rho", "spearman", 3), ("Pearson r", "pearson", 3),
+            ("mean diff (B - A)", "mean_diff", 2), ("median diff (B - A)", "median_diff", 2)]
+    for name, key, digits in rows:
+        lines.append(f"{name:<22}{_f(result[key], digits):>10}  {_ci(ci.get(key), digits)}")
+    lines.append(f"{'mean A / mean B':<22}{_f(result['mean_a'], 2):>10}  / {_f(result['mean_b'], 2)}")
+    noise = result["seed_noise"]
+    for side in ("a", "b"):
+        sn = noise.get(side)
+        if sn:
+            lines.append(f"seed noise {side.upper()}: tau {_f(sn['kendall_tau'])} between its seeds "
+                         f"({', '.join(map(str, sn['seeds']))}; range {_f(sn['kendall_tau_min'])}.."
+                         f"{_f(sn['kendall_tau_max'])})")
+    per_run = result.get("per_run_kendall_tau")
+    if per_run:
+        lines.append(f"single runs A vs B: tau {_f(per_run['kendall_tau'])} (mean of {per_run['pairs']} seed pairs; "
+                     "compare with the seed noise)")
+    head = f"{'top-K%':>7}{'n':>6}{'tau A,B':>10}{'seed tau A':>12}{'seed tau B':>12}{'prec@K':>9}"
+    lines += ["", f"top-K% curve (subset by {s['topk_by']} source; tau null below 3 rows)", head]
+    band = {side: {e["k_percent"]: e["kendall_tau"] for e in (noise.get(side) or {}).get("topk", [])}
+            for side in ("a", "b")}
+    precision = {e["k_percent"]: e["precision"] for e in result["precision_at_k"]}
+    for entry in result["topk"]:
+        k = entry["k_percent"]
+        lines.append(f"{k:>7}{entry['n']:>6}{_f(entry['kendall_tau']):>10}{_f(band['a'].get(k)):>12}"
+                     f"{_f(band['b'].get(k)):>12}{_f(precision.get(k), 2):>9}")
+    return "\n".join(lines)
