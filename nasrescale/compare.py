@@ -14,12 +14,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from .encodings import parse_arch
 from .errors import DataError, FamilyError
 from .rank import K_PERCENTS, TopkBy, bootstrap_cis, kendall_tau, precision_at_k, seed_noise, summary_stats, topk_curve
 from .registry import get_family
 from .sources import Source
 from .topology import is_degenerate
-from .encodings import parse_arch
 
 __all__ = ["DivergedPolicy", "apply_diverged", "aggregate", "per_seed", "match", "compare"]
 

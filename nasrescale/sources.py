@@ -31,9 +31,9 @@ from .reference import (
     resolve_dataset,
 )
 from .registry import get_family
-from .store_read import chance_accuracy, pipeline_value, read_store, store_path
+from .store_read import StoreData, chance_accuracy, pipeline_value, read_store, store_path
 
-__all__ = ["Source", "load_source", "split_spec", "BENCHMARK_CLASSES"]
+__all__ = ["Source", "load_source", "store_source", "split_spec", "BENCHMARK_CLASSES"]
 
 #: classes of each benchmark dataset (chance accuracy is 100 / classes percent)
 BENCHMARK_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet16_120": 120}
@@ -196,8 +196,18 @@ def _store(pipeline: str, protocol: str | None, results: str | Path | None) -> S
             choices = ", ".join(f"{pipeline}:{p}" for p in labels) or "(the store has no jobs yet)"
             raise ConfigError(f"source {pipeline!r} needs a protocol: one of {choices}")
         protocol = labels[0]
+    return store_source(store, protocol, f"{Path(pipeline).name}:{protocol}")
+
+
+def store_source(store: StoreData, protocol: str, label: str | None = None) -> Source:
+    """The source of one protocol label of an already read store (mean over seeds later).
+
+    Raises:
+        ConfigError: the store has no such protocol (naming the ones it has).
+    """
+    labels = store.protocols
     if protocol not in labels:
-        raise ConfigError(f"pipeline {pipeline!r} has no protocol {protocol!r}; its protocols: "
+        raise ConfigError(f"pipeline {store.path.parent.name!r} has no protocol {protocol!r}; its protocols: "
                           f"{', '.join(labels) or '(none yet)'}")
     jobs = store.jobs[store.jobs["protocol"] == protocol]
     usable = jobs["status"].isin(_USABLE)
@@ -211,6 +221,5 @@ def _store(pipeline: str, protocol: str | None, results: str | Path | None) -> S
         frame = frame[~done_without]
     frame["degenerate"] = frame["degenerate"].astype(object)
     fam = pipeline_value(store.pipeline, "family.name", "family")
-    return Source(label=f"{Path(pipeline).name}:{protocol}", kind="store", runs=_runs(frame),
-                  chance=chance_accuracy(store), family=str(fam) if isinstance(fam, str) else "nb201",
-                  skipped=skipped)
+    return Source(label=label or protocol, kind="store", runs=_runs(frame), chance=chance_accuracy(store),
+                  family=str(fam) if isinstance(fam, str) else "nb201", skipped=skipped)

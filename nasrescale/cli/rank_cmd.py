@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from typing import Any
 
 from .common import add_family_options, family_from_args
 
-__all__ = ["register", "format_table"]
+__all__ = ["register"]
 
 _SOURCES_HELP = ("a source is PIPELINE:PROTOCOL (a run's protocol, mean over its seeds), nb201:DATASET "
                  "(cifar10, cifar100, imagenet16_120), nats:DATASET (with --nats-file) or a CSV file "
@@ -54,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run_rank(args: argparse.Namespace) -> int:
     from ..compare import compare
+    from ..rank_text import format_table
     from ..errors import ConfigError
     from ..sources import load_source
 
@@ -84,55 +84,3 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
-def _ci(ci: list | None, digits: int = 3) -> str:
-    return "" if not ci else f"[{_f(ci[0], digits)}, {_f(ci[1], digits)}]"
-
-
-def _skips(skipped: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "none"
-
-
-def format_table(result: dict) -> str:
-    """The text form of a :func:`nasrescale.compare.compare` result."""
-    c, s, ci = result["counts"], result["settings"], result["ci"]
-    lines = [f"A = {result['a']}    B = {result['b']}    (differences are B - A, accuracy in %)"]
-    chance = f" at chance ({_f(s['chance_a'], 2)}% / {_f(s['chance_b'], 2)}%)" if s["diverged"] == "chance" \
-        else " dropped"
-    lines.append(f"matched {c['matched']} | only in A {c['only_a']} | only in B {c['only_b']} | "
-                 f"diverged A {c['diverged_a']}, B {c['diverged_b']}{chance} | degenerate {c['degenerate']}")
-    lines.append(f"runs not used: A {_skips(c['skipped_a'])}; B {_skips(c['skipped_b'])}")
-    if result["n"] < 3:
-        lines.append("fewer than 3 matched architectures: rank statistics are undefined")
-    lines += ["", f"{'statistic':<22}{'value':>10}  95% CI ({s['bootstrap']} bootstrap resamples)"]
-    rows = [("Kendall tau-b", "kendall_tau", 3), ("Spearman rho", "spearman", 3), ("Pearson r", "pearson", 3),
-            ("mean diff (B - A)", "mean_diff", 2), ("median diff (B - A)", "median_diff", 2)]
-    for name, key, digits in rows:
-        lines.append(f"{name:<22}{_f(result[key], digits):>10}  {_ci(ci.get(key), digits)}")
-    lines.append(f"{'mean A / mean B':<22}{_f(result['mean_a'], 2):>10}  / {_f(result['mean_b'], 2)}")
-    noise = result["seed_noise"]
-    for side in ("a", "b"):
-        sn = noise.get(side)
-        if sn:
-            lines.append(f"seed noise {side.upper()}: tau {_f(sn['kendall_tau'])} between its seeds "
-                         f"({', '.join(map(str, sn['seeds']))}; range {_f(sn['kendall_tau_min'])}.."
-                         f"{_f(sn['kendall_tau_max'])})")
-    per_run = result.get("per_run_kendall_tau")
-    if per_run:
-        lines.append(f"single runs A vs B: tau {_f(per_run['kendall_tau'])} (mean of {per_run['pairs']} seed pairs; "
-                     "compare with the seed noise)")
-    head = f"{'top-K%':>7}{'n':>6}{'tau A,B':>10}{'seed tau A':>12}{'seed tau B':>12}{'prec@K':>9}"
-    lines += ["", f"top-K% curve (subset by {s['topk_by']} source; tau null below 3 rows)", head]
-    band = {side: {e["k_percent"]: e["kendall_tau"] for e in (noise.get(side) or {}).get("topk", [])}
-            for side in ("a", "b")}
-    precision = {e["k_percent"]: e["precision"] for e in result["precision_at_k"]}
-    for entry in result["topk"]:
-        k = entry["k_percent"]
-        lines.append(f"{k:>7}{entry['n']:>6}{_f(entry['kendall_tau']):>10}{_f(band['a'].get(k)):>12}"
-                     f"{_f(band['b'].get(k)):>12}{_f(precision.get(k), 2):>9}")
-    return "\n".join(lines)
