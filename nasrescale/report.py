@@ -47,12 +47,14 @@ def reference_spec(pipeline: dict) -> tuple[str | None, str | None]:
     (``nb201:cifar10``, a CSV path), a table ``{kind, dataset, path}``, or, when absent, the NB201
     column of the pipeline's dataset. ``(None, None)`` when there is none.
 
-    >>> reference_spec({"dataset": {"name": "cifar10-subset"}})
+    >>> reference_spec({"pipeline": {"reference": "nb201:cifar100"}, "data": {"name": "cifar100"}})
+    ('nb201:cifar100', None)
+    >>> reference_spec({"data": {"name": "cifar10-subset"}})
     ('nb201:cifar10', None)
     >>> reference_spec({"reference": {"kind": "csv", "path": "my.csv"}})
     ('my.csv', None)
     """
-    value = pipeline.get("reference")
+    value = pipeline_value(pipeline, "pipeline.reference", "reference")
     dataset = dataset_name(pipeline)
     if isinstance(value, dict):
         kind = str(value.get("kind") or value.get("source") or "nb201").lower()
@@ -74,7 +76,7 @@ def reference_spec(pipeline: dict) -> tuple[str | None, str | None]:
         except NasRescaleError:
             return text, None
     if value is None and dataset:
-        family = pipeline_value(pipeline, "family.name", "family")
+        family = pipeline_value(pipeline, "pipeline.family", "family.name", "family")
         try:
             if family in (None, "nb201"):
                 return f"nb201:{resolve_dataset(dataset)}", None
@@ -165,7 +167,7 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     labels = protocol_order(store)
     sources = {p: store_source(store, p, p) for p in labels}
     lines = [f"# Report: {name}", ""]
-    facts = {"dataset": dataset_name(store.pipeline), "family": pipeline_value(store.pipeline, "family.name", "family"),
+    facts = {"dataset": dataset_name(store.pipeline), "family": pipeline_value(store.pipeline, "pipeline.family", "family.name", "family"),
              "created": store.meta.get("created_at")}
     lines += [", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)", ""]
     lines += status_table(store, labels) + [""]

@@ -26,7 +26,7 @@ def status_table(store: StoreData, labels: list[str]) -> list[str]:
                      int(j["degenerate"].sum()), fmt(done["test_accuracy"].mean() if len(done) else None, 2),
                      fmt(j["wall_time_s"].sum() / 60, 1)])
     return md_table(["protocol", "jobs", "done", "diverged", "failed", "pending", "running", "degenerate",
-                      "mean acc. (%)", "train time (min)"], rows)
+                      "mean acc., trained (%)", "train time (min)"], rows)
 
 
 def numbers_table(result: dict) -> list[str]:

@@ -153,7 +153,7 @@ def curves_plot(curves: pd.DataFrame, names: Mapping[str, str], path: Path) -> P
         rows = curves[curves["key"] == key].sort_values("epoch")
         if rows.empty:
             continue
-        epochs = rows["epoch"].to_numpy() + 1  # epochs counted from 1 on the axis
+        epochs = rows["epoch"].to_numpy()  # the store counts epochs from 1
         loss_ax.plot(epochs, rows["train_loss"], marker=".", label=name)
         acc_ax.plot(epochs, rows["train_acc"], marker=".", label=name)
     for ax in (loss_ax, acc_ax):

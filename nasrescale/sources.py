@@ -220,6 +220,6 @@ def store_source(store: StoreData, protocol: str, label: str | None = None) -> S
         skipped["missing"] = int(done_without.sum())
         frame = frame[~done_without]
     frame["degenerate"] = frame["degenerate"].astype(object)
-    fam = pipeline_value(store.pipeline, "family.name", "family")
+    fam = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
     return Source(label=label or protocol, kind="store", runs=_runs(frame), chance=chance_accuracy(store),
                   family=str(fam) if isinstance(fam, str) else "nb201", skipped=skipped)

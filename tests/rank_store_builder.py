@@ -43,9 +43,10 @@ def build_store(folder: Path, *, n_archs: int = 24, seeds=(0, 1), protocols=("de
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
     conn.execute("PRAGMA journal_mode=WAL")
-    pipeline = pipeline if pipeline is not None else {
-        "name": folder.name, "family": "nb201", "dataset": {"name": "cifar10-subset"},
-        "reference": "nb201:cifar10", "protocols": {p: {} for p in protocols}}
+    pipeline = pipeline if pipeline is not None else {  # the shape nasrescale.pipeline saves
+        "pipeline": {"name": folder.name, "family": "nb201", "seeds": list(seeds), "reference": "nb201:cifar10"},
+        "data": {"name": "cifar10-subset", "path": None, "test_split": None},
+        "protocols": {p: {"source": p} for p in protocols}}
     conn.executemany("INSERT INTO meta VALUES (?, ?)", [("pipeline", json.dumps(pipeline)), ("name", folder.name),
                                                        ("created_at", "2026-01-01T00:00:00Z")])
     truth: dict = {p: {} for p in protocols}
@@ -75,7 +76,7 @@ def build_store(folder: Path, *, n_archs: int = 24, seeds=(0, 1), protocols=("de
                     for e in range(epochs if status == "done" else 2):
                         loss = 2.3 * np.exp(-rate * e) if status == "done" else [2.3, float("nan")][e]
                         conn.execute("INSERT INTO curves VALUES (?,?,?,?,?)",
-                                     (key, e, loss, 100 * (1 - 0.85 * np.exp(-rate * (e + 1))),
+                                     (key, e + 1, loss, 100 * (1 - 0.85 * np.exp(-rate * (e + 1))),
                                       lr * 0.5 * (1 + np.cos(np.pi * e / epochs))))
     conn.commit()
     conn.close()
