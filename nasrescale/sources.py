@@ -3,7 +3,8 @@
 A source spec is one of
 
 * ``PIPELINE:PROTOCOL`` -- one protocol of a pipeline's result store (``PIPELINE`` is the
-  pipeline name under ``--results``, a run folder, or the ``store.sqlite`` file), every seed;
+  pipeline name under ``--results``, its pipeline file, a run folder, or the ``store.sqlite``
+  file), every seed;
 * ``nb201:DATASET`` -- the shipped NAS-Bench-201 table (``cifar10``, ``cifar100``,
   ``imagenet16_120``);
 * ``nats:DATASET`` -- NATS-Bench's own API on the user's benchmark file (``nats_file``);
@@ -81,7 +82,8 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 
 
 def _is_csv(path: str) -> bool:
-    return path.lower().endswith(_CSV_SUFFIXES) or (Path(path).is_file() and not path.endswith((".sqlite", ".db")))
+    return path.lower().endswith(_CSV_SUFFIXES) or (
+        Path(path).is_file() and not path.lower().endswith((".sqlite", ".db", ".toml")))
 
 
 def _runs(frame: pd.DataFrame) -> pd.DataFrame:

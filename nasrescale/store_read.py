@@ -64,7 +64,8 @@ class StoreData:
 
 
 def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
-    """The store file of ``pipeline``: a pipeline name (``results/<name>/store.sqlite``), a run
+    """The store file of ``pipeline``: a pipeline name (``<results>/<name>/store.sqlite``,
+    ``results`` defaulting to ``./results``), a pipeline file (its ``[pipeline] name``), a run
     folder holding ``store.sqlite``, or the ``.sqlite`` file itself.
 
     >>> store_path("quickstart", "/tmp/res").as_posix()
@@ -73,9 +74,24 @@ def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
     given = Path(pipeline)
     if given.suffix in (".sqlite", ".db") and given.is_file():
         return given
-    if (given / "store.sqlite").is_file() and (results is None or not (Path(results) / given).is_dir()):
+    if given.suffix == ".toml" and given.is_file():
+        given = Path(_pipeline_name(given))
+    elif (given / "store.sqlite").is_file() and (results is None or not (Path(results) / given).is_dir()):
         return given / "store.sqlite"
     return Path(results if results is not None else "results") / given / "store.sqlite"
+
+
+def _pipeline_name(path: Path) -> str:
+    """``[pipeline] name`` of a pipeline file (else the file's stem)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        name = tomllib.loads(path.read_text(encoding="utf-8")).get("pipeline", {}).get("name")
+    except (OSError, ValueError, AttributeError):
+        name = None
+    return str(name) if isinstance(name, str) and name else path.stem
 
 
 def _connect(path: Path) -> sqlite3.Connection:

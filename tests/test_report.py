@@ -93,3 +93,14 @@ def test_report_cli(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == f"wrote {tmp_path / 'cli' / 'report.md'}"
     assert main(["report", "missing", "--results", str(tmp_path)]) == 2
     assert "no result store" in capsys.readouterr().err
+
+
+def test_report_by_pipeline_file(tmp_path, capsys, monkeypatch):
+    build_store(tmp_path / "results" / "named", n_archs=6, seeds=(0,))
+    toml = tmp_path / "my_pipeline.toml"
+    toml.write_text('[pipeline]\nname = "named"\n')
+    monkeypatch.chdir(tmp_path)  # default results folder: ./results
+    assert main(["report", str(toml), "--bootstrap", "0"]) == 0
+    assert (tmp_path / "results" / "named" / "report.md").is_file()
+    assert main(["rank", f"{toml}:default", "named:rescaled", "--bootstrap", "0", "--json"]) == 0
+    assert '"n": 6' in capsys.readouterr().out.splitlines()[-1]

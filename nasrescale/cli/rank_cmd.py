@@ -10,7 +10,7 @@ from .common import add_family_options, family_from_args
 
 __all__ = ["register"]
 
-_SOURCES_HELP = ("a source is PIPELINE:PROTOCOL (a run's protocol, mean over its seeds), nb201:DATASET "
+_SOURCES_HELP = ("A source is PIPELINE:PROTOCOL (a run's protocol, mean over its seeds), nb201:DATASET "
                  "(cifar10, cifar100, imagenet16_120), nats:DATASET (with --nats-file) or a CSV file "
                  "(FILE.csv, or FILE.csv:PROTOCOL for an export with a protocol column)")
 
@@ -18,8 +18,8 @@ _SOURCES_HELP = ("a source is PIPELINE:PROTOCOL (a run's protocol, mean over its
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``rank`` and ``report`` commands."""
     p = sub.add_parser("rank", help="compare the ranking of two accuracy sources",
-                       description="Kendall tau-b, Spearman, Pearson, the top-K%% tau curve, precision@K, accuracy "
-                                   "differences (B - A) with bootstrap 95%% CIs, and the seed-noise baseline. "
+                       description="Kendall tau-b, Spearman, Pearson, the top-K% tau curve, precision@K, accuracy "
+                                   "differences (B - A) with bootstrap 95% CIs, and the seed-noise baseline. "
                                    + _SOURCES_HELP + ".")
     p.add_argument("source_a", metavar="SOURCE_A")
     p.add_argument("source_b", metavar="SOURCE_B")
