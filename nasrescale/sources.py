@@ -191,14 +191,15 @@ def _csv(path: str, protocol: str | None, family: CellFamily | None, arch_column
 
 
 def _store(pipeline: str, protocol: str | None, results: str | Path | None) -> Source:
-    store = read_store(store_path(pipeline, results))
+    path = store_path(pipeline, results)
+    store = read_store(path)
     labels = store.protocols
     if protocol is None:
         if len(labels) != 1:
             choices = ", ".join(f"{pipeline}:{p}" for p in labels) or "(the store has no jobs yet)"
             raise ConfigError(f"source {pipeline!r} needs a protocol: one of {choices}")
         protocol = labels[0]
-    return store_source(store, protocol, f"{Path(pipeline).name}:{protocol}")
+    return store_source(store, protocol, f"{path.parent.name}:{protocol}")  # the run folder = pipeline name
 
 
 def store_source(store: StoreData, protocol: str, label: str | None = None) -> Source:
