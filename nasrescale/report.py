@@ -215,10 +215,11 @@ def _gap_section(sources: dict[str, Source], ref: Source | None, out: Path) -> l
     if len(common) < 2:
         return []
     gaps = {label: frame.loc[common, "accuracy"].to_numpy(float) for label, frame in means.items()}
-    fig = plots.gap_plot(gaps, out / "gaps.png")
+    diffs = {f"{y} - {x}": gaps[y] - gaps[x] for x, y in combinations(list(gaps), 2)}
+    fig = plots.gap_plot(gaps, diffs, out / "gaps.png")
     rows = [[label, fmt(float(pd.Series(plots.pairwise_gaps(v)).median()), 2),
              fmt(float(plots.pairwise_gaps(v).mean()), 2), fmt(float(v.std()), 2)] for label, v in gaps.items()]
-    return [f"## Pairwise accuracy gaps ({len(common)} architectures with results under every protocol that has any)", "",
+    return [f"## Accuracy gaps ({len(common)} architectures with results under every protocol that has any)", "",
             f"![pairwise gaps]({fig.name})", "",
             *md_table(["source", "median gap", "mean gap", "accuracy std"], rows), ""]
 

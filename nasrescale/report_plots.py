@@ -105,23 +105,39 @@ def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
     return np.abs(values[i] - values[j])
 
 
-def gap_plot(accuracies: Mapping[str, Sequence[float]], path: Path) -> Path:
-    """Distribution of pairwise accuracy gaps between architectures, one per source (Fig. 4
-    right): how far apart the architectures' accuracies are under each protocol."""
-    fig = Figure(figsize=(6.4, 4.0))
-    ax = fig.add_subplot()
+def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path) -> Path:
+    """Accuracy-gap distributions (Fig. 4 right). Left: each architecture's accuracy difference
+    between two sources (``diffs``: "B - A" -> values), how far a protocol moves the
+    architectures. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
+    (``accuracies``), how far apart the ranking's neighbours are."""
+    fig = Figure(figsize=(11.0, 4.2))
+    left, right = fig.subplots(1, 2)
+    values = [np.asarray(v, dtype=float) for v in diffs.values()]
+    lo = min((float(v.min()) for v in values if v.size), default=-1.0)
+    hi = max((float(v.max()) for v in values if v.size), default=1.0)
+    bins = np.linspace(lo, hi if hi > lo else lo + 1.0, 30)
+    for name, v in zip(diffs, values):
+        if v.size:
+            left.hist(v, bins=bins, histtype="step", lw=1.8, label=f"{name} (median {np.median(v):+.2f})")
+    left.axvline(0, color="black", lw=0.8, ls="--")
+    left.set_xlabel("accuracy difference per architecture (points)")
+    left.set_ylabel("architectures")
+    left.set_title("how far each architecture moves", fontsize=10)
     gaps = {name: pairwise_gaps(v) for name, v in accuracies.items()}
     top = max((float(g.max()) for g in gaps.values() if g.size), default=1.0)
-    bins = np.linspace(0, max(top, 1e-6), 30)
+    gbins = np.linspace(0, max(top, 1e-6), 30)
     for name, g in gaps.items():
         if g.size:
-            ax.hist(g, bins=bins, histtype="step", lw=1.8, density=True,
-                    label=f"{name} (median {np.median(g):.2f})")
-    ax.set_xlabel("accuracy gap between two architectures (percentage points)")
-    ax.set_ylabel("density")
-    ax.set_title("pairwise accuracy gaps (non-degenerate architectures)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+            right.hist(g, bins=gbins, histtype="step", lw=1.8, density=True,
+                       label=f"{name} (median {np.median(g):.2f})")
+    right.set_xlabel("accuracy gap between two architectures (points)")
+    right.set_ylabel("density")
+    right.set_title("gaps between architectures", fontsize=10)
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="best")
+    fig.subplots_adjust(wspace=0.25)
     return _save(fig, path)
 
 
