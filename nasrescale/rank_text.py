@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
+from typing import Any
 
-__all__ = ["format_table", "fmt"]
+__all__ = ["format_table", "fmt", "to_json"]
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -57,3 +59,24 @@ def format_table(result: dict) -> str:
         lines.append(f"{k:>7}{entry['n']:>6}{fmt(entry['kendall_tau']):>10}{fmt(band['a'].get(k)):>12}"
                      f"{fmt(band['b'].get(k)):>12}{fmt(precision.get(k), 2):>9}")
     return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # strict JSON has no NaN/inf
+    return value
+
+
+def to_json(result: dict, indent: int | None = None) -> str:
+    """Strict JSON of a comparison result (numpy scalars as numbers, NaN/inf as null).
+
+    >>> to_json({"tau": float("nan"), "n": 3})
+    '{"tau": null, "n": 3}'
+    """
+    return json.dumps(_plain(result), indent=indent, allow_nan=False)

@@ -10,7 +10,6 @@ plus accuracy gain against the LR scale and a few training curves.
 
 from __future__ import annotations
 
-import json
 import re
 from itertools import combinations
 from pathlib import Path
@@ -22,7 +21,7 @@ from . import report_plots as plots
 from .compare import aggregate, compare
 from .errors import NasRescaleError
 from .fileio import atomic_write_text
-from .rank_text import fmt
+from .rank_text import fmt, to_json
 from .report_md import md_table, numbers_table, status_table, topk_table
 from .reference import resolve_dataset
 from .sources import Source, load_source, store_source
@@ -193,7 +192,7 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     lines += ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; CIs are "
               f"percentile bootstrap over architectures ({n_boot} resamples, seed 0); the top-K% subset is "
               "chosen by the first source (A).", ""]
-    atomic_write_text(run_dir / "report.json", json.dumps(numbers, indent=1, default=_jsonable))
+    atomic_write_text(run_dir / "report.json", to_json(numbers, indent=1))
     path = run_dir / "report.md"
     atomic_write_text(path, "\n".join(lines))
     return path
@@ -254,9 +253,3 @@ def _reference_section(store: StoreData, sources: dict[str, Source], out: Path, 
         topk = plots.topk_plot(curves, bands, out / "reference_topk.png", f"rank agreement with {ref.label}")
         lines += [f"![against the reference]({scatter.name}) ![top-K tau vs the reference]({topk.name})", ""]
     return lines, ref
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")

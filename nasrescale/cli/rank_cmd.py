@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
 from .common import add_family_options, family_from_args
 
@@ -53,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run_rank(args: argparse.Namespace) -> int:
     from ..compare import compare
-    from ..rank_text import format_table
+    from ..rank_text import format_table, to_json
     from ..errors import ConfigError
     from ..sources import load_source
 
@@ -67,7 +65,7 @@ def _run_rank(args: argparse.Namespace) -> int:
     a = load_source(args.source_a, **options)
     b = load_source(args.source_b, **options)
     result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.seed)
-    print(json.dumps(result, default=_jsonable) if args.json else format_table(result))
+    print(to_json(result) if args.json else format_table(result))
     return 0
 
 
@@ -78,9 +76,3 @@ def _run_report(args: argparse.Namespace) -> int:
     path = write_report(store_path(args.pipeline, args.results).parent, n_boot=args.bootstrap)
     print(f"wrote {path}")
     return 0
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
