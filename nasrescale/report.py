@@ -21,13 +21,13 @@ from . import report_plots as plots
 from .compare import aggregate, compare
 from .errors import NasRescaleError
 from .fileio import atomic_write_text
-from .rank_text import fmt, to_json
+from .rank_text import fmt, format_table, to_json
 from .report_md import md_table, numbers_table, status_table, topk_table
 from .reference import resolve_dataset
 from .sources import Source, load_source, store_source
 from .store_read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 
-__all__ = ["write_report", "reference_spec", "protocol_order"]
+__all__ = ["write_report", "ranking_text", "reference_spec", "protocol_order"]
 
 _BASELINES = ("default", "nb201", "baseline", "standard")  # labels drawn on the x axis when present
 
@@ -253,3 +253,24 @@ def _reference_section(store: StoreData, sources: dict[str, Source], out: Path, 
         topk = plots.topk_plot(curves, bands, out / "reference_topk.png", f"rank agreement with {ref.label}")
         lines += [f"![against the reference]({scatter.name}) ![top-K tau vs the reference]({topk.name})", ""]
     return lines, ref
+
+
+def ranking_text(run_dir: Path, *, n_boot: int = 1000) -> str:
+    """The ranking table(s) ``nasrescale rank`` would print for a run: every pair of its
+    protocols, then each protocol against the reference in one line (what ``run`` prints at
+    the end). Reads the store read-only, so a partial run works."""
+    store = read_store(Path(run_dir) / "store.sqlite")
+    labels = protocol_order(store)
+    sources = {p: store_source(store, p, p) for p in labels}
+    parts = [format_table(compare(sources[x], sources[y], n_boot=n_boot)[0]) for x, y in combinations(labels, 2)]
+    spec, nats_file = reference_spec(store.pipeline)
+    try:
+        ref = load_source(spec, nats_file=nats_file) if spec else None
+    except NasRescaleError:
+        ref = None
+    for label, src in sources.items():
+        if ref is not None and not src.runs.empty:
+            r = compare(ref, src, n_boot=0)[0]
+            parts.append(f"{label} vs {ref.label}: n {r['n']}, Kendall tau {fmt(r['kendall_tau'])}, "
+                         f"mean diff {fmt(r['mean_diff'], 2)} points")
+    return "\n\n".join(parts) if parts else "no finished jobs yet"

@@ -106,3 +106,15 @@ def test_report_by_pipeline_file(tmp_path, capsys, monkeypatch):
     out = json.loads(capsys.readouterr().out.splitlines()[-1])
     expected, _ = compare(load_source("named:default"), load_source("named:rescaled"), n_boot=0)
     assert out["n"] == expected["n"] > 0 and out["a"] == "named:default"
+
+
+def test_ranking_text_for_the_end_of_a_run(tmp_path):
+    run, _ = build_store(tmp_path / "txt", n_archs=8, seeds=(0, 1))
+    from nasrescale.report import ranking_text
+
+    text = ranking_text(run.parent, n_boot=0)
+    expected, _ = compare(load_source("txt:default", results=tmp_path), load_source("txt:rescaled", results=tmp_path),
+                          n_boot=0)
+    assert "A = default    B = rescaled" in text
+    assert f"{'Kendall tau-b':<22}{expected['kendall_tau']:>10.3f}" in text
+    assert "rescaled vs nb201:cifar10: n 8" in text
