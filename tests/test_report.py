@@ -118,3 +118,14 @@ def test_ranking_text_for_the_end_of_a_run(tmp_path):
     assert "A = default    B = rescaled" in text
     assert f"{'Kendall tau-b':<22}{expected['kendall_tau']:>10.3f}" in text
     assert "rescaled vs nb201:cifar10: n 8" in text
+
+
+def test_rank_and_report_leave_the_store_untouched(tmp_path, capsys):
+    run, _ = build_store(tmp_path / "ro", n_archs=6, seeds=(0,))
+    before = run.read_bytes()
+    assert main(["rank", "ro:default", "ro:rescaled", "--results", str(tmp_path), "--bootstrap", "0"]) == 0
+    write_report(run.parent, n_boot=0)
+    # SQLite may create the WAL index files for a reader of a WAL database; nothing is written
+    assert run.read_bytes() == before
+    wal = run.with_name("store.sqlite-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
