@@ -38,6 +38,7 @@ def protocol_order(store: StoreData) -> list[str]:
     order = list(declared) if isinstance(declared, (dict, list)) else []
     order = [str(p if not isinstance(p, dict) else p.get("label", p.get("name", ""))) for p in order]
     labels = [p for p in order if p in store.protocols] + [p for p in store.protocols if p not in order]
+    labels = [p for p in labels if not p.startswith("lr-search:")]  # base-LR search runs are no protocol
     return sorted(labels, key=lambda p: (p.lower() not in _BASELINES, labels.index(p)))
 
 
@@ -162,6 +163,10 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     """
     run_dir = Path(run_dir)
     store = read_store(run_dir / "store.sqlite")
+    if "validation_plan" in store.meta:  # a pipeline of kind lr_validation has its own report
+        from .lr_validation_report import write_validation_report
+
+        return write_validation_report(run_dir)
     name = str(store.meta.get("name") or run_dir.name)
     labels = protocol_order(store)
     sources = {p: store_source(store, p, p) for p in labels}

@@ -65,7 +65,13 @@ def run_cmd(args: argparse.Namespace) -> int:
     print(f"{pipeline.name}: {summary.total} jobs ({summary.new} new, {summary.ran} run now); "
           f"done {c['done']}, diverged {c['diverged']}, failed {c['failed']}; results in {summary.run_dir}",
           file=sys.stderr)
-    _final_report(summary.run_dir)
+    if pipeline.pipeline.kind == "lr_validation":
+        from ..lr_validation_report import summary_text, write_validation_report
+
+        print(summary_text(summary.run_dir))
+        print(f"report: {write_validation_report(summary.run_dir)}", file=sys.stderr)
+    else:
+        _final_report(summary.run_dir)
     if summary.failed:
         print(f"nasrescale run: {summary.failed} job(s) failed; see `nasrescale status {args.pipeline}`; "
               "rerun to retry them", file=sys.stderr)
