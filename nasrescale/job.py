@@ -217,7 +217,18 @@ class TrainJob:
         size = self.size()
         torch.manual_seed(self.seed)
         model = build_model(self.arch, self.family, data.num_classes, in_shape=data.image_shape, **size)
-        apply_init(model, self.protocol.init)
+        optimizer = None
+        if self.protocol.init == "mup":  # μP baseline: MuReadout, base shapes, MuSGD (the mup extra)
+            from .scaling.mup_param import mup_parametrize, musgd
+
+            def build(width: int) -> Any:
+                return build_model(self.arch, self.family, data.num_classes, in_shape=data.image_shape,
+                                   **{**size, "width": width})
+
+            mup_parametrize(model, build, self.protocol.mup_base_width or size["width"])
+            optimizer = musgd
+        else:
+            apply_init(model, self.protocol.init)
         plan = lr_plan(model, self.protocol)
         record: dict[str, Any] = {
             "key": self.key(), "arch": self.arch, "family": self.family.name, "family_digest": self.family.digest(),
@@ -244,7 +255,7 @@ class TrainJob:
             result = train(model, data, self.protocol, groups, device=device, seed=self.seed, checkpoint=path,
                            checkpoint_every=checkpoint_every, compile=compile, progress=progress,
                            fingerprint=self.key(), keep_checkpoint=keep_checkpoint, on_epoch=on_epoch,
-                           identity=self.identity())
+                           identity=self.identity(), optimizer=optimizer)
             record.update(result.to_json())
         record["wall_time_s"] = time.perf_counter() - start
         record["provenance"] = provenance(device)

@@ -58,14 +58,18 @@ class Protocol:
         warmup_epochs: linear warmup epochs before the schedule (NB201: 0).
         label_smoothing: cross-entropy label smoothing (NB201: 0, plain cross-entropy).
         augment: random crop with zero padding + horizontal flip on the training set.
-        init: ``default`` (PyTorch), ``in_degree`` (target in-degree, DESIGN.md §2) or
-            ``in_degree_source`` (the paper's released code).
+        init: ``default`` (PyTorch), ``in_degree`` (target in-degree, DESIGN.md §2),
+            ``in_degree_source`` (the paper's released code) or ``mup`` (μP via Microsoft's
+            ``mup`` package, trained with ``MuSGD``; the ``mup`` extra,
+            :mod:`nasrescale.scaling.mup_param`).
         lr_rule: ``fixed`` (every architecture gets ``lr``) or ``path_depth``
             (``lr * lr_scale(arch)``, paper eq. 8).
         kernel_rule: kernel factor rule (paper eq. 9): ``family`` (the family's setting),
             ``none``, ``network`` or ``per_layer``; used with ``lr_rule = path_depth``.
         precision: ``bf16`` (bf16 autocast on CUDA) or ``fp32`` (full fp32, TF32 off, as
             the benchmark trained). The CPU trains in fp32 either way. Part of a run's identity.
+        mup_base_width: ``init = "mup"`` only: width of μP's base model (``None``: the
+            trained model's own width, where μP equals the default parametrization).
     """
 
     name: str
@@ -79,10 +83,11 @@ class Protocol:
     warmup_epochs: int = 0
     label_smoothing: float = 0.0
     augment: bool = True
-    init: Literal["default", "in_degree", "in_degree_source"] = "default"
+    init: Literal["default", "in_degree", "in_degree_source", "mup"] = "default"
     lr_rule: Literal["fixed", "path_depth"] = "fixed"
     kernel_rule: Literal["family", "none", "network", "per_layer"] = "family"
     precision: Literal["bf16", "fp32"] = "bf16"
+    mup_base_width: int | None = None  # None keeps the keys of protocols that predate it
 
     def __post_init__(self) -> None:
         checks = {
@@ -99,6 +104,12 @@ class Protocol:
                 raise ConfigError(f"protocol.{key}: value {getattr(self, key)!r} is out of range")
         if self.nesterov and self.momentum == 0:
             raise ConfigError("protocol.nesterov: Nesterov momentum needs momentum > 0")
+        if self.mup_base_width is not None and (self.init != "mup" or self.mup_base_width < 1):
+            raise ConfigError("protocol.mup_base_width: a positive width, only with init = \"mup\"")
+        if self.init == "mup":  # selecting μP without the extra fails here, naming the install command
+            from .scaling.mup_param import require_mup
+
+            require_mup()
 
     def require_lr(self) -> float:
         """The base LR, or an error saying how to give it."""

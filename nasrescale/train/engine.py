@@ -186,7 +186,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
           checkpoint_every: int = 1, compile: bool = False, progress: bool = True, eval_batch_size: int = 2048,
           stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True,
           identity: Mapping[str, Any] | None = None,
-          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> TrainResult:
+          on_epoch: Callable[[dict[str, Any]], None] | None = None,
+          optimizer: Callable[..., torch.optim.Optimizer] | None = None) -> TrainResult:
     """Train ``model`` on ``data`` with ``protocol``, then evaluate it on the test set.
 
     Args:
@@ -217,6 +218,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             checkpoint and compared on resume; also folded into the default fingerprint.
         on_epoch: called after every trained epoch with that epoch's history entry
             (``epoch``, ``train_loss``, ``train_acc``, ``lr``), e.g. to stream curves.
+        optimizer: ``factory(param_groups, lr=, momentum=, nesterov=, weight_decay=)`` building
+            the optimizer; ``None``: ``torch.optim.SGD`` (the μP protocol passes ``mup.MuSGD``).
 
     Returns:
         The :class:`TrainResult`. A diverged run (NaN/inf epoch loss) stops at that epoch and
@@ -233,8 +236,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     dev = torch.device(device)
     setup = _Setup(dev, data, protocol)
     model.to(dev, memory_format=setup.memory_format)
-    optimizer = torch.optim.SGD(param_groups, lr=lrs[0], momentum=protocol.momentum,
-                                nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)
+    optimizer = (optimizer or torch.optim.SGD)(param_groups, lr=lrs[0], momentum=protocol.momentum,
+                                               nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: cosine_factor(epoch, protocol))
     criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
 
