@@ -20,10 +20,16 @@ from .store import Store
 
 __all__ = ["write_validation_report", "summary_text", "load_analysis", "PAPER_R"]
 
-#: the paper's Pearson r between predicted and grid-searched maximal LR (CIFAR-10)
-PAPER_R = {"mlp_dag": ("MLP topologies (paper Fig. 2)", 0.838),
-           "cnn_dag": ("CNN topologies and kernel sizes (paper Fig. 3)", 0.856),
-           "mlp_depth": ("MLP depth (paper Fig. 5)", 0.962)}
+#: the paper's Pearson r between predicted and grid-searched maximal LR (CIFAR-10), per family
+PAPER_R = {"mlp_dag": [("MLP topologies", 0.838), ("MLP depth", 0.962)],
+           "cnn_dag": [("CNN topologies and kernel sizes", 0.856)]}
+
+
+def _paper_text(family: str) -> str | None:
+    figures = PAPER_R.get(family)
+    if not figures:
+        return None
+    return "paper (CIFAR-10, full size): " + "; ".join(f"{what} r = {r}" for what, r in figures)
 
 
 def load_analysis(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -64,9 +70,9 @@ def summary_text(run_dir: Path) -> str:
     c = res["overall"]
     lines.append(f"n = {c['n']}: Pearson r (log LR) = {_fmt(c['pearson_log'])}, Pearson r (LR) = {_fmt(c['pearson'])}, "
                  f"Spearman rho = {_fmt(c['spearman'])}")
-    paper = PAPER_R.get(_family(meta))
+    paper = _paper_text(_family(meta))
     if paper:
-        lines.append(f"paper: {paper[0]}: r = {paper[1]} (CIFAR-10, full size)")
+        lines.append(paper)
     if res["skipped"]:
         lines.append(f"{res['skipped']} architecture(s) not finished yet (rerun `nasrescale run` to finish)")
     if res["at_edge"]:
@@ -136,9 +142,9 @@ def write_validation_report(run_dir: Path) -> Path:
     if len(res["groups"]) > 1:
         for g, gc in res["groups"].items():
             lines.append(f"| {g} | {gc['n']} | {_fmt(gc['pearson_log'])} | {_fmt(gc['pearson'])} | {_fmt(gc['spearman'])} |")
-    paper = PAPER_R.get(_family(meta))
-    lines += [""] + ([f"Paper, {paper[0]}: r = {paper[1]} (CIFAR-10, full size; this run's size is in the "
-                      "pipeline file)."] if paper else [])
+    paper = _paper_text(_family(meta))
+    lines += [""] + ([f"{paper[0].upper()}{paper[1:]} (this run's size is in its pipeline file; small runs are "
+                      "not paper-size figures)."] if paper else [])
     lines += ["", "| group | architecture | lr_scale | kernel factor | predicted LR | measured LR | note |",
               "|---|---|---:|---:|---:|---:|---|"]
     for p in res["points"]:
