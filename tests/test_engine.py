@@ -271,6 +271,16 @@ def test_default_fingerprint_covers_identity(tmp_path):
     assert torch.load(tmp_path / "b.pt", weights_only=True)["fingerprint"] != fp1
 
 
+def test_derived_fingerprint_covers_precision_and_test_split():
+    from nasrescale.train import derive_fingerprint
+
+    model, data = make_model(), make_data()
+    base = derive_fingerprint(proto(), 0, groups(model), data)
+    assert derive_fingerprint(proto(precision="fp32"), 0, groups(model), data) != base
+    assert derive_fingerprint(proto(), 0, groups(model), dataclasses.replace(data, test_split="x-valid")) != base
+    assert derive_fingerprint(proto(), 0, groups(model), data) == base
+
+
 def test_identity_must_be_json(tmp_path):
     with pytest.raises(ConfigError, match="identity must be a JSON-able dict"):
         run(make_model(), identity={"arch": object()})

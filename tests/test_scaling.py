@@ -259,3 +259,27 @@ def test_diagnose_shows_in_degree_init_tames_a_bn_free_dag():
         moments = list(r.node_moments[0].values())
         spread[rule] = max(moments) / min(moments)
     assert spread["in_degree"] < 3 < spread["default"]
+
+
+def test_scaling_map_refuses_an_undeclared_layer():
+    """A skeleton with a conv/linear outside stem, cells and readout must declare its divisors."""
+    from nasrescale.models import MLPNetwork
+
+    class Extra(MLPNetwork):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self.side = nn.Linear(4, 4)
+
+    mlp = get_family("mlp_dag")
+    net = Extra(parse_arch("2_02_002_0002", mlp), mlp, width=4, in_features=12)
+    with pytest.raises(ConfigError, match=r"module 'side' \(Linear\) are not in the scaling map.*skeleton_init_divisors"):
+        apply_init(net, "in_degree")
+    assert apply_init(net, "default") is net  # PyTorch's init needs no map
+
+
+def test_scaling_map_is_built_once_and_covers_every_parameter():
+    model = seeded(ALL_3X3, width=4, cells=2)
+    scales = model.scaling_map()
+    assert model.scaling_map() is scales and set(scales) == {n for n, _ in model.named_parameters()}
+    roles = {s.role for s in scales.values()}
+    assert roles == {"stem", "edge", "skeleton", "readout", "norm"}

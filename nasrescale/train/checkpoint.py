@@ -65,10 +65,10 @@ def describe_run(protocol: Protocol, seed: int, lrs: Sequence[float], data: Imag
 def derive_fingerprint(protocol: Protocol, seed: int, param_groups: Sequence[dict], data: ImageData) -> str:
     """Fingerprint of what determines a training run, when the caller gives none.
 
-    Hashes the whole protocol, the seed, every param group's LR, weight decay and parameter
-    shapes, and the data's name, sizes and normalization. The model's initial weights are not
-    covered (the caller seeds them): callers that vary the init for a fixed everything-else
-    should pass their own fingerprint.
+    Hashes the whole protocol (precision included), the seed, every param group's LR, weight
+    decay and parameter shapes, and the data's name, sizes, normalization and test split. The
+    architecture and the initial weights are not covered (two cells can share every shape):
+    callers pass ``identity`` to :func:`~nasrescale.train.train`, which is checked on resume.
 
     Returns:
         16 hex digits (64 bits of SHA-256).
@@ -81,7 +81,7 @@ def derive_fingerprint(protocol: Protocol, seed: int, param_groups: Sequence[dic
     key = {
         "protocol": to_table(protocol), "seed": seed, "groups": groups,
         "data": [data.name, list(data.train_images.shape), list(data.test_images.shape), data.num_classes,
-                 list(data.mean), list(data.std), data.crop_padding],
+                 list(data.mean), list(data.std), data.crop_padding, data.test_split],
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
