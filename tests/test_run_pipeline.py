@@ -150,6 +150,20 @@ def test_bad_input_exits_2_and_leaves_the_store_alone(capsys, tiny, tmp_path, ar
     assert code == 2 and "budget.widht: unknown key" in err and dump(store) == before
 
 
+def test_a_second_driver_is_refused(capsys, tiny, tmp_path):
+    import fcntl
+
+    run_dir = tmp_path / "res" / "tiny"
+    run_dir.mkdir(parents=True)
+    with open(run_dir / ".driver.lock", "w") as held:
+        held.write("12345")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running driver holds it
+        code, _, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--quiet")
+    assert code == 2 and "another `nasrescale run` (pid 12345)" in err
+    assert not (run_dir / "store.sqlite").exists()
+
+
 def test_missing_pipeline_and_missing_results_exit_2(capsys, tmp_path):
     code, _, err = cli(capsys, "run", "no_such_pipeline")
     assert code == 2 and "quickstart" in err
