@@ -60,7 +60,7 @@ from .fileio import shipped_toml_dir
 from .job import DataSpec, TrainJob
 from .lr_search import LrSearchSettings
 from .lr_validation import ValidationSettings
-from .protocol import Protocol, load_protocol
+from .pipeline_protocols import ProtocolEntry, protocol_entry
 
 __all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry", "Pipeline",
            "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
@@ -146,16 +146,6 @@ class Budget:
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ConfigError(f"budget.{key}: must be a positive integer, got {value}")
-
-
-@dataclass(frozen=True)
-class ProtocolEntry:
-    """One ``[protocols.<label>]`` table, resolved: the label and the full protocol."""
-
-    label: str
-    source: str
-    protocol: Protocol
-    search: bool = False  # base_lr = "search": protocol.lr is set by the LR search of the run
 
 
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
@@ -293,41 +283,6 @@ def _apply_overrides(doc: dict[str, Any], overrides: Sequence[str]) -> None:
         node[path[-1]] = value
 
 
-def _protocol_entry(label: str, table: Any, budget: Budget, base_dir: Path | None, kind: str = "retrain") -> ProtocolEntry:
-    where = f"protocols.{label}"
-    if not label or not all(c.isalnum() or c in "_-" for c in label):
-        raise ConfigError(f"{where}: a protocol label must be letters, digits, _ or -")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table with `protocol = \"nb201\"` (or a .toml file) and overrides")
-    table = dict(table)
-    source = table.pop("protocol", None)
-    if not isinstance(source, str):
-        raise ConfigError(f"{where}.protocol: missing or not a string; a shipped protocol name or a .toml file")
-    if "base_lr" in table:
-        if "lr" in table:
-            raise ConfigError(f"{where}: give base_lr or lr, not both (base_lr is an alias of lr)")
-        table["lr"] = table.pop("base_lr")
-    search = table.get("lr") == "search"
-    if search:
-        table.pop("lr")
-    path = Path(source)
-    if path.suffix and not path.is_absolute() and base_dir is not None:
-        source = str(base_dir / path)
-    try:
-        base = load_protocol(source)
-    except ConfigError as err:
-        raise ConfigError(f"{where}.protocol: {err}") from None
-    merged = {**to_table(base), **table}
-    for key in ("epochs", "batch_size"):
-        if getattr(budget, key) is not None:
-            merged[key] = getattr(budget, key)
-    protocol = from_table(Protocol, merged, where)
-    if protocol.lr is None and not search and kind == "retrain":
-        raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46, "
-                          "or base_lr = \"search\" (the LR search of [lr_search])")
-    return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search)
-
-
 def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pipeline:
     """Read a pipeline file (or a shipped pipeline by name), apply ``--set`` overrides, check it.
 
@@ -359,7 +314,7 @@ def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pi
     if not isinstance(protocols, dict) or not protocols:
         raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
     kind = sections["pipeline"].kind
-    entries = tuple(_protocol_entry(label, t, sections["budget"], path.parent, kind) for label, t in protocols.items())
+    entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, kind) for label, t in protocols.items())
     seen: dict[str, str] = {}
     for e in entries:
         text = repr(sorted(to_table(e.protocol).items()))

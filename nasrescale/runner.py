@@ -13,10 +13,12 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+from .errors import ConfigError
 from .executors import get_executor
 from .executors.base import Executor, ExecutorSettings, Outcome
 from .job import TrainJob
@@ -72,6 +74,7 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     run_dir = run_dir_for(pipeline.name, results)
     archs = pipeline.arch_list()
     extra: dict[str, str] = {}
+    jobs: list[TrainJob] | None = None  # with base_lr = "search": built once the search has chosen
     if pipeline.pipeline.kind == "lr_validation":
         from .lr_validation import validation_plan
 
@@ -80,6 +83,37 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     elif not pipeline.needs_search():
         jobs = pipeline.jobs(archs)  # checks every architecture before anything is written
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
+    with _driver_lock(run_dir):
+        return _drive(pipeline, run_dir, archs, jobs, extra, progress, executor)
+
+
+@contextmanager
+def _driver_lock(run_dir: Path) -> Iterator[None]:
+    """One driver per run folder: an exclusive ``flock`` on ``run_dir/.driver.lock`` (released by
+    the kernel when the process dies, so a killed driver never leaves a stale lock)."""
+    import os
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(run_dir / ".driver.lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            raise ConfigError(f"another `nasrescale run` (pid {f.read().strip() or '?'}) is driving {str(run_dir)!r}; "
+                              "wait for it, or watch it with `nasrescale status`") from None
+        f.truncate(0)
+        f.write(str(os.getpid()))
+        f.flush()
+        yield
+
+
+def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | None, extra: dict[str, str],
+           progress: bool, executor: Executor | None) -> RunSummary:
     store = Store(run_dir / "store.sqlite")
     checkpoints = run_dir / "checkpoints"
     try:

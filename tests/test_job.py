@@ -15,6 +15,17 @@ ARCH = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_con
 DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny networks train several times faster on one thread when the cores are shared."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture()
 def job(nb201):
     return TrainJob(ARCH, nb201, DataSpec("cifar100", "/data/a"), load_protocol("nb201", ["epochs=12"]), seed=0)

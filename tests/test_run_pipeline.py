@@ -14,7 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 from nasrescale.cli.main import main
 from nasrescale.job import TrainJob
@@ -66,6 +68,29 @@ def dump(store: Path) -> list:
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny networks train several times faster on one thread when the cores are shared."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_imagefolder(root: Path, train: int = 10, test: int = 5) -> Path:
+    """A CIFAR-10-named image folder of random 32x32 PNGs (decoded once, then cached)."""
+    from PIL import Image
+    from nasrescale.data import CIFAR10_CLASSES
+
+    gen = np.random.default_rng(0)
+    for split, n in (("train", train), ("test", test)):
+        for name in CIFAR10_CLASSES:
+            (root / split / name).mkdir(parents=True)
+            for i in range(n):
+                Image.fromarray(gen.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(root / split / name / f"{i}.png")
+    return root
 
 
 @pytest.fixture()
@@ -123,6 +148,20 @@ def test_bad_input_exits_2_and_leaves_the_store_alone(capsys, tiny, tmp_path, ar
     broken.write_text(TINY.replace("[budget]", "[budget]\nwidht = 3"))
     code, _, err = cli(capsys, "run", str(broken), "--results", results)
     assert code == 2 and "budget.widht: unknown key" in err and dump(store) == before
+
+
+def test_a_second_driver_is_refused(capsys, tiny, tmp_path):
+    import fcntl
+
+    run_dir = tmp_path / "res" / "tiny"
+    run_dir.mkdir(parents=True)
+    with open(run_dir / ".driver.lock", "w") as held:
+        held.write("12345")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running driver holds it
+        code, _, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--quiet")
+    assert code == 2 and "another `nasrescale run` (pid 12345)" in err
+    assert not (run_dir / "store.sqlite").exists()
 
 
 def test_missing_pipeline_and_missing_results_exit_2(capsys, tmp_path):
@@ -210,29 +249,52 @@ def test_torn_checkpoint_is_reported_and_the_job_restarts(capsys, tiny, tmp_path
     assert record["epochs_run"] == 2 and (ckpt_dir / f"{job.key()}.pt.corrupt").is_file()
 
 
+def _attempts(store: Path) -> int:
+    """Job starts recorded so far (0 before the store exists)."""
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(store) as db:
+            return db.execute("SELECT coalesce(sum(attempts), 0) FROM jobs").fetchone()[0]
+    except sqlite3.Error:  # the driver is creating it
+        return 0
+
+
 def test_kill_9_at_random_moments_then_resume(tmp_path):
     """SIGKILL a real `nasrescale run` at random moments; rerun until done. Every job ends done
     exactly once, a job finished before a kill is never retrained, and the file is sound."""
+    data = tiny_imagefolder(tmp_path / "images")
     path = tmp_path / "crash.toml"
     path.write_text(TINY.replace('name = "tiny"', 'name = "crash"').replace("seeds = [0]", "seeds = [0, 1]")
                     .replace('select = "list"', 'select = "uniform"\ncount = 4\nseed = 3\ninclude = ["' + DEGENERATE + '"]')
-                    .replace("epochs = 1", "epochs = 3"))
-    env = {**os.environ, "NASRESCALE_CACHE": str(tmp_path / "cache")}
+                    .replace("epochs = 1", "epochs = 3").replace("train_subset = 100\ntest_subset = 100\n", "")
+                    .replace("[budget]", f'[data]\nname = "imagefolder"\npath = "{data}"\n\n[budget]'))
+    env = {**os.environ, "NASRESCALE_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "nasrescale", "run", str(path), "--results", str(tmp_path / "res"), "--quiet"]
     store = tmp_path / "res" / "crash" / "store.sqlite"
     rng = random.Random(7)
     finished: dict[str, str] = {}  # key -> record_json of jobs done before some kill
-    for _ in range(4):
+    kills, mid_run = 0, 0
+    for _ in range(10):  # >= 3 kills, at least one of them with some jobs done and some not
+        if kills >= 3 and mid_run:
+            break
+        started = _attempts(store)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 120
-        while not store.exists() and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 3.0))
+        while proc.poll() is None and time.time() < deadline and _attempts(store) == started:
+            time.sleep(0.05)  # until this process starts its first job
+        time.sleep(rng.uniform(1.0, 9.0))  # the first job also loads the data (~5 s)
+        if proc.poll() is not None:  # it finished first: nothing was killed
+            break
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        kills += 1
         with sqlite3.connect(store) as db:
             for key, record in db.execute("SELECT key, record_json FROM jobs WHERE status = 'done'"):
                 assert finished.setdefault(key, record) == record  # never rewritten
+            n_done = db.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()[0]
+        mid_run += 0 < n_done < 16
+    assert kills >= 1 and mid_run >= 1, (kills, mid_run)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     with sqlite3.connect(store) as db:

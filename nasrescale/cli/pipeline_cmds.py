@@ -124,17 +124,16 @@ def _simple_table(run_dir: Path) -> str:
 
 
 def _final_report(run_dir: Path) -> None:
-    """The end of ``run``: ranking table and report.
+    """The end of ``run``: the ranking table, then the written report.
 
-    # LEAD: wire rank/report here -- the single call site for the ranking table and report.
-    Uses ``nasrescale.report.write_report`` and ``nasrescale.rank`` when present, else prints a
-    simple table of mean accuracy per protocol.
+    LEAD: the single call site of rank/report (branch issue7-rank). With ``nasrescale.report``
+    present it prints ``ranking_text(run_dir)`` and writes ``report.md``; without it, a simple
+    table of mean accuracy per protocol.
     """
     try:
-        from ..rank import rank_table  # type: ignore[attr-defined]  # noqa: F401
-        from ..report import write_report  # type: ignore[import-not-found]
+        from ..report import ranking_text, write_report  # type: ignore[attr-defined]
     except ImportError:
         print(_simple_table(run_dir))
         return
-    path = write_report(run_dir)
-    print(f"report: {path}", file=sys.stderr)
+    print(ranking_text(run_dir))
+    print(f"report: {write_report(run_dir)}", file=sys.stderr)
