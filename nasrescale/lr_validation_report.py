@@ -85,6 +85,7 @@ def _plot(res: dict[str, Any], path: Path, title: str) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
     fig, ax = plt.subplots(figsize=(5.2, 5.0), dpi=120)
     groups = list(dict.fromkeys(p["group"] for p in res["points"]))
@@ -110,6 +111,10 @@ def _plot(res: dict[str, Any], path: Path, title: str) -> Path:
         ax.set_ylim(lo, hi)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # 1-2-5 ticks as plain numbers; unlabelled minor ticks (no overlap)
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("predicted maximal LR  (base_lr x lr_scale x kernel factor)")
     ax.set_ylabel("measured maximal LR (grid search)")
     c = res["overall"]
