@@ -13,8 +13,6 @@ from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import param_groups
 
-mup = pytest.importorskip("mup")
-
 ARCH = "3_13_113"  # NB201: convs, skips and a pool
 
 
@@ -26,6 +24,7 @@ def test_without_the_extra_selecting_mup_names_the_install_command(monkeypatch):
 
 
 def test_shipped_protocol_is_the_nb201_recipe_with_mup():
+    pytest.importorskip("mup")
     p, nb = load_protocol("mup"), load_protocol("nb201")
     assert (p.init, p.lr, p.lr_rule, p.mup_base_width) == ("mup", 0.1, "fixed", 8)
     same = ("epochs", "batch_size", "momentum", "nesterov", "weight_decay", "schedule", "augment")
@@ -35,6 +34,7 @@ def test_shipped_protocol_is_the_nb201_recipe_with_mup():
 
 
 def test_parametrization_and_musgd_groups(nb201):
+    mup = pytest.importorskip("mup")
     from nasrescale.scaling.mup_param import mup_parametrize, musgd
 
     def build(width):
@@ -57,6 +57,7 @@ def test_parametrization_and_musgd_groups(nb201):
 
 
 def test_at_the_base_width_mup_trains_like_the_default_parametrization(nb201):
+    pytest.importorskip("mup")
     data = DataSpec("cifar10-subset", train_subset=60, test_subset=20)
     common = ["epochs=1", "batch_size=30", "lr=0.1"]
     default = TrainJob(ARCH, nb201, data, load_protocol("nb201", common), seed=3, width=4, cells=1).run(device="cpu")
