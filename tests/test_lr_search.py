@@ -177,6 +177,10 @@ def test_base_lr_search_in_a_pipeline(tmp_path):
     finally:
         store.close()
     assert (summary.run_dir / "lr_search_rescaled.png").is_file()
+    from nasrescale.report import write_report
+
+    md = write_report(summary.run_dir, n_boot=10).read_text()  # the search runs are no protocol of the report
+    assert "rescaled" in md and "lr-search:" not in md
     again = run_pipeline(load_pipeline(path), tmp_path / "results", progress=False)
     assert again.ran == 0 and again.new == 0 and again.total == 6
 
