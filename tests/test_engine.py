@@ -235,6 +235,8 @@ def test_identity_is_stored_with_engine_facts(tmp_path):
     run(make_model(), checkpoint=ckpt, stop_after=1, identity=IDENTITY, seed=2)
     stored = json.loads(torch.load(ckpt, weights_only=True)["identity"])
     assert stored == {**IDENTITY, "precision": "bf16", "test_split": "full", "test_images": 48, "seed": 2}
+    halves = run(make_model(), data=dataclasses.replace(make_data(), test_split="x-valid"))
+    assert (halves.test_split, halves.test_images) == ("x-valid", 48)
     assert run(make_model(), checkpoint=ckpt, identity=dict(IDENTITY), seed=2).resumed_from == 1
 
 
@@ -267,6 +269,16 @@ def test_default_fingerprint_covers_identity(tmp_path):
     fp1 = torch.load(ckpt, weights_only=True)["fingerprint"]
     run(make_model(), checkpoint=tmp_path / "b.pt", stop_after=1, identity={**IDENTITY, "arch": "3_44_444"})
     assert torch.load(tmp_path / "b.pt", weights_only=True)["fingerprint"] != fp1
+
+
+def test_derived_fingerprint_covers_precision_and_test_split():
+    from nasrescale.train import derive_fingerprint
+
+    model, data = make_model(), make_data()
+    base = derive_fingerprint(proto(), 0, groups(model), data)
+    assert derive_fingerprint(proto(precision="fp32"), 0, groups(model), data) != base
+    assert derive_fingerprint(proto(), 0, groups(model), dataclasses.replace(data, test_split="x-valid")) != base
+    assert derive_fingerprint(proto(), 0, groups(model), data) == base
 
 
 def test_identity_must_be_json(tmp_path):
@@ -398,18 +410,28 @@ def test_no_per_step_host_sync(monkeypatch):
     assert counts["n"] <= 2 * 1 + 1
 
 
-def test_compile_path_wraps_model_and_keeps_results(monkeypatch):
-    compiled = []
+def test_compile_path_runs_training_and_evaluation_through_the_compiled_module(monkeypatch, tmp_path):
+    """torch.compile is stubbed by a wrapper that counts its calls (a real compile needs a C++
+    toolchain and minutes on CPU): every training step and test batch must go through it,
+    the checkpoint must hold the *original* module's state (no ``_orig_mod.`` prefixes), and
+    the figures must equal an uncompiled run's."""
+    calls = {"train": 0, "eval": 0}
 
-    def fake_compile(model, *args, **kw):
-        compiled.append(model)
-        return model
+    class Compiled(nn.Module):
+        def __init__(self, inner: nn.Module) -> None:
+            super().__init__()
+            self._orig_mod = inner
 
-    monkeypatch.setattr(torch, "compile", fake_compile)
+        def forward(self, x):
+            calls["train" if self._orig_mod.training else "eval"] += 1
+            return self._orig_mod(x)
+
+    monkeypatch.setattr(torch, "compile", lambda model, *a, **k: Compiled(model))
     m1, m2 = make_model(), make_model()
-    a = run(m1, compile=True)
-    b = run(m2)
-    assert compiled == [m1]
+    a = run(m1, compile=True, checkpoint=tmp_path / "c.pt", eval_batch_size=16)
+    b = run(m2, eval_batch_size=16)
+    assert calls == {"train": 4 * (96 // 16), "eval": 48 // 16}  # 4 epochs x 6 steps; 3 test batches
+    assert set(torch.load(tmp_path / "c.pt", weights_only=True)["model"]) == set(m1.state_dict())
     assert_same_run(a, b, m1, m2)
 
 

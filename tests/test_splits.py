@@ -93,3 +93,14 @@ def test_imagenet16_default_is_x_test_of_the_filtered_val_set(tmp_path):
     assert torch.equal(data.test_images[:, 0, 0, 0], torch.from_numpy(pixels)[index])
     assert torch.equal(data.test_labels, torch.from_numpy(labels - 1)[index])
     assert load_dataset("imagenet16-120", tmp_path, test_split="full").test_images.shape[0] == 6000
+
+
+def test_image_data_validation_raises_data_error():
+    """Bad tensors are a user-facing DataError (the CLI's exit 2), not a bare ValueError."""
+    good = toy(4)
+    with pytest.raises(DataError, match=r"train_images must be uint8 \(N, 3, H, W\), got torch.float32"):
+        ImageData("t", good.train_images.float(), good.train_labels, good.test_images, good.test_labels, 7,
+                  good.mean, good.std)
+    with pytest.raises(DataError, match=r"test_labels must be int64 of shape \(4,\)"):
+        ImageData("t", good.train_images, good.train_labels, good.test_images, good.test_labels[:2], 7,
+                  good.mean, good.std)

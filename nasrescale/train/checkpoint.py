@@ -37,7 +37,7 @@ from ..fileio import atomic_writer
 from ..protocol import Protocol
 
 __all__ = ["CHECKPOINT_FORMAT", "derive_fingerprint", "describe_run", "save_checkpoint", "load_checkpoint",
-           "check_resumable", "identity_json", "identity_differences"]
+           "check_resumable", "identity_json", "identity_differences", "resolve_identity"]
 
 #: Version of the checkpoint layout above; bumped if it ever changes incompatibly.
 CHECKPOINT_FORMAT = 1
@@ -65,10 +65,10 @@ def describe_run(protocol: Protocol, seed: int, lrs: Sequence[float], data: Imag
 def derive_fingerprint(protocol: Protocol, seed: int, param_groups: Sequence[dict], data: ImageData) -> str:
     """Fingerprint of what determines a training run, when the caller gives none.
 
-    Hashes the whole protocol, the seed, every param group's LR, weight decay and parameter
-    shapes, and the data's name, sizes and normalization. The model's initial weights are not
-    covered (the caller seeds them): callers that vary the init for a fixed everything-else
-    should pass their own fingerprint.
+    Hashes the whole protocol (precision included), the seed, every param group's LR, weight
+    decay and parameter shapes, and the data's name, sizes, normalization and test split. The
+    architecture and the initial weights are not covered (two cells can share every shape):
+    callers pass ``identity`` to :func:`~nasrescale.train.train`, which is checked on resume.
 
     Returns:
         16 hex digits (64 bits of SHA-256).
@@ -81,7 +81,7 @@ def derive_fingerprint(protocol: Protocol, seed: int, param_groups: Sequence[dic
     key = {
         "protocol": to_table(protocol), "seed": seed, "groups": groups,
         "data": [data.name, list(data.train_images.shape), list(data.test_images.shape), data.num_classes,
-                 list(data.mean), list(data.std), data.crop_padding],
+                 list(data.mean), list(data.std), data.crop_padding, data.test_split],
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -99,6 +99,25 @@ def identity_json(identity: Mapping[str, Any]) -> str:
         return json.dumps(dict(identity), sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"train: identity must be a JSON-able dict of str keys ({err})") from None
+
+
+def resolve_identity(identity: Mapping[str, Any] | None, fingerprint: str | None, protocol: Protocol, seed: int,
+                     param_groups: Sequence[dict], data: ImageData) -> tuple[str | None, str]:
+    """A run's stored identity and its fingerprint, as :func:`~nasrescale.train.train` uses them.
+
+    The identity is the caller's dict plus ``precision``, ``test_split``, ``test_images`` and
+    ``seed`` where it lacks them (:func:`identity_json`; ``None`` without a dict). The
+    fingerprint is the caller's, else :func:`derive_fingerprint` combined with the identity.
+    """
+    ident = None
+    if identity is not None:
+        ident = identity_json({"precision": protocol.precision, "test_split": data.test_split,
+                               "test_images": int(data.test_images.shape[0]), "seed": seed, **identity})
+    if fingerprint is None:
+        fingerprint = derive_fingerprint(protocol, seed, param_groups, data)
+        if ident is not None:
+            fingerprint = hashlib.sha256(f"{fingerprint}|{ident}".encode()).hexdigest()[:16]
+    return ident, fingerprint
 
 
 def identity_differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:

@@ -31,11 +31,10 @@ Design points:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 import torch.nn as nn
@@ -46,8 +45,8 @@ from ..data.types import ImageData
 from ..errors import ConfigError, DataError
 from ..protocol import Protocol, cosine_factor
 from .augment import stats_tensor, crop_flip, draw_augmentation, normalize
-from .checkpoint import (check_resumable, derive_fingerprint, describe_run, identity_json, load_checkpoint,
-                         save_checkpoint)
+from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_identity, save_checkpoint
+from .precision import no_tf32
 from .result import TrainResult
 
 __all__ = ["train", "epoch_seed"]
@@ -82,18 +81,9 @@ class _Setup:
     def autocast(self) -> torch.autocast:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp)
 
-    @contextlib.contextmanager
-    def precision_scope(self) -> Iterator[None]:
-        """For ``fp32`` on CUDA, disable TF32 (cuDNN convs, matmuls) for the run; restore after."""
-        if not self.exact_fp32:
-            yield
-            return
-        saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
-        try:
-            yield
-        finally:
-            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+    def precision_scope(self) -> contextlib.AbstractContextManager:
+        """For ``fp32`` on CUDA, TF32 off (cuDNN convs, matmuls) for the run; restored after."""
+        return no_tf32() if self.exact_fp32 else contextlib.nullcontext()
 
     def generator(self, seed: int) -> torch.Generator:
         """A generator on the training device (CPU where the device has none), seeded ``seed``."""
@@ -248,14 +238,7 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: cosine_factor(epoch, protocol))
     criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
 
-    ident = None
-    if identity is not None:
-        ident = identity_json({"precision": protocol.precision, "test_split": data.test_split,
-                               "test_images": int(data.test_images.shape[0]), "seed": seed, **identity})
-    if fingerprint is None:
-        fingerprint = derive_fingerprint(protocol, seed, param_groups, data)
-        if ident is not None:
-            fingerprint = hashlib.sha256(f"{fingerprint}|{ident}".encode()).hexdigest()[:16]
+    ident, fingerprint = resolve_identity(identity, fingerprint, protocol, seed, param_groups, data)
     run = describe_run(protocol, seed, lrs, data)
     history: list[dict[str, Any]] = []
     resumed_from = None
@@ -324,4 +307,5 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         train_accuracy_last=history[-1]["train_acc"], epochs_run=len(history),
         diverged=diverged_epoch is not None, diverged_epoch=diverged_epoch,
         wall_time_s=time.perf_counter() - wall_start, images_per_s=images / train_time if images else None,
-        lrs=lrs, history=history, resumed_from=resumed_from, finished=finished)
+        lrs=lrs, history=history, resumed_from=resumed_from, finished=finished,
+        test_split=data.test_split, test_images=int(data.test_images.shape[0]))
