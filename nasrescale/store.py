@@ -136,7 +136,7 @@ class Store:
         return {r[0]: r[1] for r in self.db.execute("SELECT key, value FROM meta")}
 
     def bind_pipeline(self, name: str, resolved: dict[str, Any], identity: dict[str, Any],
-                      extra: dict[str, str] = {}) -> None:  # noqa: B006 - read only
+                      extra: dict[str, str] | None = None) -> None:
         """Record the resolved pipeline, or refuse one that differs from the stored one.
 
         Args:
@@ -161,7 +161,7 @@ class Store:
                         f"(--set pipeline.name=...), use --results DIR, or move that folder away")
                 return
             entries = {"name": name, "created_at": _now(), "pipeline": json.dumps(resolved, sort_keys=True),
-                       "identity": json.dumps(identity, sort_keys=True), **extra}
+                       "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
             db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
 
     # -- jobs ---------------------------------------------------------------------------
