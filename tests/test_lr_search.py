@@ -19,6 +19,17 @@ from nasrescale.store import Store
 NAN = float("nan")
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny CPU runs: one torch thread (2 threads on a busy 2-core machine are many times slower)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 # -- the selection rule on constructed losses ------------------------------------------------
 def test_largest_of_the_tied_lrs_wins():
     # 0.2 is the best (1.400); 0.4 is 0.5% worse (tie at 1%), 0.8 is 3% worse (no tie)

@@ -48,6 +48,17 @@ device = "cpu"
 """
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny CPU runs: one torch thread (2 threads on a busy 2-core machine are many times slower)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def test_shipped_validation_pipelines_plan(mlp_dag):
     assert {"lr_validation_mlp", "lr_validation_cnn", "lr_validation_nb201"} <= set(pipeline_names())
     cnn = load_pipeline("lr_validation_cnn")

@@ -16,6 +16,17 @@ from nasrescale.scaling import param_groups
 ARCH = "3_13_113"  # NB201: convs, skips and a pool
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny CPU runs: one torch thread (2 threads on a busy 2-core machine are many times slower)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def test_without_the_extra_selecting_mup_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "mup", None)  # `import mup` now raises ImportError
     with pytest.raises(ConfigError, match=r"pip install 'nasrescale\[mup\]'"):
