@@ -228,7 +228,7 @@ class TrainJob:
             "seed": self.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
             "test_split": data.test_split,
             "test_images": int(data.test_images.shape[0]), "train_images": int(data.train_images.shape[0]),
-            "precision": self.protocol.precision if device.startswith("cuda") else "fp32",  # CPU: always fp32
+            "precision": self.protocol.precision,  # the setting (the CPU trains in fp32 either way)
         }
         if record["degenerate"]:  # constant output: chance accuracy, nothing to train
             record.update(test_accuracy=100.0 / data.num_classes, test_loss=None, train_loss_last=None,
