@@ -32,6 +32,9 @@ __all__ = [
     "benchmark_accuracies",
     "resolve_dataset",
     "canonical_archs",
+    "read_accuracy_csv",
+    "nats_bench_accuracies",
+    "NATS_DATASETS",
 ]
 
 #: the benchmark's dataset columns, in table order
@@ -134,4 +137,120 @@ def canonical_archs(archs: Iterable[str], family: CellFamily, *, where: str = "i
             except ArchError as err:
                 raise ArchError(f"{where}: architecture #{i + 1} ({str(text)[:60]!r}): {err}") from None
         out.append(cache[text])
+    return out
+
+
+def read_accuracy_csv(
+    path: str | Path,
+    family: CellFamily,
+    *,
+    arch_column: str = "arch",
+    accuracy_column: str | None = None,
+) -> pd.DataFrame:
+    """Read a CSV of architecture accuracies into canonical form.
+
+    Args:
+        path: the CSV file (``.csv``, ``.csv.gz``, ``.tsv``; the separator is sniffed).
+        family: the cell family the architectures belong to (any of its encodings).
+        arch_column: the architecture column.
+        accuracy_column: the accuracy column (percent); default ``accuracy``, else
+            ``test_accuracy`` (what ``nasrescale export`` writes).
+
+    Returns:
+        The file's rows with ``arch`` replaced by its canonical string and the accuracy in
+        ``accuracy`` (float; empty cells are NaN). Other columns (e.g. ``seed``, ``status``,
+        ``protocol``) are kept as they are.
+
+    Raises:
+        DataError: the file is missing or unreadable, or an accuracy is not a number.
+        ConfigError: a named column is absent (the message lists the columns present).
+        ArchError: an architecture does not parse (naming its row).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"accuracy CSV {str(path)!r} does not exist")
+    try:
+        frame = pd.read_csv(path, sep=None, engine="python", dtype={arch_column: str})
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        raise DataError(f"cannot read {str(path)!r} as CSV: {err}") from None
+    present = ", ".join(map(str, frame.columns))
+    if arch_column not in frame.columns:
+        raise ConfigError(f"{path.name} has no architecture column {arch_column!r}; its columns: {present} "
+                          "(choose one with --arch-col)")
+    if accuracy_column is None:
+        accuracy_column = next((c for c in ("accuracy", "test_accuracy") if c in frame.columns), "accuracy")
+    if accuracy_column not in frame.columns:
+        raise ConfigError(f"{path.name} has no accuracy column {accuracy_column!r}; its columns: {present} "
+                          "(choose one with --acc-col)")
+    accuracy = pd.to_numeric(frame[accuracy_column], errors="coerce")
+    bad = accuracy.isna() & frame[accuracy_column].notna()
+    if bad.any():
+        row = int(bad.to_numpy().nonzero()[0][0])
+        raise DataError(f"{path.name} row {row + 2}: accuracy {frame[accuracy_column].iloc[row]!r} "
+                        f"in column {accuracy_column!r} is not a number")
+    missing = frame[arch_column].isna()
+    if missing.any():
+        row = int(missing.to_numpy().nonzero()[0][0])
+        raise DataError(f"{path.name} row {row + 2}: empty architecture in column {arch_column!r}")
+    out = frame.drop(columns=[accuracy_column]).copy()
+    out[arch_column] = canonical_archs(frame[arch_column], family, where=path.name)
+    out = out.rename(columns={arch_column: "arch"})
+    out["accuracy"] = accuracy.astype(float)
+    return out
+
+
+#: nasrescale's benchmark columns -> NATS-Bench's dataset names
+NATS_DATASETS = {"cifar10": "cifar10", "cifar100": "cifar100", "imagenet16_120": "ImageNet16-120"}
+
+
+def nats_bench_accuracies(
+    benchmark_path: str | Path,
+    dataset: str,
+    family: CellFamily,
+    *,
+    archs: Iterable[str] | None = None,
+    epochs: int = 200,
+) -> dict[str, float]:
+    """Test accuracies from NATS-Bench's own API (topology search space), mean over seeds.
+
+    Needs the ``nats_bench`` package (``pip install nats_bench``) and the user's benchmark
+    file (``NATS-tss-v1_0-3ffb9.pickle.pbz2``) or its fast-mode folder
+    (``NATS-tss-v1_0-3ffb9-simple``). Like the shipped table: CIFAR-10 on the full test set,
+    CIFAR-100 and ImageNet16-120 on x-test.
+
+    Args:
+        benchmark_path: the benchmark file or fast-mode folder.
+        dataset: ``cifar10``, ``cifar100``, ``imagenet16_120`` or an alias.
+        family: the family to canonicalize NATS-Bench's architecture strings with (nb201).
+        archs: canonical strings to look up (default: all; fast mode reads one file per cell).
+        epochs: the benchmark's training budget to read (``200`` or ``12``).
+
+    Raises:
+        DataError: ``nats_bench`` is not installed, or the benchmark path is missing/unreadable.
+    """
+    try:
+        import nats_bench  # type: ignore[import-not-found]
+    except ImportError:
+        raise DataError(
+            "reading NATS-Bench needs the nats_bench package: run `python -m pip install nats_bench` "
+            "and pass the benchmark file (NATS-tss-v1_0-3ffb9.pickle.pbz2) or its fast-mode folder; "
+            "or use the shipped table (source nb201:DATASET)"
+        ) from None
+    column = resolve_dataset(dataset)
+    path = Path(benchmark_path)
+    if not path.exists():
+        raise DataError(f"NATS-Bench file {str(path)!r} does not exist; pass the .pickle.pbz2 file or the "
+                        "'-simple' fast-mode folder")
+    try:
+        api = nats_bench.create(str(path), "tss", fast_mode=path.is_dir(), verbose=False)
+    except Exception as err:  # the package raises ValueError/AssertionError/pickle errors
+        raise DataError(f"NATS-Bench could not open {str(path)!r}: {err}") from None
+    wanted = None if archs is None else set(archs)
+    out: dict[str, float] = {}
+    for index, text in enumerate(api.meta_archs):
+        arch = canonical_archs([text], family, where="NATS-Bench")[0]
+        if wanted is not None and arch not in wanted:
+            continue
+        info = api.get_more_info(index, NATS_DATASETS[column], hp=str(epochs), is_random=False)
+        out[arch] = float(info["test-accuracy"])
     return out
