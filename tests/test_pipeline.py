@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from nasrescale.cli.main import main
 from nasrescale.errors import ConfigError
 from nasrescale.pipeline import load_pipeline, pipeline_names
 from nasrescale.reference import benchmark_accuracies

@@ -105,6 +105,7 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
     code, out, err = cli(capsys, "run", str(tiny), "--results", results, "--quiet")
     assert code == 0, err
     assert "default" in out and "rescaled" in out  # the final table
+    assert (tmp_path / "res" / "tiny" / "report.md").is_file()
     store = tmp_path / "res" / "tiny" / "store.sqlite"
     before = dump(store)
     with sqlite3.connect(store) as db:

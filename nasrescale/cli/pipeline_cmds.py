@@ -135,5 +135,9 @@ def _final_report(run_dir: Path) -> None:
     except ImportError:
         print(_simple_table(run_dir))
         return
-    print(ranking_text(run_dir))
-    print(f"report: {write_report(run_dir)}", file=sys.stderr)
+    try:
+        print(ranking_text(run_dir))
+        print(f"report: {write_report(run_dir)}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
+        print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
+              "retry with `nasrescale report`", file=sys.stderr)
