@@ -147,7 +147,7 @@ def analyze(plan: dict[str, Any], rows: Sequence[dict[str, Any]], partial: bool 
     Returns:
         ``{"points": [...], "overall": correlations, "groups": {label: correlations}, "skipped": n}``;
         each point has group, kernel, arch, lr_scale, kernel_factor, measured_lr, predicted_lr,
-        edge, base (bool).
+        edge, base (bool) and curve (``[grid LR, mean final loss or None if diverged]``).
     """
     from .lr_search import losses_from_rows
 
@@ -176,7 +176,8 @@ def analyze(plan: dict[str, Any], rows: Sequence[dict[str, Any]], partial: bool 
             points.append({"group": label, "kernel": group["kernel"], "arch": m["arch"], "lr_scale": m["lr_scale"],
                            "kernel_factor": m["kernel_factor"], "measured_lr": sel.chosen_lr,
                            "predicted_lr": predicted, "edge": sel.edge, "base": m["arch"] == plan["base_arch"],
-                           "mean_loss_at_measured": sel.mean_loss[sel.chosen_lr]})
+                           "mean_loss_at_measured": sel.mean_loss[sel.chosen_lr],
+                           "curve": [[lr, sel.mean_loss[lr]] for lr in sel.grid]})  # None: diverged
     overall = correlations([p["predicted_lr"] for p in points], [p["measured_lr"] for p in points])
     groups = {label: correlations([p["predicted_lr"] for p in points if p["group"] == label],
                                   [p["measured_lr"] for p in points if p["group"] == label])

@@ -2,7 +2,8 @@
 
 :func:`write_validation_report` reads the run's store (read-only; a partial run reports what
 is finished), applies :func:`nasrescale.lr_validation.analyze`, and writes ``report.md``,
-``lr_validation.png`` (predicted vs measured, log-log, with y = x) and ``report.json``.
+``lr_validation.png`` (predicted vs measured, log-log, with y = x), ``lr_validation_curves.png``
+(loss vs LR per architecture) and ``report.json``.
 :func:`summary_text` is the table ``nasrescale run`` prints at the end.
 """
 
@@ -80,12 +81,20 @@ def summary_text(run_dir: Path) -> str:
     return "\n".join(lines)
 
 
+def _log_ticks(axis: Any) -> None:
+    """1-2-5 major ticks as plain numbers, unlabelled minor ticks (no overlapping labels)."""
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FormatStrFormatter("%g"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _plot(res: dict[str, Any], path: Path, title: str) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
     fig, ax = plt.subplots(figsize=(5.2, 5.0), dpi=120)
     groups = list(dict.fromkeys(p["group"] for p in res["points"]))
@@ -111,16 +120,46 @@ def _plot(res: dict[str, Any], path: Path, title: str) -> Path:
         ax.set_ylim(lo, hi)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    for axis in (ax.xaxis, ax.yaxis):  # 1-2-5 ticks as plain numbers; unlabelled minor ticks (no overlap)
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        axis.set_major_formatter(FormatStrFormatter("%g"))
-        axis.set_minor_formatter(NullFormatter())
+    _log_ticks(ax.xaxis)
+    _log_ticks(ax.yaxis)
     ax.set_xlabel("predicted maximal LR  (base_lr x lr_scale x kernel factor)")
     ax.set_ylabel("measured maximal LR (grid search)")
     c = res["overall"]
     ax.set_title(f"{title}\nPearson r: log {_fmt(c['pearson_log'])}, linear {_fmt(c['pearson'])}; "
                  f"Spearman {_fmt(c['spearman'])} (n = {c['n']})", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="best")  # the spot with the fewest points
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _curves_plot(res: dict[str, Any], path: Path, title: str) -> Path:
+    """Mean final training loss vs LR per architecture (diverged LRs left out), the measured
+    maximal LR of each marked: the evidence behind every measured point."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
+    finite = [loss for p in res["points"] for _, loss in p["curve"] if loss is not None]
+    cap = min(finite) * 1.6 if finite else 1.0  # exploding losses would flatten the interesting part
+    for i, p in enumerate(res["points"]):
+        xs = [lr for lr, loss in p["curve"] if loss is not None and loss <= cap]
+        ys = [loss for _, loss in p["curve"] if loss is not None and loss <= cap]
+        color = plt.get_cmap("tab20")(i % 20)
+        ax.plot(xs, ys, "-", color=color, lw=2.2 if p["base"] else 1.0,
+                label=f"{p['arch']} (s = {p['lr_scale']:.2f})" + (" base" if p["base"] else ""))
+        at = dict(p["curve"])[p["measured_lr"]]
+        ax.plot([p["measured_lr"]], [at], "o", color=color, ms=5)
+    ax.set_xscale("log")
+    _log_ticks(ax.xaxis)
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel("mean final training loss (nats)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, ncol=2, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
@@ -135,6 +174,8 @@ def write_validation_report(run_dir: Path) -> Path:
     name = meta.get("name", run_dir.name)
     plan = json.loads(meta["validation_plan"])
     fig = _plot(res, run_dir / "lr_validation.png", f"{name}: maximal LR, measured vs predicted")
+    curves = _curves_plot(res, run_dir / "lr_validation_curves.png",
+                          f"{name}: final training loss vs LR (dots: measured maximal LR)")
     c = res["overall"]
     lines = [f"# LR validation: {name}", "",
              f"Family `{_family(meta)}`, base architecture `{plan['base_arch']}`; each architecture's maximal LR "
@@ -142,6 +183,7 @@ def write_validation_report(run_dir: Path) -> Path:
              "loss; diverged LRs lose) and compared with `base_lr x lr_scale(arch) x kernel factor`, base_lr being "
              "the base architecture's measured maximal LR.", "",
              f"![predicted vs measured]({fig.name})", "",
+             f"![loss vs LR per architecture]({curves.name})", "",
              "| | n | Pearson r (log LR) | Pearson r (LR) | Spearman rho |", "|---|---:|---:|---:|---:|",
              f"| all | {c['n']} | {_fmt(c['pearson_log'])} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} |"]
     if len(res["groups"]) > 1:
