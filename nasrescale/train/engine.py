@@ -18,18 +18,24 @@ Design points:
 * **Batches as NB201's loader** (``drop_last=False``): the last partial batch is kept, except
   that a final batch of exactly 1 sample is dropped, because BatchNorm cannot normalize a
   single sample in training mode (it raises).
-* **channels_last everywhere, bf16 on CUDA only**: the model and its inputs use the
-  channels_last memory format on every device (a layout, not a precision: oneDNN's CPU
+* **channels_last everywhere; precision from the protocol**: the model and its inputs use
+  the channels_last memory format on every device (a layout, not a precision: oneDNN's CPU
   convolutions and cuDNN's tensor-core kernels are both faster in it, 1.45x for NB201 on
-  this project's 2-core CPU). bf16 autocast is enabled on CUDA only; the CPU trains in fp32.
+  this project's 2-core CPU). ``protocol.precision = "bf16"`` enables bf16 autocast on CUDA;
+  ``"fp32"`` trains in fp32 with TF32 disabled (restored afterwards), as the benchmark did.
+  The CPU always trains in fp32.
+* **A checkpoint knows its run**: ``identity`` (arch, family digest, size, protocol,
+  precision, test split, seed, ...) is stored in the checkpoint and compared on resume.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import torch
 import torch.nn as nn
@@ -40,7 +46,8 @@ from ..data.types import ImageData
 from ..errors import ConfigError, DataError
 from ..protocol import Protocol, cosine_factor
 from .augment import stats_tensor, crop_flip, draw_augmentation, normalize
-from .checkpoint import check_resumable, derive_fingerprint, describe_run, load_checkpoint, save_checkpoint
+from .checkpoint import (check_resumable, derive_fingerprint, describe_run, identity_json, load_checkpoint,
+                         save_checkpoint)
 from .result import TrainResult
 
 __all__ = ["train", "epoch_seed", "EpochDraw"]
@@ -62,7 +69,9 @@ class _Setup:
 
     def __init__(self, device: torch.device, data: ImageData, protocol: Protocol) -> None:
         self.device = device
-        self.amp = device.type == "cuda"  # bf16 autocast on CUDA; fp32 elsewhere
+        cuda = device.type == "cuda"
+        self.amp = cuda and protocol.precision == "bf16"  # bf16 autocast on CUDA only; fp32 elsewhere
+        self.exact_fp32 = cuda and protocol.precision == "fp32"  # no TF32 in convs/matmuls either
         self.memory_format = torch.channels_last  # faster convolutions on CPU and GPU alike
         self.mean = stats_tensor(data.mean, device)
         self.std = stats_tensor(data.std, device)
@@ -72,6 +81,19 @@ class _Setup:
 
     def autocast(self) -> torch.autocast:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp)
+
+    @contextlib.contextmanager
+    def precision_scope(self) -> Iterator[None]:
+        """For ``fp32`` on CUDA, disable TF32 (cuDNN convs, matmuls) for the run; restore after."""
+        if not self.exact_fp32:
+            yield
+            return
+        saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            yield
+        finally:
+            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
 
     def generator(self, seed: int) -> torch.Generator:
         """A generator on the training device (CPU where the device has none), seeded ``seed``."""
@@ -188,7 +210,8 @@ def _check_args(param_groups: Sequence[dict], data: ImageData, checkpoint_every:
 def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict], *,
           device: str | torch.device = "cpu", seed: int = 0, checkpoint: str | Path | None = None,
           checkpoint_every: int = 1, compile: bool = False, progress: bool = True, eval_batch_size: int = 2048,
-          stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True) -> TrainResult:
+          stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True,
+          identity: Mapping[str, Any] | None = None) -> TrainResult:
     """Train ``model`` on ``data`` with ``protocol``, then evaluate it on the test set.
 
     Args:
@@ -198,7 +221,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             warmup, label smoothing, augmentation).
         param_groups: ``torch.optim.SGD`` groups of ``model``'s parameters, each with its
             own already-scaled ``"lr"`` (and optionally ``"weight_decay"``); not modified.
-        device: training device; ``cuda`` adds bf16 autocast (every device uses channels_last).
+        device: training device; on ``cuda`` ``protocol.precision`` picks bf16 autocast or
+            exact fp32 (the CPU is always fp32; every device uses channels_last).
         seed: seeds every draw the engine makes (batches, crops, flips, dropout).
         checkpoint: checkpoint file; resumed from if it exists and matches this run.
         checkpoint_every: write the checkpoint every this many epochs.
@@ -212,13 +236,18 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         keep_checkpoint: keep the checkpoint once the run is finished (it then holds the final
             weights, and rerunning only re-evaluates); ``False`` deletes it. A checkpoint is
             always left when ``stop_after`` ends the run.
+        identity: JSON-able dict identifying the run (canonical arch, family digest, model
+            size, protocol table, test split, seed, ...); the engine adds ``precision``,
+            ``test_split``, ``test_images`` and ``seed`` where the dict lacks them. Stored in the
+            checkpoint and compared on resume; also folded into the default fingerprint.
 
     Returns:
         The :class:`TrainResult`. A diverged run (NaN/inf epoch loss) stops at that epoch and
         reports ``diverged=True`` and no test metrics, without raising.
 
     Raises:
-        ConfigError: bad arguments, or ``checkpoint`` belongs to a different run.
+        ConfigError: bad arguments, or ``checkpoint`` belongs to a different run (for a
+            differing ``identity`` the message names the keys that differ).
         DataError: fewer than 2 training images, or an unreadable checkpoint file.
     """
     wall_start = time.perf_counter()
@@ -232,13 +261,20 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: cosine_factor(epoch, protocol))
     criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
 
-    fingerprint = fingerprint or derive_fingerprint(protocol, seed, param_groups, data)
+    ident = None
+    if identity is not None:
+        ident = identity_json({"precision": protocol.precision, "test_split": data.test_split,
+                               "test_images": int(data.test_images.shape[0]), "seed": seed, **identity})
+    if fingerprint is None:
+        fingerprint = derive_fingerprint(protocol, seed, param_groups, data)
+        if ident is not None:
+            fingerprint = hashlib.sha256(f"{fingerprint}|{ident}".encode()).hexdigest()[:16]
     run = describe_run(protocol, seed, lrs, data)
     history: list[dict[str, Any]] = []
     resumed_from = None
     state = load_checkpoint(checkpoint) if checkpoint is not None else None
     if state is not None:
-        check_resumable(state, fingerprint, run, checkpoint, protocol.epochs)
+        check_resumable(state, fingerprint, run, checkpoint, protocol.epochs, ident)
         try:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
@@ -252,7 +288,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         save_checkpoint(checkpoint, {
             "fingerprint": fingerprint, "run": run, "seed": seed, "epochs_done": done,
             "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(), "history": history})
+            "scheduler": scheduler.state_dict(), "history": history,
+            **({} if ident is None else {"identity": ident})})
 
     train_x, train_y = data.train_images.to(dev), data.train_labels.to(dev)
     net = torch.compile(model) if compile else model
@@ -261,7 +298,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     end = protocol.epochs if stop is None else max(start, stop)
     diverged_epoch, train_time, images = None, 0.0, 0
     with tqdm(total=protocol.epochs, initial=start, disable=not progress, unit="epoch",
-              desc=f"train {data.name}") as bar, torch.random.fork_rng(devices=setup.fork_devices()):
+              desc=f"train {data.name}") as bar, torch.random.fork_rng(devices=setup.fork_devices()), \
+            setup.precision_scope():
         for epoch in range(start, end):
             t0 = time.perf_counter()
             setup.seed_global(epoch_seed(seed, epoch) + _GLOBAL_RNG_OFFSET)
@@ -285,7 +323,9 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     finished = diverged_epoch is not None or stop is None or start >= protocol.epochs
     test_acc = test_loss = None
     if finished and diverged_epoch is None:
-        test_acc, test_loss = _evaluate(net, data.test_images.to(dev), data.test_labels.to(dev), eval_batch_size, setup)
+        with setup.precision_scope():
+            test_acc, test_loss = _evaluate(net, data.test_images.to(dev), data.test_labels.to(dev),
+                                            eval_batch_size, setup)
     if finished and not keep_checkpoint and checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     finite = [h["train_loss"] for h in history if math.isfinite(h["train_loss"])]
