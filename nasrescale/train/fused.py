@@ -169,7 +169,8 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
     end = protocol.epochs if stop is None else max(start, stop)
     train_time, images = 0.0, 0
     with tqdm(total=protocol.epochs, initial=start, disable=not progress, unit="epoch",
-              desc=f"train {data.name} x{k}") as bar, torch.random.fork_rng(devices=setup.fork_devices()):
+              desc=f"train {data.name} x{k}") as bar, torch.random.fork_rng(devices=setup.fork_devices()), \
+            setup.precision_scope():
         for epoch in range(start, end):
             if all(d is not None for d in diverged):
                 break
@@ -204,7 +205,8 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
     finished = stop is None or start >= protocol.epochs or all(d is not None for d in diverged)
     test = None
     if finished and any(d is None for d in diverged):
-        test = _evaluate(fused, net, data.test_images.to(dev), data.test_labels.to(dev), eval_batch_size, setup)
+        with setup.precision_scope():
+            test = _evaluate(fused, net, data.test_images.to(dev), data.test_labels.to(dev), eval_batch_size, setup)
     if finished and not keep_checkpoint and checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     for i, m in enumerate(members):  # each member's weights back into its own model, as train() leaves them

@@ -22,7 +22,7 @@ from ..errors import ConfigError
 from ..models.fused import FusedNetwork
 from ..protocol import Protocol
 from ..topology import is_degenerate
-from .checkpoint import derive_fingerprint
+from .checkpoint import derive_fingerprint, identity_differences, identity_json
 from .engine import _check_args
 
 __all__ = ["FusedMember", "fusion_key", "check_members", "lr_rows", "group_fingerprint", "check_identities"]
@@ -85,9 +85,10 @@ def lr_rows(members: Sequence[FusedMember], groups: Sequence[list[dict]], fused:
     return [p for _, p in params], lrs, wds
 
 
-def check_members(members: Sequence[FusedMember], data: ImageData) -> tuple[list[dict[str, Any]], list[list[dict]]]:
-    """Validate a group; return each member's identity (the caller's, or a derived one, as
-    plain JSON values) and its param groups (with ``params`` as lists)."""
+def check_members(members: Sequence[FusedMember], data: ImageData) -> tuple[list[str], list[list[dict]]]:
+    """Validate a group; return each member's identity as canonical JSON (the caller's dict, or
+    a derived one, plus precision, test split and seed as ``train`` adds them) and its param
+    groups (with ``params`` as lists)."""
     if not members:
         raise ConfigError("train_fused: no members; pass at least one FusedMember")
     key = fusion_key(members[0].protocol)
@@ -102,26 +103,30 @@ def check_members(members: Sequence[FusedMember], data: ImageData) -> tuple[list
             raise ConfigError("the architecture is degenerate (no input-output path): its runs are recorded at "
                               "chance accuracy and never trained; do not pass them to train_fused")
         groups.append(_check_args(m.param_groups, data, 1, 1, None))
+        base = {"precision": m.protocol.precision, "test_split": data.test_split,
+                "test_images": int(data.test_images.shape[0]), "seed": m.seed}  # as train(identity=) adds
         identity = dict(m.identity) if m.identity is not None else {
-            "seed": m.seed, "protocol": m.protocol.name,
-            "fingerprint": derive_fingerprint(m.protocol, m.seed, groups[-1], data)}
-        identities.append(json.loads(json.dumps(identity, sort_keys=True, default=str)))  # as the checkpoint holds it
+            "protocol": m.protocol.name, "fingerprint": derive_fingerprint(m.protocol, m.seed, groups[-1], data)}
+        identities.append(identity_json({**base, **identity}))
     return identities, groups
 
 
-def group_fingerprint(identities: Sequence[Mapping[str, Any]]) -> str:
+def group_fingerprint(identities: Sequence[str]) -> str:
     """16 hex digits identifying a group: its members' identities, in order."""
-    text = json.dumps([dict(i) for i in identities], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256("|".join(identities).encode()).hexdigest()[:16]
 
 
-def check_identities(state: dict[str, Any], identities: list[dict[str, Any]], path: str | Path) -> None:
-    """A fused checkpoint resumes only the same members in the same order: name what differs."""
+def check_identities(state: dict[str, Any], identities: Sequence[str], path: str | Path) -> None:
+    """A fused checkpoint resumes only the same members in the same order: name what differs.
+
+    Raises:
+        ConfigError: another member count, or a member whose identity differs (keys named).
+    """
     saved = state.get("members")
     fix = f"delete {str(path)!r} to start over, or pass another checkpoint path"
     if not isinstance(saved, list) or len(saved) != len(identities):
         raise ConfigError(f"checkpoint {str(path)!r} is not a fused checkpoint of {len(identities)} members; {fix}")
     for k, (old, new) in enumerate(zip(saved, identities)):
-        keys = sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
-        if keys:
-            raise ConfigError(f"checkpoint {str(path)!r}: member {k} differs in {', '.join(keys)}; {fix}")
+        differing = identity_differences(json.loads(old), json.loads(new))
+        if differing:
+            raise ConfigError(f"checkpoint {str(path)!r}: member {k} differs in {'; '.join(differing)}; {fix}")
