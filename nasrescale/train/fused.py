@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -115,12 +115,14 @@ def _member_result(k: int, history: list[dict], diverged: int | None, test: tupl
 def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str | torch.device = "cpu",
                 checkpoint: str | Path | None = None, checkpoint_every: int = 1, compile: bool = False,
                 progress: bool = True, eval_batch_size: int = 1024, stop_after: int | None = None,
-                keep_checkpoint: bool = True) -> list[TrainResult]:
+                keep_checkpoint: bool = True, on_epoch: Callable[[int, dict[str, Any]], None] | None = None
+                ) -> list[TrainResult]:
     """Train K runs of one architecture as one fused network; return each member's result.
 
     Arguments are those of :func:`~nasrescale.train.train`, with the per-run ones (model,
     protocol, param groups, seed, identity) in ``members``. ``images_per_s`` of each result
-    counts one member's images (the group processes K times as many).
+    counts one member's images (the group processes K times as many). ``on_epoch(k, entry)``
+    is called after each epoch with member ``k``'s history entry (members still training).
 
     Returns:
         One :class:`TrainResult` per member, in order, as its independent run would report.
@@ -191,6 +193,8 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
                     continue
                 entry.append({"epoch": epoch + 1, "train_loss": losses[i], "train_acc": accs[i],
                               "lr": float(groups[i][0]["lr"]) * factor})  # as LambdaLR: base x factor
+                if on_epoch is not None:
+                    on_epoch(i, entry[-1])
                 if not math.isfinite(losses[i]):  # diverged: frozen from now on, the others go on
                     diverged[i] = epoch + 1
                     opt.freeze(i)
