@@ -38,7 +38,7 @@ from ..data.types import ImageData
 from ..errors import ConfigError
 from ..models.fused import FusedNetwork
 from ..protocol import cosine_factor
-from .augment import normalize
+from .augment import crop_flip, normalize
 from .checkpoint import check_resumable, load_checkpoint, save_checkpoint
 from .engine import _GLOBAL_RNG_OFFSET, EpochDraw, _check_args, _Setup, epoch_seed
 from .fused_members import FusedMember, check_identities, check_members, fusion_key, group_fingerprint, lr_rows
@@ -46,6 +46,31 @@ from .fused_sgd import FusedSGD
 from .result import TrainResult
 
 __all__ = ["FusedMember", "fusion_key", "train_fused"]
+
+
+class _Batches:
+    """Every member's batch at once: the members' draws (:class:`EpochDraw`, each from its own
+    seed) stacked, so one gather, one crop+flip and one normalization serve all K members (the
+    same per-sample arithmetic as ``EpochDraw.batch``, in K times fewer kernel launches)."""
+
+    def __init__(self, draws: Sequence[EpochDraw], images: torch.Tensor, labels: torch.Tensor, setup: _Setup) -> None:
+        self.perm = torch.stack([d.perm for d in draws])  # (K, n)
+        augs = [d.aug for d in draws]
+        self.aug = None if augs[0] is None else tuple(torch.stack(t) for t in zip(*augs))  # type: ignore[arg-type]
+        self.images, self.labels, self.setup, self.k = images, labels, setup, len(draws)
+
+    def at(self, s: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Inputs ``(B, K * C, H, W)`` (member k in channels ``kC..kC+C-1``) and labels ``(B, K)``."""
+        setup, bs = self.setup, self.setup.batch_size
+        idx = self.perm[:, s:s + bs]  # (K, B)
+        x = self.images[idx.reshape(-1)]  # (K * B, C, H, W), member-major
+        if self.aug is not None:
+            dy, dx, flip = (t[:, s:s + bs].reshape(-1) for t in self.aug)
+            x = crop_flip(x, setup.padding, dy, dx, flip)
+        x = normalize(x, setup.mean, setup.std)
+        k, b = idx.shape
+        x = x.view(k, b, *x.shape[1:]).transpose(0, 1).reshape(b, -1, *x.shape[2:])
+        return x.contiguous(memory_format=setup.memory_format), self.labels[idx].t()
 
 
 def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: torch.Tensor, labels: torch.Tensor,
@@ -57,10 +82,9 @@ def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: tor
     correct = torch.zeros(k, dtype=torch.float64, device=dev)
     seen = 0
     fused.train()
+    batches = _Batches(draws, images, labels, setup)
     for s in draws[0].starts:  # same n and batch size: every member has the same batch boundaries
-        batches = [d.batch(images, labels, s) for d in draws]
-        x = torch.cat([b[0] for b in batches], 1).contiguous(memory_format=setup.memory_format)
-        y = torch.stack([b[1] for b in batches], 1)  # (B, K)
+        x, y = batches.at(s)
         with setup.autocast():
             out = net(x)  # (B, K, classes)
             per_sample = F.cross_entropy(out.flatten(0, 1).float(), y.flatten(), reduction="none",
