@@ -234,3 +234,23 @@ def test_fusion_key_ignores_only_name_lr_and_init_rules():
     assert fusion_key(base) == fusion_key(load_protocol("rescaled", ["lr=0.7", "kernel_rule=per_layer"]))
     for override in ("momentum=0.8", "weight_decay=1e-4", "augment=false", "label_smoothing=0.1", "nesterov=false"):
         assert fusion_key(base) != fusion_key(load_protocol("nb201", [override])), override
+
+
+# --- CUDA ------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_fused_on_cuda_tracks_independent_runs(data: ImageData, precision: str):
+    """fp32 (TF32 off): equal to independent CUDA runs up to reordering; bf16: close (rounding differs)."""
+    specs = [("nb201", [f"precision={precision}"], 0), ("rescaled", ["lr=0.3", f"precision={precision}"], 1)]
+    refs = []
+    for name, overrides, seed in specs:
+        model, protocol, groups = make_run(name, overrides, seed)
+        refs.append(train(model, data, protocol, groups, seed=seed, progress=False, device="cuda"))
+    results = train_fused(members(specs), data, progress=False, device="cuda")
+    rel = 1e-3 if precision == "fp32" else 5e-2
+    for ref, res in zip(refs, results):
+        assert not res.diverged and res.test_accuracy is not None
+        for a, b in zip(ref.history, res.history, strict=True):
+            assert math.isclose(a["train_loss"], b["train_loss"], rel_tol=rel), (precision, a, b)
