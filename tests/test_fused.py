@@ -204,7 +204,8 @@ def test_resume_from_fused_checkpoint_equals_uninterrupted(data: ImageData, tmp_
         for name, t in ma.model.state_dict().items():
             assert torch.equal(mb.model.state_dict()[name], t), name
     other = members([("nb201", [], 0), ("rescaled", ["lr=0.3"], 5)])  # another seed for member 1
-    with pytest.raises(ConfigError, match=r"member 1 differs in fingerprint \(.*\); seed \(1 in the checkpoint, 5 now\)"):
+    differs = r"member 1 differs in fingerprint \(.*\); seed \(1 in the checkpoint, 5 now\)"
+    with pytest.raises(ConfigError, match=differs):
         train_fused(other, data, progress=False, checkpoint=ckpt)
 
 

@@ -113,7 +113,8 @@ def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels:
         loss_sum = torch.zeros(k, dtype=torch.float64, device=setup.device)
         correct = torch.zeros(k, dtype=torch.float64, device=setup.device)
         for s in range(0, m, batch_size):
-            x = normalize(images[s:s + batch_size], setup.mean, setup.std).repeat(1, k, 1, 1).contiguous(memory_format=setup.memory_format)
+            x = normalize(images[s:s + batch_size], setup.mean, setup.std).repeat(1, k, 1, 1)  # every member sees all
+            x = x.contiguous(memory_format=setup.memory_format)
             y = labels[s:s + batch_size]
             with setup.autocast():
                 out = net(x)
