@@ -13,6 +13,7 @@ from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
 from .common import add_family_options, add_model_options, family_from_args
+from .fused_cmd import add_fuse_options, run_fused, wants_fused
 
 __all__ = ["register", "run_key"]
 
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="FILE.json", help="also write the full result (with history) here")
     p.add_argument("--history", action="store_true", help="include the per-epoch history in the printed JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_fuse_options(p)
     p.set_defaults(func=run_train)
 
 
@@ -75,6 +77,8 @@ def run_key(parts: dict[str, Any]) -> str:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train the architecture as one :class:`~nasrescale.job.TrainJob`; print its JSON result."""
+    if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
+        return run_fused(args)
     from ..data.paths import resolve_cache_dir
     from ..job import DataSpec, TrainJob, resolve_device
 

@@ -16,6 +16,9 @@ The test set is the benchmark's: ``test_split=None`` gives ``x-test`` (half of t
 test set, :mod:`nasrescale.data.benchmark_splits`) for ``cifar100``/``imagenet16-120`` and the
 full test set otherwise, which is what NAS-Bench-201 reports for each.
 
+``root`` may also be an image pack, ``FILE.npz`` (:func:`~nasrescale.data.packed.load_pack_file`):
+the whole of CIFAR-10 as JPEG bytes (``tools/pack_cifar10.py``, ~53 MiB) loads as ``cifar10``.
+
 Without ``root``, ``cifar10``/``cifar100``/``imagenet16-120`` look in the default data root
 (``$NASRESCALE_DATA``, else ``<cache folder>/datasets``; see :mod:`nasrescale.data.paths`).
 
@@ -34,7 +37,7 @@ from .cifar import load_cifar
 from .imagefolder import load_imagefolder
 from .imagenet16 import load_imagenet16
 from .normalization import normalization_names
-from .packed import load_cifar10_subset
+from .packed import load_cifar10_subset, load_pack_file
 from .paths import default_data_root
 from .types import ImageData
 
@@ -107,5 +110,7 @@ def load_dataset(
     path = None if root is None else Path(root).expanduser()
     if path is None and name in _USES_DATA_ROOT:
         path = default_data_root(cache_dir)
+    if path is not None and path.suffix == ".npz" and path.is_file():  # an image pack (tools/pack_cifar10.py)
+        return apply_test_split(load_pack_file(path, name, normalization), name, test_split)
     data = _LOADERS[name](path, download, normalization, None if cache_dir is None else Path(cache_dir))
     return apply_test_split(data, name, test_split)

@@ -36,7 +36,8 @@ from .normalization import crop_padding_for, resolve_normalization
 from .types import ImageData
 
 __all__ = [
-    "PACK_VERSION", "write_npz", "pack_imagefolder", "load_pack", "load_cifar10_subset", "cifar10_subset_path",
+    "PACK_VERSION", "write_npz", "pack_imagefolder", "load_pack", "load_pack_file", "load_cifar10_subset",
+    "cifar10_subset_path",
 ]
 
 PACK_VERSION = 1
@@ -61,14 +62,15 @@ def write_npz(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
 
 
 def pack_imagefolder(
-    src: str | Path, out: str | Path, train_per_class: int = 500, test_per_class: int = 100
+    src: str | Path, out: str | Path, train_per_class: int | None = 500, test_per_class: int | None = 100
 ) -> dict[str, int]:
     """Pack the first files of each class of an image folder into an image pack.
 
     Args:
         src: image folder with ``train/<class>/*`` and ``test/<class>/*``.
         out: the ``.npz`` to write.
-        train_per_class: training files per class: the first ones in sorted file-name order.
+        train_per_class: training files per class: the first ones in sorted file-name order;
+            ``None``: every file (the whole folder, e.g. full CIFAR-10 for GPU runs).
         test_per_class: test files per class, likewise.
 
     Returns:
@@ -77,8 +79,8 @@ def pack_imagefolder(
     Raises:
         DataError: if a class has too few files, or a file cannot be decoded or differs in size.
     """
-    if train_per_class < 1 or test_per_class < 1:
-        raise DataError("train_per_class and test_per_class must be at least 1")
+    if any(n is not None and n < 1 for n in (train_per_class, test_per_class)):
+        raise DataError("train_per_class and test_per_class must be at least 1 (or None for all)")
     listing = scan_imagefolder(src)
     arrays: dict[str, np.ndarray] = {
         "version": np.int64(PACK_VERSION),
@@ -91,6 +93,9 @@ def pack_imagefolder(
         chosen: list[int] = []
         for label, name in enumerate(listing.classes):
             members = np.flatnonzero(labels == label)  # already in sorted file order
+            if per_class is None:
+                chosen.extend(members.tolist())
+                continue
             if len(members) < per_class:
                 raise DataError(
                     f"{split}/{name} of {listing.root} has {len(members)} images, fewer than {per_class}; "
@@ -187,3 +192,40 @@ def load_cifar10_subset(normalization: str | None = None) -> ImageData:
             "tools/make_cifar10_subset.py --src CIFAR10_JPEG_FOLDER --out nasrescale/data/cifar10_subset.npz"
         )
     return load_pack(path, "cifar10-subset", normalization, default_normalization="cifar10")
+
+
+#: images of full CIFAR-10 (train, test): a pack loaded as ``cifar10`` must hold all of them
+CIFAR10_SIZES = (50_000, 10_000)
+
+
+def load_pack_file(path: str | Path, name: str, normalization: str | None = None) -> ImageData:
+    """Load an image pack given as ``--data FILE.npz`` for dataset ``name``.
+
+    ``cifar10`` needs a pack of the whole of CIFAR-10 (``tools/pack_cifar10.py``: its ten
+    classes, 50,000 + 10,000 images), so that results keyed ``cifar10`` are CIFAR-10's;
+    ``imagefolder`` takes any pack (normalization ``cifar10`` for CIFAR-10's classes, else
+    ``computed``, as for an image folder).
+
+    Raises:
+        DataError: another dataset name, an unreadable pack, or a ``cifar10`` pack that is not
+            the whole of CIFAR-10.
+    """
+    from .normalization import CIFAR10_CLASSES
+
+    if name not in ("cifar10", "imagefolder"):
+        raise DataError(f"--data {path}: an image pack (.npz) can be loaded as cifar10 or imagefolder, "
+                        f"not {name!r}; give {name!r} its own files")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            classes = tuple(str(c) for c in z["classes"]) if "classes" in z.files else ()
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise DataError(f"cannot read image pack {path}: {exc}") from exc
+    default = "cifar10" if classes == CIFAR10_CLASSES else "computed"
+    data = load_pack(path, name, normalization, default_normalization=default)
+    sizes = (data.train_images.shape[0], data.test_images.shape[0])
+    if name == "cifar10" and (classes != CIFAR10_CLASSES or sizes != CIFAR10_SIZES
+                              or data.image_shape != (3, 32, 32)):
+        raise DataError(f"{path} is not the whole of CIFAR-10 ({len(classes)} classes, {sizes[0]:,} + {sizes[1]:,} "
+                        f"images of {data.image_shape}); pack it with tools/pack_cifar10.py, or load a partial "
+                        "pack as --dataset imagefolder")
+    return data

@@ -49,7 +49,7 @@ from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_
 from .precision import no_tf32
 from .result import TrainResult
 
-__all__ = ["train", "epoch_seed"]
+__all__ = ["train", "epoch_seed", "EpochDraw"]
 
 _GLOBAL_RNG_OFFSET = 1 << 40  # keeps the global-RNG seed stream apart from the data stream
 
@@ -107,33 +107,49 @@ class _Setup:
         return [self.device.index if self.device.index is not None else torch.cuda.current_device()]
 
 
+class EpochDraw:
+    """One epoch's random draws of a run: batch order, crop offsets and flips (from its seed).
+
+    Shared by :func:`train` and the fused engine, so both draw every member's batches alike.
+    """
+
+    def __init__(self, n: int, gen: torch.Generator, setup: _Setup) -> None:
+        dev, bs = setup.device, setup.batch_size
+        self.perm = torch.randperm(n, generator=gen, device=gen.device).to(dev)
+        self.aug = tuple(t.to(dev) for t in draw_augmentation(n, setup.padding, gen)) if setup.augment else None
+        # drop_last=False as NB201, but a final batch of 1 sample is dropped (BatchNorm needs >= 2).
+        self.starts = [s for s in range(0, n, bs) if min(bs, n - s) > 1]
+        self.setup = setup
+
+    def batch(self, images: torch.Tensor, labels: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The normalized, augmented batch starting at position ``s`` of the epoch, and its labels."""
+        bs, setup = self.setup.batch_size, self.setup
+        idx = self.perm[s:s + bs]
+        x = images[idx]
+        if self.aug is not None:
+            dy, dx, flip = self.aug
+            x = crop_flip(x, setup.padding, dy[s:s + bs], dx[s:s + bs], flip[s:s + bs])
+        return normalize(x, setup.mean, setup.std).contiguous(memory_format=setup.memory_format), labels[idx]
+
+
 def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn.Module, images: torch.Tensor,
                  labels: torch.Tensor, gen: torch.Generator, setup: _Setup) -> tuple[float, float, int]:
     """One pass over the training set. Returns (mean loss, accuracy %, images processed)."""
-    n, dev, bs = images.shape[0], setup.device, setup.batch_size
-    perm = torch.randperm(n, generator=gen, device=gen.device).to(dev)
-    if setup.augment:
-        dy, dx, flip = (t.to(dev) for t in draw_augmentation(n, setup.padding, gen))
-    # drop_last=False as NB201, but a final batch of 1 sample is dropped (BatchNorm needs >= 2).
-    starts = [s for s in range(0, n, bs) if min(bs, n - s) > 1]
+    dev = setup.device
+    draw = EpochDraw(images.shape[0], gen, setup)
     loss_sum = torch.zeros((), dtype=torch.float64, device=dev)
     correct = torch.zeros((), dtype=torch.float64, device=dev)
     seen = 0
     net.train()
-    for s in starts:
-        idx = perm[s:s + bs]
-        x = images[idx]
-        if setup.augment:
-            x = crop_flip(x, setup.padding, dy[s:s + bs], dx[s:s + bs], flip[s:s + bs])
-        x = normalize(x, setup.mean, setup.std).contiguous(memory_format=setup.memory_format)
-        y = labels[idx]
+    for s in draw.starts:
+        x, y = draw.batch(images, labels, s)
         with setup.autocast():
             out = net(x)
             loss = criterion(out, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        count = idx.shape[0]  # a host int: no sync
+        count = y.shape[0]  # a host int: no sync
         loss_sum += loss.detach() * count
         correct += (out.detach().argmax(1) == y).sum()
         seen += count
