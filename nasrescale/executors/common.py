@@ -31,9 +31,10 @@ __all__ = ["WorkerFault", "is_worker_fault", "longest_first", "job_bar", "kill_h
 #: ``AcceleratorError`` (a sticky CUDA error that leaves the process's context unusable)
 _FAULT_TYPES = ("OutOfMemoryError", "MemoryError", "AcceleratorError")
 
-#: TEST-ONLY hook. Comma-separated job keys (or ``*``): on the first attempt of such a job the
-#: worker SIGKILLs itself at the job's first epoch end, to test that a worker killed mid-job is
-#: retried and its outcome delivered once. Read by the driver and passed to the workers.
+#: TEST-ONLY hook. Comma-separated job keys (or ``*``), each optionally ``KEY@E``: on the first
+#: attempt of such a job the worker SIGKILLs itself when epoch E (default 1) ends, to test that
+#: a worker killed mid-job is retried and its outcome delivered once (with E >= 2 the retry
+#: resumes from the checkpoint of epoch E - 1). Read by the driver and passed to the workers.
 KILL_HOOK_ENV = "NASRESCALE_TEST_KILL_FIRST_ATTEMPT"
 
 
@@ -80,11 +81,11 @@ def kill_hook_keys(environ: dict[str, str] | None = None) -> frozenset[str]:
     return frozenset(k.strip() for k in text.split(",") if k.strip())
 
 
-class _KillAtFirstEpoch:
-    """TEST-ONLY: a job wrapper whose process SIGKILLs itself when the first epoch ends."""
+class _KillAtEpoch:
+    """TEST-ONLY: a job wrapper whose process SIGKILLs itself when epoch ``epoch`` ends."""
 
-    def __init__(self, job: RunnableJob) -> None:
-        self.job = job
+    def __init__(self, job: RunnableJob, epoch: int) -> None:
+        self.job, self.epoch = job, epoch
 
     def key(self) -> str:
         return self.job.key()
@@ -98,13 +99,26 @@ class _KillAtFirstEpoch:
         def on_epoch(info: dict) -> None:
             if inner is not None:
                 inner(info)
-            os.kill(os.getpid(), signal.SIGKILL)  # a worker dying mid-job, as the OOM killer does
+            if int(info.get("epoch", 1)) >= self.epoch:
+                os.kill(os.getpid(), signal.SIGKILL)  # a worker dying mid-job, as the OOM killer does
 
         return self.job.run(**kwargs, on_epoch=on_epoch)
 
 
 def with_kill_hook(job: RunnableJob, keys: Sequence[str] | frozenset[str], attempt: int) -> RunnableJob:
-    """``job`` itself, or (test hook, first attempt, key listed or ``*``) a self-killing wrapper."""
-    if attempt == 1 and keys and ("*" in keys or job.key() in keys):
-        return _KillAtFirstEpoch(job)
+    """``job`` itself, or (test hook, first attempt, key listed or ``*``) a self-killing wrapper.
+
+    >>> class J:
+    ...     def key(self): return "k1"
+    >>> type(with_kill_hook(J(), frozenset({"k1@2"}), attempt=1)).__name__
+    '_KillAtEpoch'
+    >>> with_kill_hook(J(), frozenset({"k1@2"}), attempt=2).key(), with_kill_hook(J(), frozenset(), 1).key()
+    ('k1', 'k1')
+    """
+    if attempt != 1 or not keys:
+        return job
+    for item in keys:
+        key, _, epoch = item.partition("@")
+        if key in ("*", job.key()):
+            return _KillAtEpoch(job, int(epoch or 1))
     return job
