@@ -34,6 +34,7 @@ import logging
 import math
 import os
 import secrets
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -42,7 +43,7 @@ from ..errors import ConfigError
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute
 from .common import WorkerFault, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
 
-__all__ = ["RayExecutor", "import_ray", "start_local_ray", "default_temp_dir"]
+__all__ = ["RayExecutor", "import_ray", "start_local_ray", "default_temp_dir", "check_reachable"]
 
 _AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 _MAX_TEMP_DIR = 40  # characters; Ray appends session_<date>_<pid>/sockets/plasma_store (~65)
@@ -92,6 +93,28 @@ def start_local_ray(temp_dir: Path | None = None, num_cpus: int | None = None) -
         _restore_env(saved)
         raise
     return saved
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast (ConfigError) if ``host:port`` (or ``ray://host:port``) accepts no connection.
+
+    Ray itself retries an unreachable address for minutes before giving up. ``auto`` and
+    other forms without a port are left to Ray.
+
+    >>> check_reachable("127.0.0.1:9", timeout=1)  # nothing listens on the discard port
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: executor.address = '127.0.0.1:9': ...
+    """
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise ConfigError(f"executor.address = {address!r}: no Ray cluster answers there ({err}); "
+                          "start one (ray start --head) or leave executor.address unset to "
+                          "start a local instance") from None
 
 
 def _restore_env(saved: dict[str, str | None]) -> None:
@@ -168,6 +191,7 @@ class RayExecutor:
         saved: dict[str, str | None] | None = None
         if not ray.is_initialized():
             if self.settings.address:
+                check_reachable(self.settings.address)
                 ray.init(address=self.settings.address, log_to_driver=False,
                          logging_level=logging.ERROR)
                 saved = {}
