@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute
 from .common import is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
 
-__all__ = ["PoolExecutor", "pool_devices"]
+__all__ = ["PoolExecutor", "pool_devices", "pin_gpu"]
 
 
 def pool_devices(settings: ExecutorSettings) -> list[str]:
@@ -57,9 +57,29 @@ def pool_devices(settings: ExecutorSettings) -> list[str]:
     return [f"cuda:{i}" for _ in range(settings.jobs_per_gpu) for i in range(count)]
 
 
+def pin_gpu(device: str, visible: str | None) -> tuple[str | None, str]:
+    """``(CUDA_VISIBLE_DEVICES for the worker, its device name)`` for a pool slot.
+
+    A worker sees only its own GPU (as ``cuda:0``): otherwise any CUDA call without a device
+    (seeding all devices, say) would create a context, ~0.5 GB, on every GPU in every worker.
+    ``visible`` is the parent's ``CUDA_VISIBLE_DEVICES`` (``None``: unset, all GPUs).
+
+    >>> pin_gpu("cuda:1", None), pin_gpu("cuda:1", "4,6"), pin_gpu("cpu", "4,6")
+    (('1', 'cuda:0'), ('6', 'cuda:0'), (None, 'cpu'))
+    """
+    if not device.startswith("cuda:"):
+        return None, device
+    index = int(device.split(":", 1)[1])
+    ids = [v.strip() for v in visible.split(",")] if visible else None
+    return (ids[index] if ids else str(index)), "cuda:0"
+
+
 def _worker(conn: Connection, job_bytes: bytes, device: str, checkpoint_dir: Path | None,
             attempt: int, kill_keys: frozenset[str], threads: int) -> None:
     """Worker process body: run one job and send its :class:`Outcome` to the parent."""
+    pinned, device = pin_gpu(device, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if pinned is not None:  # before anything initialises CUDA in this process
+        os.environ["CUDA_VISIBLE_DEVICES"] = pinned
     if device == "cpu":
         # CPU slots share the cores: cap each job's intra-op threads (set before torch loads)
         os.environ["OMP_NUM_THREADS"] = str(threads)
