@@ -4,6 +4,7 @@ Each job sleeps ``seconds``, then returns a record naming the process it ran in.
 ``ok``; ``raise`` (ValueError); ``kill_first`` (SIGKILLs its own process on the first attempt,
 which it recognises by the absence of ``marker``, created just before dying); ``kill_always``;
 ``oom_first`` (fails with an OutOfMemoryError on the first attempt: a worker fault);
+``oom_always``;
 ``epochs`` (calls ``on_epoch`` once, for the executors' test-only kill hook).
 """
 
@@ -47,7 +48,7 @@ class FakeJob:
             raise ValueError(f"job {self.name} is broken")
         if self.mode == "kill_always" or (self.mode == "kill_first" and first):
             os.kill(os.getpid(), signal.SIGKILL)
-        if self.mode == "oom_first" and first:
+        if self.mode == "oom_always" or (self.mode == "oom_first" and first):
             raise OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
         return {"name": self.name, "pid": os.getpid(), "device": device, "diverged": False,
                 "test_accuracy": 10.0}

@@ -55,7 +55,7 @@ def test_pool_failures_retries_and_worker_deaths(tmp_path):
     jobs = [FakeJob("raises", mode="raise"),
             FakeJob("killed-once", mode="kill_first", marker=str(tmp_path / "k1")),
             FakeJob("oom-once", mode="oom_first", marker=str(tmp_path / "o1")),
-            FakeJob("always-dies", mode="kill_always")]
+            FakeJob("always-dies", mode="kill_always"), FakeJob("always-oom", mode="oom_always")]
     pool = PoolExecutor(ExecutorSettings(max_retries=1), devices=["cpu", "cpu"], progress=False)
     by_key, delivered, started = _run(pool, jobs)
     _assert_once(delivered, jobs)
@@ -68,6 +68,8 @@ def test_pool_failures_retries_and_worker_deaths(tmp_path):
     assert dead.status == "failed" and dead.attempts == 2
     assert "SIGKILL" in dead.error and "2 attempt" in dead.error
     assert started.count("fake-always-dies") == 2 and started.count("fake-raises") == 1
+    oom = by_key["fake-always-oom"]  # retried, then the last attempt's error is kept
+    assert oom.status == "failed" and oom.attempts == 2 and "OutOfMemoryError" in oom.error
 
 
 def test_pool_test_kill_hook_kills_first_attempt_mid_job(monkeypatch):
@@ -136,7 +138,8 @@ def test_ray_runs_jobs_retries_killed_worker_once(ray_cluster, tmp_path):
     jobs = [FakeJob("small", weight=1), FakeJob("big", weight=9, seconds=0.3),
             FakeJob("mid", weight=5, seconds=0.3), FakeJob("raises", weight=2, mode="raise"),
             FakeJob("killed-once", weight=3, mode="kill_first", marker=str(tmp_path / "k")),
-            FakeJob("always-dies", weight=0.5, mode="kill_always")]
+            FakeJob("always-dies", weight=0.5, mode="kill_always"),
+            FakeJob("always-oom", weight=0.4, mode="oom_always")]
     by_key, delivered, started = _run(_ray_executor(max_retries=1), jobs)
     _assert_once(delivered, jobs)
     assert started == [j.key() for j in sorted(jobs, key=lambda j: -j.weight)]
@@ -148,6 +151,9 @@ def test_ray_runs_jobs_retries_killed_worker_once(ray_cluster, tmp_path):
     assert "ValueError: job raises is broken" in by_key["fake-raises"].error
     dead = by_key["fake-always-dies"]
     assert dead.status == "failed" and "WorkerDied" in dead.error and dead.attempts == 2
+    oom = by_key["fake-always-oom"]
+    assert oom.status == "failed" and oom.attempts == 2
+    assert "WorkerFault on each of 2 attempt" in oom.error and "OutOfMemoryError" in oom.error
 
 
 @pytest.mark.slow
@@ -173,5 +179,5 @@ def test_ray_gpu_request_on_cpu_cluster_fails_fast(ray_cluster):
 
 
 def test_ray_local_instance_writes_nothing_under_home(ray_cluster):
-    assert not any(ray_cluster["home"].iterdir())  # Ray would put its auth token in ~/.ray
+    assert not (ray_cluster["home"] / ".ray").exists()  # Ray would put its auth token there
     assert (ray_cluster["temp"] / "auth_token").exists()
