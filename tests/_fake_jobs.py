@@ -2,7 +2,7 @@
 
 Each job sleeps ``seconds``, then returns a record naming the process it ran in. ``mode``:
 ``ok``; ``raise`` (ValueError); ``kill_first`` (SIGKILLs its own process on the first attempt,
-which it recognises by the absence of ``marker``, created just before dying); ``kill_always``;
+which it recognises by the absence of ``marker``, written with its pid at the start); ``kill_always``;
 ``oom_first`` (fails with an OutOfMemoryError on the first attempt: a worker fault);
 ``oom_always``;
 ``epochs`` (calls ``on_epoch`` once, for the executors' test-only kill hook).
@@ -40,7 +40,7 @@ class FakeJob:
             on_epoch: Any = None) -> dict[str, Any]:
         first = bool(self.marker) and not os.path.exists(self.marker)
         if self.marker:
-            Path(self.marker).touch()
+            Path(self.marker).write_text(str(os.getpid()))  # which process ran it
         if self.mode == "epochs" and on_epoch is not None:
             on_epoch({"epoch": 1})
         time.sleep(self.seconds)

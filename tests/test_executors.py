@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -80,6 +82,41 @@ def test_pool_test_kill_hook_kills_first_attempt_mid_job(monkeypatch):
     _assert_once(delivered, jobs)
     assert by_key["fake-hooked"].attempts == 2 and by_key["fake-spared"].attempts == 1
     assert all(o.status == "done" for o in delivered)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_pool_worker_exits_when_its_driver_is_killed(tmp_path):
+    marker = tmp_path / "pid"
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+              "from _fake_jobs import FakeJob\n"
+              "from nasrescale.executors.base import ExecutorSettings\n"
+              "from nasrescale.executors.pool import PoolExecutor\n"
+              "PoolExecutor(ExecutorSettings(), devices=['cpu'], progress=False).run(\n"
+              f"    [FakeJob('long', seconds=120, marker={str(marker)!r})], print)\n")
+    root = str(Path(__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    driver = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker = int(marker.read_text())
+        assert _alive(worker)
+    finally:
+        driver.kill()  # SIGKILL: the driver gets no chance to end its workers
+        driver.wait()
+    deadline = time.monotonic() + 10  # the worker checks on its parent every second
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker), "the worker outlived its killed driver"
 
 
 def test_pool_rejects_no_devices_and_cuda_without_gpu():

@@ -7,7 +7,8 @@ counts devices). Jobs start longest first (``job.cost()``). A process that dies 
 reporting (killed, segfault, the OOM killer) or reports a worker fault (device OOM, broken
 CUDA context; see :mod:`nasrescale.executors.common`) is retried up to
 ``settings.max_retries`` times, then reported ``failed`` with a message saying so. Every job
-gets exactly one outcome, delivered by this (the driving) process.
+gets exactly one outcome, delivered by this (the driving) process. A worker whose driver is
+gone (``kill -9``) ends itself within a second or so, so a rerun never races an orphan.
 
 Programs that use the pool from a script need the usual ``if __name__ == "__main__":`` guard,
 since ``spawn`` re-imports the main script in each worker.
@@ -26,6 +27,8 @@ import os
 import pickle
 import signal
 import sys
+import threading
+import time
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -74,9 +77,18 @@ def pin_gpu(device: str, visible: str | None) -> tuple[str | None, str]:
     return (ids[index] if ids else str(index)), "cuda:0"
 
 
+def _exit_with_parent(parent: int, every: float = 1.0) -> None:
+    """End this worker (thread body) once its parent is gone, e.g. after ``kill -9`` of the
+    driver, so that no orphan keeps training and writing a checkpoint that a rerun also uses."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(70)  # no cleanup: the job's outcome has nobody to go to
+
+
 def _worker(conn: Connection, job_bytes: bytes, device: str, checkpoint_dir: Path | None,
-            attempt: int, kill_keys: frozenset[str], threads: int) -> None:
+            attempt: int, kill_keys: frozenset[str], threads: int, parent: int) -> None:
     """Worker process body: run one job and send its :class:`Outcome` to the parent."""
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     pinned, device = pin_gpu(device, os.environ.get("CUDA_VISIBLE_DEVICES"))
     if pinned is not None:  # before anything initialises CUDA in this process
         os.environ["CUDA_VISIBLE_DEVICES"] = pinned
@@ -147,9 +159,10 @@ class PoolExecutor:
                         neg_cost, order, attempt, job = heapq.heappop(queue)
                         device = free.pop(0)
                         reader, writer = ctx.Pipe(duplex=False)
-                        proc = ctx.Process(target=_worker, daemon=True, name=f"nasrescale-{job.key()}",
+                        # not daemonic: a job may start processes of its own (data loaders)
+                        proc = ctx.Process(target=_worker, name=f"nasrescale-{job.key()}",
                                            args=(writer, pickle.dumps(job), device, self.checkpoint_dir,
-                                                 attempt, kill_keys, threads))
+                                                 attempt, kill_keys, threads, os.getpid()))
                         proc.start()
                         writer.close()  # the child holds the only write end: EOF means it died
                         running[reader] = (proc, job, device, attempt, neg_cost, order)
