@@ -75,7 +75,10 @@ def start_local_ray(temp_dir: Path | None = None, num_cpus: int | None = None) -
     if len(str(temp_dir)) > _MAX_TEMP_DIR:
         raise ConfigError(f"Ray temp dir {temp_dir} is longer than {_MAX_TEMP_DIR} characters; Ray's "
                           "Unix sockets under it would exceed the OS path limit: use a short path")
-    temp_dir.mkdir(parents=True, exist_ok=True)
+    temp_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: it holds the auth token
+    if hasattr(os, "getuid") and temp_dir.stat().st_uid != os.getuid():
+        raise ConfigError(f"Ray temp dir {temp_dir} belongs to another user; remove it or pass "
+                          "another temp_dir")
     saved = {name: os.environ.get(name) for name in _AUTH_VARS}
     home_token = Path.home() / ".ray" / "auth_token"
     if not any(saved.values()) and not home_token.exists():
