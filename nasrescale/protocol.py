@@ -10,6 +10,10 @@ Two protocols ship in ``protocols/`` (TOML files; a user passes their own with
   (Chen et al., ICLR 2024, eq. 8) times the kernel factor of ``kernel_rule``; ``lr`` (the
   base LR) has no default and must be given (``--base-lr``).
 
+``precision`` is ``bf16`` (autocast on CUDA; the default, kept for speed: its accuracy parity
+with fp32 has not been measured in this project) or ``fp32`` (as the benchmark trained; TF32
+disabled too). The CPU always trains in fp32, whatever the setting.
+
 A reduced budget (``epochs = 12``) keeps the cosine schedule over the reduced run.
 
 >>> p = load_protocol("nb201")
@@ -60,6 +64,8 @@ class Protocol:
             (``lr * lr_scale(arch)``, paper eq. 8).
         kernel_rule: kernel factor rule (paper eq. 9): ``family`` (the family's setting),
             ``none``, ``network`` or ``per_layer``; used with ``lr_rule = path_depth``.
+        precision: ``bf16`` (bf16 autocast on CUDA) or ``fp32`` (full fp32, TF32 off, as
+            the benchmark trained). The CPU trains in fp32 either way. Part of a run's identity.
     """
 
     name: str
@@ -76,6 +82,7 @@ class Protocol:
     init: Literal["default", "in_degree", "in_degree_source"] = "default"
     lr_rule: Literal["fixed", "path_depth"] = "fixed"
     kernel_rule: Literal["family", "none", "network", "per_layer"] = "family"
+    precision: Literal["bf16", "fp32"] = "bf16"
 
     def __post_init__(self) -> None:
         checks = {

@@ -220,16 +220,25 @@ def kernel_factor(graph: nx.DiGraph, family: CellFamily, rule: str | None = None
 
 
 def edge_kernel_factors(graph: nx.DiGraph, family: CellFamily, rule: str | None = None) -> dict[Edge, float]:
-    """Kernel factor of each parametric effective edge's parameter group.
+    """Kernel factor (paper eq. 9) of the convs on each parametric edge of the cell.
 
     ``none``: 1; ``network``: :func:`kernel_factor`; ``per_layer``: ``q_base / q_e`` from the
-    edge's own kernel (1 for kernel-less ops such as linear layers).
+    edge's own kernel (1 for kernel-less ops such as linear layers). Every parametric edge of
+    the raw cell gets one, on a path or not (an edge off every path is built and trained
+    too). The per-parameter scaling map of a network
+    (:mod:`nasrescale.models.scaling_map`) reads these for its cell-edge convs.
+
+    >>> from nasrescale.registry import get_family
+    >>> from nasrescale.encodings import parse_arch
+    >>> nb201 = get_family("nb201")
+    >>> edge_kernel_factors(parse_arch("2_03_000", nb201), nb201, "per_layer")
+    {(0, 1): 3.0, (1, 2): 1.0}
     """
     rule = _check_rule(rule or family.kernel_rule)
     shared = kernel_factor(graph, family, rule)
     factors: dict[Edge, float] = {}
-    for u, v, op in effective_edges(graph, family):
-        cell_op = family.op(op)
+    for u, v, d in sorted(graph.edges(data=True)):
+        cell_op = family.op(d["op"])
         if not cell_op.parametric:
             continue
         if rule == "per_layer" and cell_op.conv_kernel:

@@ -30,8 +30,28 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
 
 
-def test_train_prints_the_result(capsys):
-    code, out, err = run(capsys, "train", "3_33_333", "--epochs", "3", "--history", *TINY)
+def evaluate_checkpoint(path: Path, arch: str, test_subset: int) -> tuple[float, float]:
+    """Test accuracy (%) and loss of the weights in a finished checkpoint, computed here from
+    the shipped subset (independently of the engine's evaluation loop)."""
+    from nasrescale.data import load_dataset, subset
+    from nasrescale.models import build_model
+    from nasrescale.registry import get_family
+
+    data = subset(load_dataset("cifar10-subset"), 500, test_subset, seed=0)
+    model = build_model(arch, get_family("nb201"), 10, width=4, cells=1)
+    model.load_state_dict(torch.load(path, weights_only=True)["model"])
+    model.eval().to(memory_format=torch.channels_last)
+    mean, std = torch.tensor(data.mean).view(1, 3, 1, 1), torch.tensor(data.std).view(1, 3, 1, 1)
+    x = ((data.test_images.float() / 255 - mean) / std).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        logits = model(x)
+    acc = 100.0 * (logits.argmax(1) == data.test_labels).double().mean().item()
+    return acc, torch.nn.functional.cross_entropy(logits, data.test_labels).item()
+
+
+def test_train_prints_the_result(capsys, tmp_path):
+    ckpt = tmp_path / "run.pt"
+    code, out, err = run(capsys, "train", "3_33_333", "--epochs", "3", "--history", "--checkpoint", str(ckpt), *TINY)
     assert code == 0, err
     rec = json.loads(out)
     for key in ("test_accuracy", "train_loss_last", "train_loss_best", "lr", "diverged", "diverged_epoch",
@@ -39,11 +59,31 @@ def test_train_prints_the_result(capsys):
         assert key in rec
     assert rec["arch"] == ALL_3X3 and rec["protocol"] == "nb201" and rec["lr"] == 0.1
     assert not rec["diverged"] and rec["diverged_epoch"] is None and rec["epochs_run"] == 3
+    assert (rec["test_split"], rec["test_images"], rec["precision"]) == ("full", 200, "bf16")
     losses = [h["train_loss"] for h in rec["history"]]
     assert losses[-1] < losses[0]  # a few epochs on real images: the loss falls
-    assert 0 <= rec["test_accuracy"] <= 100
-    # the default checkpoint is removed once the run is done
+    # the reported figures are those of the trained weights (evaluated here, independently)
+    acc, loss = evaluate_checkpoint(ckpt, "3_33_333", 200)
+    assert abs(rec["test_accuracy"] - acc) <= 0.5 and rec["test_loss"] == pytest.approx(loss, rel=1e-4)
+
+
+def test_default_checkpoint_is_removed_when_done(capsys):
+    code, _, err = run(capsys, "train", "3_11_111", "--epochs", "1", *TINY)
+    assert code == 0, err
     assert not list(Path(os.environ["NASRESCALE_CACHE"]).rglob("*.pt"))
+
+
+def test_checkpoint_of_another_cell_is_refused(capsys, tmp_path):
+    """3_11_111 and 3_44_444 have the same parameter shapes; the checkpoint identity tells them apart."""
+    ckpt = str(tmp_path / "run.pt")
+    assert run(capsys, "train", "3_11_111", "--epochs", "1", "--checkpoint", ckpt, *TINY)[0] == 0
+    code, out, err = run(capsys, "train", "3_44_444", "--epochs", "1", "--checkpoint", ckpt, *TINY)
+    assert code == 2 and out == "" and "belongs to another run" in err and "arch (" in err
+
+
+def test_test_split_flag(capsys):
+    code, out, err = run(capsys, "train", "3_11_111", "--epochs", "1", "--test-split", "x-test", *TINY)
+    assert code == 2 and "exists only for cifar100, imagenet16-120" in err
 
 
 def test_rescaled_protocol_lr(capsys):

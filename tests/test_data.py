@@ -222,13 +222,15 @@ def _write_imagenet16(folder: Path) -> None:
 
 def test_imagenet16_synthetic_pickles(tmp_path):
     _write_imagenet16(tmp_path / "ImageNet16")
-    data = load_dataset("imagenet16-120", tmp_path)  # the parent of ImageNet16/ works too
+    data = load_dataset("imagenet16-120", tmp_path, test_split="full")  # the parent of ImageNet16/ works too
     assert data.name == "imagenet16-120" and data.num_classes == 120
     assert data.train_images.shape == (20, 3, 16, 16) and data.train_labels.tolist() == [0, 119] * 10
     assert data.test_labels.tolist() == [1, 119]
     assert data.test_images[1, 2, 3, 4].item() == (2 * 768 + 2 * 256 + 3 * 16 + 4) % 251  # val row 2, CHW order
     assert (data.mean, data.std, data.crop_padding) == (IMAGENET16_MEAN, IMAGENET16_STD, 2)
-    assert load_dataset("imagenet16-120", tmp_path / "ImageNet16").train_images.shape[0] == 20
+    assert load_dataset("imagenet16-120", tmp_path / "ImageNet16", test_split="full").train_images.shape[0] == 20
+    with pytest.raises(DataError, match="x-test indexes a test set of 6000 images, this one has 2"):
+        load_dataset("imagenet16-120", tmp_path)  # the default split needs the real val_data
 
 
 def test_imagenet16_errors(tmp_path):

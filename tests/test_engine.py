@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -12,8 +13,9 @@ import torch.nn.functional as F
 
 from nasrescale.data.types import ImageData
 from nasrescale.errors import ConfigError, DataError
-from nasrescale.protocol import Protocol, cosine_factor
-from nasrescale.train import TrainResult, crop_flip, draw_augmentation, epoch_seed, normalize, train
+from nasrescale.protocol import Protocol, cosine_factor, load_protocol
+from nasrescale.train import TrainResult, crop_flip, draw_augmentation, epoch_seed, engine, normalize, train
+from nasrescale.train.engine import _Setup
 from nasrescale.train.augment import stats_tensor
 
 MEAN, STD = (0.49, 0.48, 0.45), (0.25, 0.24, 0.26)
@@ -223,6 +225,103 @@ def test_foreign_torch_file_is_not_a_checkpoint(tmp_path):
         run(make_model(), checkpoint=ckpt)
 
 
+# --- run identity in the checkpoint; precision -------------------------------------------
+
+IDENTITY = {"arch": "3_11_111", "family": "0123456789abcdef", "width": 16, "cells": 5}
+
+
+def test_identity_is_stored_with_engine_facts(tmp_path):
+    ckpt = tmp_path / "run.pt"
+    run(make_model(), checkpoint=ckpt, stop_after=1, identity=IDENTITY, seed=2)
+    stored = json.loads(torch.load(ckpt, weights_only=True)["identity"])
+    assert stored == {**IDENTITY, "precision": "bf16", "test_split": "full", "test_images": 48, "seed": 2}
+    halves = run(make_model(), data=dataclasses.replace(make_data(), test_split="x-valid"))
+    assert (halves.test_split, halves.test_images) == ("x-valid", 48)
+    assert run(make_model(), checkpoint=ckpt, identity=dict(IDENTITY), seed=2).resumed_from == 1
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"identity": {**IDENTITY, "arch": "3_44_444"}}, "arch"),  # equal shapes, another cell
+    ({"identity": {**IDENTITY, "family": "fedcba9876543210"}}, "family"),  # e.g. another kernel_rule
+    ({"protocol": proto(precision="fp32")}, "precision"),
+    ({"data": dataclasses.replace(make_data(), test_split="x-valid")}, "test_split"),
+])
+def test_resume_refuses_another_run_naming_the_keys(tmp_path, change, key):
+    ckpt = tmp_path / "run.pt"
+    run(make_model(), checkpoint=ckpt, stop_after=1, identity=IDENTITY, fingerprint="same")
+    kw = {"identity": IDENTITY, "fingerprint": "same", **change}  # same fingerprint: only the identity tells
+    with pytest.raises(ConfigError, match=rf"belongs to another run.*differs in: {key} \(.* in the checkpoint, .* now\)"):
+        run(make_model(), checkpoint=ckpt, **kw)
+
+
+def test_checkpoint_without_identity_is_not_resumed_by_a_run_with_one(tmp_path):
+    ckpt = tmp_path / "run.pt"
+    run(make_model(), checkpoint=ckpt, stop_after=1, fingerprint="f")
+    with pytest.raises(ConfigError, match="written without a run identity"):
+        run(make_model(), checkpoint=ckpt, fingerprint="f", identity=IDENTITY)
+
+
+def test_default_fingerprint_covers_identity(tmp_path):
+    """Without a fingerprint, two identities give two fingerprints (so a mismatch is caught even
+    by a caller that compares fingerprints only)."""
+    ckpt = tmp_path / "run.pt"
+    run(make_model(), checkpoint=ckpt, stop_after=1, identity=IDENTITY)
+    fp1 = torch.load(ckpt, weights_only=True)["fingerprint"]
+    run(make_model(), checkpoint=tmp_path / "b.pt", stop_after=1, identity={**IDENTITY, "arch": "3_44_444"})
+    assert torch.load(tmp_path / "b.pt", weights_only=True)["fingerprint"] != fp1
+
+
+def test_derived_fingerprint_covers_precision_and_test_split():
+    from nasrescale.train import derive_fingerprint
+
+    model, data = make_model(), make_data()
+    base = derive_fingerprint(proto(), 0, groups(model), data)
+    assert derive_fingerprint(proto(precision="fp32"), 0, groups(model), data) != base
+    assert derive_fingerprint(proto(), 0, groups(model), dataclasses.replace(data, test_split="x-valid")) != base
+    assert derive_fingerprint(proto(), 0, groups(model), data) == base
+
+
+def test_identity_must_be_json(tmp_path):
+    with pytest.raises(ConfigError, match="identity must be a JSON-able dict"):
+        run(make_model(), identity={"arch": object()})
+
+
+def test_precision_is_a_protocol_setting():
+    assert load_protocol("nb201").precision == "bf16" and load_protocol("rescaled").precision == "bf16"
+    assert load_protocol("nb201", ["precision=fp32"]).precision == "fp32"
+    with pytest.raises(ConfigError, match="protocol.precision"):
+        load_protocol("nb201", ["precision=fp16"])
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp32"])
+def test_setup_honours_precision(monkeypatch, precision):
+    """CPU: fp32 whatever the setting. CUDA (constructed without a GPU: only the flags are read):
+    bf16 -> autocast; fp32 -> no autocast and TF32 off inside the run, restored after."""
+    data, p = make_data(), proto(precision=precision)
+    cpu = _Setup(torch.device("cpu"), data, p)
+    assert not cpu.amp and not cpu.exact_fp32
+    monkeypatch.setattr(engine, "stats_tensor", lambda values, device: torch.tensor(values))
+    cuda = _Setup(torch.device("cuda"), data, p)
+    assert cuda.amp == (precision == "bf16") and cuda.exact_fp32 == (precision == "fp32")
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = True
+        with cuda.precision_scope():
+            inside = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+        after = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+    assert inside == ((True, True) if precision == "bf16" else (False, False))
+    assert after == (True, True)
+
+
+def test_cpu_fp32_and_bf16_protocols_train_identically():
+    """On the CPU the precision setting changes nothing (fp32 both): equal results bit for bit."""
+    a = run(make_model(), protocol=proto(precision="bf16"))
+    b = run(make_model(), protocol=proto(precision="fp32"))
+    assert a.history == b.history and a.test_accuracy == b.test_accuracy
+
+
 # --- divergence, schedule, learning ---------------------------------------------------------
 
 class NaNAfter(TinyNet):
@@ -311,18 +410,28 @@ def test_no_per_step_host_sync(monkeypatch):
     assert counts["n"] <= 2 * 1 + 1
 
 
-def test_compile_path_wraps_model_and_keeps_results(monkeypatch):
-    compiled = []
+def test_compile_path_runs_training_and_evaluation_through_the_compiled_module(monkeypatch, tmp_path):
+    """torch.compile is stubbed by a wrapper that counts its calls (a real compile needs a C++
+    toolchain and minutes on CPU): every training step and test batch must go through it,
+    the checkpoint must hold the *original* module's state (no ``_orig_mod.`` prefixes), and
+    the figures must equal an uncompiled run's."""
+    calls = {"train": 0, "eval": 0}
 
-    def fake_compile(model, *args, **kw):
-        compiled.append(model)
-        return model
+    class Compiled(nn.Module):
+        def __init__(self, inner: nn.Module) -> None:
+            super().__init__()
+            self._orig_mod = inner
 
-    monkeypatch.setattr(torch, "compile", fake_compile)
+        def forward(self, x):
+            calls["train" if self._orig_mod.training else "eval"] += 1
+            return self._orig_mod(x)
+
+    monkeypatch.setattr(torch, "compile", lambda model, *a, **k: Compiled(model))
     m1, m2 = make_model(), make_model()
-    a = run(m1, compile=True)
-    b = run(m2)
-    assert compiled == [m1]
+    a = run(m1, compile=True, checkpoint=tmp_path / "c.pt", eval_batch_size=16)
+    b = run(m2, eval_batch_size=16)
+    assert calls == {"train": 4 * (96 // 16), "eval": 48 // 16}  # 4 epochs x 6 steps; 3 test batches
+    assert set(torch.load(tmp_path / "c.pt", weights_only=True)["model"]) == set(m1.state_dict())
     assert_same_run(a, b, m1, m2)
 
 

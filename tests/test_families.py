@@ -26,11 +26,48 @@ def test_every_shipped_family_loads_and_analyzes(name):
     assert base.lr_scale == 1.0 and not base.degenerate
     rng = random.Random(name)
     n = family.nodes or 5
-    for _ in range(20):  # random cells analyze without error, scale in (0, inf) or None
+    for _ in range(20):  # random cells: the analysis agrees with brute force on the edge list
         edges = [(u, v, rng.choice(family.op_names)) for v in range(1, n) for u in range(v)]
         rec = analyze(make_graph(edges, family, n), family)
-        assert rec.degenerate == (rec.lr_scale is None)
-        assert rec.num_paths == (len(rec.path_depths) if rec.path_depths is not None else rec.num_paths)
+        paths = brute_force_depths(edges, family, n)
+        assert rec.degenerate == (not paths) == (rec.lr_scale is None)
+        assert rec.num_paths == len(paths) and sorted(rec.path_depths) == sorted(paths)
+        if paths:
+            base = brute_force_depths(edges_of(family.base, family), family, family.nodes or base_nodes(family))
+            expected = (sum(L**3 for L in base) / sum(L**3 for L in paths)) ** 0.5
+            assert rec.lr_scale == pytest.approx(expected, rel=1e-12)
+
+
+def edges_of(arch: str, family) -> list[tuple[int, int, str]]:
+    from nasrescale.encodings import parse_arch
+
+    return [(u, v, d["op"]) for u, v, d in parse_arch(arch, family).edges(data=True)]
+
+
+def base_nodes(family) -> int:
+    from nasrescale.encodings import parse_arch
+
+    return parse_arch(family.base, family).number_of_nodes()
+
+
+def brute_force_depths(edges: list[tuple[int, int, str]], family, n: int) -> list[int]:
+    """Depth of every input->output path, by walking every path over non-zero edges
+    (depth = the family's offset + ReLU depths of the path's ops); independent of topology.py."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    for u, v, op in edges:
+        if not family.op(op).zero:
+            out.setdefault(u, []).append((v, op))
+    depths: list[int] = []
+
+    def walk(node: int, depth: int) -> None:
+        if node == n - 1:
+            depths.append(depth)
+            return
+        for v, op in out.get(node, []):
+            walk(v, depth + family.op(op).relu_depth)
+
+    walk(0, family.depth_offset)
+    return depths
 
 
 def test_space_sizes(nb201, mlp_dag):

@@ -36,7 +36,10 @@ from nasrescale.models import (
     model_cost,
 )
 from nasrescale.ops import CellOp, OpKind, op_kinds
+from nasrescale.families import KERNEL_RULES
+from nasrescale.protocol import load_protocol
 from nasrescale.registry import get_family, load_families
+from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
 from nasrescale.topology import effective_graph, is_degenerate
 
 NB201 = get_family("nb201")
@@ -130,10 +133,10 @@ def test_every_nonzero_op_kind_has_a_builder():
     assert not missing, f"op kinds without a model builder: {missing}"
 
 
-@pytest.mark.parametrize("family_name", ["nb201", "mlp_dag", "cnn_dag"])
+@pytest.mark.parametrize("family_name", sorted(load_families()))
 def test_builders_keep_shape_and_are_not_inplace(family_name):
     family = get_family(family_name)
-    x = torch.randn(2, 4, 5, 5) if family_name != "mlp_dag" else torch.randn(2, 4)
+    x = torch.randn(2, 4) if family.macro.get("kind") == "mlp" else torch.randn(2, 4, 5, 5)
     for op in family.ops:
         if op.zero:
             with pytest.raises(ArchError, match="zero op"):
@@ -426,38 +429,69 @@ def test_build_model_arguments_are_checked():
 # --------------------------------------------------------------------------- every family
 
 def family_cases():
+    """Cases from the registries: every loaded family; per family its base, one cell with every
+    edge carrying op o for each of its ops o (so every op kind it uses is built), a random cell
+    and, if it has a zero op, the degenerate all-zero cell."""
     for name, family in sorted(load_families().items()):
         n = family.nodes or 4
         pairs = [(u, v) for v in range(1, n) for u in range(v)]
         rng = random.Random(f"models-{name}")
         archs = {"base": family.base}
-        param = next((op.name for op in family.ops if op.parametric), None)
-        if param is not None:
-            archs["all-parametric"] = make_graph([(u, v, param) for u, v in pairs], family, n)
+        for op in family.ops:
+            archs[f"all-{op.name}"] = make_graph([(u, v, op.name) for u, v in pairs], family, n)
         archs["random"] = make_graph([(u, v, rng.choice(family.op_names)) for u, v in pairs], family, n)
-        if family.zero_op is not None:
-            archs["degenerate"] = make_graph([(u, v, family.zero_op) for u, v in pairs], family, n)
         for label, arch in archs.items():
             yield pytest.param(family, arch, id=f"{name}-{label}")
 
 
+def test_registry_cases_cover_every_op_kind_with_a_builder():
+    """A new op kind (with a builder) must appear in some family, or the test below never builds it."""
+    used = {op.kind.name for family in load_families().values() for op in family.ops}
+    kinds = {name for name, kind in op_kinds().items() if kind.zero or name in builders()}
+    assert kinds <= used, f"op kinds no family uses (add one to cells/ or examples): {sorted(kinds - used)}"
+
+
+def _settings(family) -> dict:
+    return {"width": 8} | ({"cells": 1} if "cells" in macro_kinds().get(family.macro.get("kind"), ()) else {})
+
+
 @pytest.mark.parametrize("family,arch", list(family_cases()))
 def test_every_family_builds_trains_and_backprops(family, arch):
-    record = analyze(arch, family)
-    if isinstance(arch, nx.DiGraph):
-        assert record.degenerate == is_degenerate(arch, family)
-    settings_ = {"width": 8} | ({"cells": 1} if "cells" in macro_kinds().get(family.macro.get("kind"), ()) else {})
-    torch.manual_seed(0)
-    model = build_model(record.arch, family, 5, in_shape=(3, 8, 8), **settings_)
+    """parse -> analyze -> build -> every init rule -> param_groups under every kernel rule ->
+    one SGD step: the scaling map covers every parameter, each group's LR is the plan's, and
+    the step moves exactly the parameters that have a gradient."""
+    graph = parse_arch(format_arch(arch, family) if isinstance(arch, nx.DiGraph) else arch, family)
+    record = analyze(graph, family)
+    assert record.degenerate == is_degenerate(graph, family)
     x, y = torch.randn(4, 3, 8, 8), torch.tensor([0, 1, 2, 3])
-    loss = F.cross_entropy(model(x), y)
-    assert torch.isfinite(loss)
-    loss.backward()
-    for cell in model.cells():
-        assert set(effective_graph(cell.graph, family).edges) <= set(cell.computed_edges)
-        for u, v in cell.computed_edges:
-            for p in cell.edges[f"{u}_{v}"].parameters():
-                assert p.grad is not None, (u, v)
-    assert model.readout.weight.grad is not None
-    if not record.degenerate:
-        assert all(p.grad is not None for p in model.stem.parameters())
+    for i, rule in enumerate(INIT_RULES):
+        torch.manual_seed(0)
+        model = apply_init(build_model(graph, family, 5, in_shape=(3, 8, 8), **_settings(family)), rule)
+        names = dict(model.named_parameters())
+        assert set(model.scaling_map()) == set(names)
+        for kernel_rule in KERNEL_RULES:
+            protocol = load_protocol("rescaled", ["lr=0.4", f"kernel_rule={kernel_rule}", f"init={rule}"])
+            groups = param_groups(model, protocol)
+            grouped = [id(p) for g in groups for p in g["params"]]
+            assert sorted(grouped) == sorted(id(p) for p in names.values())  # each parameter once
+            plan = lr_plan(model, protocol)
+            for g in groups:
+                assert g["lr"] == pytest.approx(plan.lr / plan.kernel_factor * g["kernel_factor"])
+        protocol = load_protocol("rescaled", ["lr=0.4", f"kernel_rule={KERNEL_RULES[i % len(KERNEL_RULES)]}"])
+        optimizer = torch.optim.SGD(param_groups(model, protocol), lr=0.4)
+        loss = F.cross_entropy(model(x), y)
+        assert torch.isfinite(loss)
+        loss.backward()
+        before = {n: p.detach().clone() for n, p in names.items()}
+        optimizer.step()
+        for n, p in names.items():
+            moved = not torch.equal(before[n], p.detach())
+            assert moved == bool(p.grad is not None and p.grad.abs().sum() > 0), n
+        for cell in model.cells():
+            assert set(effective_graph(cell.graph, family).edges) <= set(cell.computed_edges)
+            for u, v in cell.computed_edges:
+                for p in cell.edges[f"{u}_{v}"].parameters():
+                    assert p.grad is not None, (u, v)
+        assert model.readout.weight.grad is not None
+        if not record.degenerate:
+            assert all(p.grad is not None for p in model.stem.parameters())

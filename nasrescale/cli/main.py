@@ -15,12 +15,12 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import NasRescaleError
-from . import analyze_cmd, model_cmds, train_cmd
+from . import analyze_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
 
 __all__ = ["main", "build_parser"]
 
 #: modules that contribute commands, in help order
-COMMAND_MODULES = [analyze_cmd, train_cmd, model_cmds]
+COMMAND_MODULES = [analyze_cmd, train_cmd, model_cmds, pipeline_cmds, rank_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

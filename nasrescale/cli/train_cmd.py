@@ -9,12 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import to_table
-from ..encodings import format_arch, parse_arch
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
-from ..topology import is_degenerate
 from .common import add_family_options, add_model_options, family_from_args
 
 __all__ = ["register", "run_key"]
@@ -40,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", default="cifar10-subset", metavar="NAME",
                    help="cifar10-subset (shipped, default), cifar10, cifar100, imagefolder, imagenet16-120")
     p.add_argument("--data", metavar="PATH", help="dataset folder (cifar10/100, imagefolder, imagenet16-120)")
+    p.add_argument("--test-split", choices=("full", "x-test", "x-valid"), metavar="S",
+                   help="test images: full, x-test or x-valid (NAS-Bench-201's halves; cifar100 and "
+                        "imagenet16-120 only); default: what the benchmark reports (x-test for cifar100 "
+                        "and imagenet16-120, full otherwise)")
     p.add_argument("--download", action="store_true", help="let torchvision download CIFAR into --data")
     p.add_argument("--subset", type=int, metavar="N", help="train on a class-balanced subset of N images")
     p.add_argument("--test-subset", type=int, metavar="M", help="evaluate on a class-balanced subset of M images")
@@ -65,76 +66,43 @@ def _protocol_overrides(args: argparse.Namespace) -> list[str]:
 
 
 def run_key(parts: dict[str, Any]) -> str:
-    """Content hash of everything that determines a run's result (16 hex digits)."""
+    """Content hash of a JSON-able dict (16 hex digits); kept for callers of the old helper.
+
+    ``nasrescale train`` keys its runs by :meth:`nasrescale.job.TrainJob.key`.
+    """
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _device(name: str) -> str:
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"--device {name}: CUDA is not available on this machine; use --device cpu")
-    return name
-
-
 def run_train(args: argparse.Namespace) -> int:
-    """Build, initialize and train the architecture; print its JSON result."""
-    import torch
-
-    from ..data import load_dataset, subset
+    """Train the architecture as one :class:`~nasrescale.job.TrainJob`; print its JSON result."""
     from ..data.paths import resolve_cache_dir
-    from ..models import build_model, count_params
-    from ..scaling import apply_init, lr_plan, param_groups
-    from ..train import train
+    from ..job import DataSpec, TrainJob, resolve_device
 
     family = family_from_args(args)
-    graph = parse_arch(args.arch, family)
     protocol = load_protocol(args.protocol, _protocol_overrides(args))
     protocol.require_lr()
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
-    device = _device(args.device)
-    data = load_dataset(args.dataset, args.data, download=args.download)
-    data = subset(data, args.subset, args.test_subset, seed=args.seed)  # no sizes: the data itself
+    data = DataSpec(args.dataset, args.data, args.test_split, args.subset, args.test_subset)
+    job = TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
+    device = resolve_device(args.device)
+    if args.download:  # fetch the files first; the job itself never downloads
+        from ..data import load_dataset
 
-    torch.manual_seed(args.seed)
-    model = build_model(graph, family, data.num_classes, in_shape=data.image_shape, width=args.width, cells=args.cells)
-    apply_init(model, protocol.init)
-    plan = lr_plan(model, protocol)
-    groups = param_groups(model, protocol)
-
-    arch = format_arch(graph, family)
-    key = run_key({
-        "arch": arch, "family": family.name, "ops": [(o.name, o.kind.name, o.kernel) for o in family.ops],
-        "depth_offset": family.depth_offset, "base": family.base, "macro": dict(family.macro),
-        "width": args.width, "cells": args.cells, "protocol": to_table(protocol), "seed": args.seed,
-        "data": [data.name, str(Path(args.data).resolve()) if args.data else None,
-                 tuple(data.train_images.shape), tuple(data.test_images.shape), data.mean, data.std],
-    })
+        load_dataset(args.dataset, args.data, download=True)
+    key = job.key()
     checkpoint = None
     if not args.no_checkpoint:
         checkpoint = Path(args.checkpoint) if args.checkpoint else resolve_cache_dir() / "checkpoints" / f"train-{key}.pt"
-    result = train(model, data, protocol, groups, device=device, seed=args.seed, checkpoint=checkpoint,
-                   checkpoint_every=args.checkpoint_every, compile=args.compile, progress=not args.quiet,
-                   fingerprint=key, keep_checkpoint=bool(args.checkpoint))
-    if result.resumed_from:
-        print(f"resumed from epoch {result.resumed_from} of {checkpoint}", file=sys.stderr)
-
-    record = {
-        "arch": arch, "family": family.name, "dataset": data.name, "protocol": protocol.name,
-        "init": protocol.init, "lr_rule": protocol.lr_rule, "base_lr": plan.base_lr, "lr": plan.lr,
-        "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
-        "degenerate": is_degenerate(graph, family),
-        "epochs": protocol.epochs, "batch_size": protocol.batch_size, "seed": args.seed,
-        "width": getattr(model, "width", None), "cells": getattr(model, "num_cells", None), "params": count_params(model), "device": device, "run_key": key,
-        **result.to_json(),
-    }
+    record = job.run(device=device, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every,
+                     compile=args.compile, progress=not args.quiet, keep_checkpoint=bool(args.checkpoint))
+    if record.get("resumed_from"):
+        print(f"resumed from epoch {record['resumed_from']} of {checkpoint}", file=sys.stderr)
+    record["device"] = device
+    record["run_key"] = key
     if args.out:
         atomic_write_text(args.out, json.dumps(record, indent=2) + "\n")
     if not args.history:
         record.pop("history", None)
     print(json.dumps(record))
     return 0
-

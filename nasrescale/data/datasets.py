@@ -12,6 +12,10 @@ name                      source
 ``imagenet16-120``        NAS-Bench-201's ImageNet16 pickles in ``root`` (or ``root/ImageNet16``)
 ========================  ==============================================================
 
+The test set is the benchmark's: ``test_split=None`` gives ``x-test`` (half of the official
+test set, :mod:`nasrescale.data.benchmark_splits`) for ``cifar100``/``imagenet16-120`` and the
+full test set otherwise, which is what NAS-Bench-201 reports for each.
+
 Without ``root``, ``cifar10``/``cifar100``/``imagenet16-120`` look in the default data root
 (``$NASRESCALE_DATA``, else ``<cache folder>/datasets``; see :mod:`nasrescale.data.paths`).
 
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import DataError
+from .benchmark_splits import apply_test_split, check_test_split, default_test_split
 from .cifar import load_cifar
 from .imagefolder import load_imagefolder
 from .imagenet16 import load_imagenet16
@@ -60,6 +65,7 @@ def load_dataset(
     download: bool = False,
     normalization: str | None = None,
     cache_dir: Path | None = None,
+    test_split: str | None = None,
 ) -> ImageData:
     """Load a dataset as uint8 image tensors.
 
@@ -75,13 +81,20 @@ def load_dataset(
             ``cifar100``, ``imagenet16``, ``computed`` (per-channel statistics of the
             training images).
         cache_dir: cache folder (default ``$NASRESCALE_CACHE``, else ``~/.cache/nasrescale``).
+        test_split: ``full``, ``x-test`` or ``x-valid`` (the last two: NAS-Bench-201's halves
+            of the cifar100/imagenet16-120 test sets); ``None`` for the split the benchmark
+            reports for ``name`` (``x-test`` for cifar100/imagenet16-120, else ``full``).
 
     Returns:
-        The :class:`ImageData`.
+        The :class:`ImageData`, its ``test_split`` set.
 
     Raises:
-        DataError: for an unknown name or normalization, missing or malformed files, or a
-            failed download.
+        DataError: for an unknown name, normalization or test split (``x-test``/``x-valid``
+            on a dataset without them), missing or malformed files, or a failed download.
+
+    >>> d = load_dataset("cifar10-subset")
+    >>> d.test_split, d.test_images.shape[0]
+    ('full', 1000)
     """
     if name not in _LOADERS:
         raise DataError(f"unknown dataset {name!r}; choose one of: {', '.join(dataset_names())}")
@@ -90,7 +103,9 @@ def load_dataset(
             f"unknown normalization {normalization!r}; choose one of: {', '.join(normalization_names())} "
             "(or leave it unset for the dataset's own)"
         )
+    check_test_split(name, default_test_split(name) if test_split is None else test_split)  # before any I/O
     path = None if root is None else Path(root).expanduser()
     if path is None and name in _USES_DATA_ROOT:
         path = default_data_root(cache_dir)
-    return _LOADERS[name](path, download, normalization, None if cache_dir is None else Path(cache_dir))
+    data = _LOADERS[name](path, download, normalization, None if cache_dir is None else Path(cache_dir))
+    return apply_test_split(data, name, test_split)

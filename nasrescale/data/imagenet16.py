@@ -5,7 +5,8 @@ File format (the "ImageNet16" pickles NAS-Bench-201 distributes): a folder holdi
 with ``data``, an ``(N, 768)`` uint8 array whose rows are one 16x16 image in CHW order
 (256 red, 256 green, 256 blue values), and ``labels``, 1-based class ids 1..1000.
 ImageNet16-120 keeps the samples whose label is at most 120 and shifts labels to 0..119;
-``val_data`` is the test split the benchmark reports.
+``val_data`` is the official test set (6,000 images); the benchmark reports accuracy on its
+``x-test`` half (:mod:`nasrescale.data.benchmark_splits`, applied by ``load_dataset``).
 
 The files are pickles, which can run code when loaded: load only files you trust.
 """

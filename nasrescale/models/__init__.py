@@ -9,7 +9,7 @@
 
 from .builders import build_op, builders, register_builder
 from .cell import Cell, edge_key
-from .network import CellNetwork, build_model, macro_kinds, register_macro
+from .network import CellNetwork, build_model, macro_kinds, macro_settings, register_macro
 from .nb201 import NB201Network, ResNetBasicBlock  # registers macro "nb201"
 from .dag_nets import CNNNetwork, MLPNetwork, stem_kernel  # registers macros "mlp", "cnn"
 from .cost import count_flops, count_params, count_run_params, model_cost
@@ -17,7 +17,7 @@ from .cost import count_flops, count_params, count_run_params, model_cost
 __all__ = [
     "build_op", "builders", "register_builder",
     "Cell", "edge_key",
-    "CellNetwork", "build_model", "macro_kinds", "register_macro",
+    "CellNetwork", "build_model", "macro_kinds", "macro_settings", "register_macro",
     "NB201Network", "ResNetBasicBlock", "CNNNetwork", "MLPNetwork", "stem_kernel",
     "count_flops", "count_params", "count_run_params", "model_cost",
 ]

@@ -108,6 +108,22 @@ class NB201Network(CellNetwork):
         )
         self.readout = nn.Linear(4 * width, num_classes)
 
+    def skeleton_init_divisors(self) -> dict[nn.Module, tuple[float, float]]:
+        """The reduction blocks' convs -> ``(target, released)`` init divisors.
+
+        The block is a small DAG ``x -> h = conv_a(x)``, ``out = conv_b(h) + shortcut(x)``:
+        under the target rule each conv is divided by the in-degree of the node it writes
+        into (``conv_a`` -> ``h``: 1; ``conv_b`` and the 1x1 shortcut -> ``out``: 2). The
+        paper's released code divides ``conv_a`` by 2, ``conv_b`` by 1 and the shortcut by 2.
+        """
+        divisors: dict[nn.Module, tuple[float, float]] = {}
+        for block in self.body:
+            if isinstance(block, ResNetBasicBlock):
+                divisors[block.conv_a[1]] = (1.0, 2.0)
+                divisors[block.conv_b[1]] = (2.0, 1.0)
+                divisors[block.shortcut[1]] = (2.0, 2.0)
+        return divisors
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(batch, num_classes)`` of images ``(batch, in_channels, H, W)``."""
         x = self.stem(x)

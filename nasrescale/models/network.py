@@ -10,12 +10,15 @@ Settings are positive integers.
 >>> net = build_model("3_33_333", get_family("nb201"), width=4, cells=1)
 >>> type(net).__name__, len(net.cells()), net.released_fan_mode
 ('NB201Network', 3, 'fan_in')
+>>> entry = net.scaling_map()["body.0.edges.0_1.1.weight"]  # edge 0->1's conv, first cell
+>>> entry.role, entry.edge, entry.kernel, entry.init["in_degree_source"].divisor
+('edge', (0, 1), 3, 1.0)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 import networkx as nx
 from torch import nn
@@ -25,13 +28,18 @@ from ..errors import ConfigError
 from ..families import CellFamily
 from .cell import Cell
 
-__all__ = ["CellNetwork", "MacroFactory", "register_macro", "macro_kinds", "build_model"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .scaling_map import ParamScale
+
+__all__ = ["CellNetwork", "MacroFactory", "register_macro", "macro_kinds", "macro_settings", "build_model"]
 
 
 class CellNetwork(nn.Module):
     """Base class of every network built around a cell.
 
-    Subclasses set :attr:`stem` and :attr:`readout` and hold their cells as submodules.
+    Subclasses set :attr:`stem` and :attr:`readout` and hold their cells as submodules; a
+    skeleton with further conv/linear layers declares their init divisors in
+    :meth:`skeleton_init_divisors` (BatchNorm needs no declaration).
 
     Attributes:
         graph: the cell graph every cell of the network uses.
@@ -54,6 +62,21 @@ class CellNetwork(nn.Module):
     def cells(self) -> list[Cell]:
         """The network's cells, in forward order."""
         return [m for m in self.modules() if isinstance(m, Cell)]
+
+    def skeleton_init_divisors(self) -> dict[nn.Module, tuple[float, float]]:
+        """Conv/linear layers outside the stem, cells and readout -> their init divisors
+        ``(target rule, released code)``; see :mod:`~nasrescale.models.scaling_map`. None here."""
+        return {}
+
+    def scaling_map(self) -> dict[str, "ParamScale"]:
+        """Parameter name -> how it is initialized and LR-scaled (built on first call, then
+        cached; :mod:`~nasrescale.models.scaling_map`). The init and LR rules read only this."""
+        cached = self.__dict__.get("_scaling_map")
+        if cached is None:
+            from .scaling_map import build_scaling_map
+
+            cached = self.__dict__["_scaling_map"] = build_scaling_map(self)
+        return cached
 
 
 #: ``factory(graph, family, *, num_classes, in_shape, prune, **settings) -> CellNetwork``
@@ -138,6 +161,21 @@ def _settings(family: CellFamily, overrides: Mapping[str, int | None]) -> tuple[
             raise ConfigError(f"{key}={value!r}: macro kind {kind!r} of family {family.name!r} has no "
                               f"{key!r} setting; its settings: {', '.join(macro.keys) or 'none'}")
     return macro, settings
+
+
+def macro_settings(family: CellFamily, width: int | None = None, cells: int | None = None) -> dict[str, int]:
+    """The size settings :func:`build_model` would use: the family's ``[macro]`` values with
+    the overrides applied (only the settings the skeleton takes).
+
+    >>> from nasrescale.models import macro_settings
+    >>> from nasrescale.registry import get_family
+    >>> macro_settings(get_family("nb201")), macro_settings(get_family("nb201"), width=4, cells=1)
+    ({'width': 16, 'cells': 5}, {'width': 4, 'cells': 1})
+
+    Raises:
+        ConfigError: as :func:`build_model` for a bad macro table or override.
+    """
+    return _settings(family, {"width": width, "cells": cells})[1]
 
 
 def build_model(

@@ -1,87 +1,75 @@
 """Initialization rules, applied in place to a built :class:`~nasrescale.models.CellNetwork`.
 
 * ``default`` -- PyTorch's default init, untouched (the NB201 benchmark's init).
-* ``in_degree`` -- DESIGN.md §2 / paper Appendix A eq. 17: every conv/linear weight on cell
-  edge ``(u, v)`` drawn from ``N(0, 2 / (fan_in * d_in(v)))`` with ``d_in(v)`` the effective
-  in-degree of the *target* node; the stem He fan-in ``N(0, 2 / fan_in)``; the readout
-  mean-field ``std = 2 / fan_in`` (variance ``4 / n^2``, paper eq. 2); biases 0; BatchNorm
-  weight 1, bias 0 on the initialized parts.
-* ``in_degree_source`` -- the paper's released code: the divisor is the raw in-degree of the
-  edge's *source* node, and the fan is the code's own choice (``fan_in`` for NB201, ``fan_out``
-  for the MLP/CNN DAG nets, ``CellNetwork.released_fan_mode``).
+* ``in_degree`` -- DESIGN.md §2 / paper Appendix A eq. 17: a weight is drawn
+  ``N(0, 2 / (fan_in * d))`` with ``d`` the in-degree of the node it writes into (cell edge
+  ``u -> v``: the effective in-degree of ``v``; NB201 reduction block: ``conv_a`` 1,
+  ``conv_b`` and the shortcut 2; stem 1); the readout variance ``2 / n^2`` (paper eq. 2).
+* ``in_degree_source`` -- the paper's released code, reproduced exactly: cell edges divided
+  by the raw in-degree of the *source* node, stem by 1, NB201's reduction block ``conv_a``
+  by 2, ``conv_b`` by 1, its 1x1 shortcut by 2, readout ``std = 2 / fan`` (variance
+  ``4 / n^2``), with the code's fan mode (``fan_in`` NB201, ``fan_out`` MLP/CNN DAG nets).
 
-Both in-degree rules leave NB201's reduction blocks (and the head BatchNorm, already 1/0) at
-PyTorch's default, as the released code does, so the two rules differ only in the divisor
-and fan. In NB201 every cell conv is followed by BatchNorm, so the init scale changes the
-effective learning rate of that conv (eta / |W|^2), not the forward signal; ``nasrescale
-diagnose`` shows both effects.
+Both in-degree rules set every bias to 0 and every BatchNorm to weight 1, bias 0 (as the
+released code does). What each parameter gets is read from the network's scaling map
+(:meth:`~nasrescale.models.CellNetwork.scaling_map`, table in
+:mod:`nasrescale.models.scaling_map`); this module only applies it. In NB201 every conv is
+followed by BatchNorm, so the init scale changes the effective learning rate of that conv
+(``eta / |W|^2``), not the forward signal; ``nasrescale diagnose`` shows both effects.
+
+>>> import torch
+>>> from nasrescale.models import build_model
+>>> from nasrescale.registry import get_family
+>>> _ = torch.manual_seed(0)
+>>> net = apply_init(build_model("3_33_333", get_family("nb201"), width=8, cells=1), "in_degree_source")
+>>> abs(float(net.readout.weight.detach().std()) * 32 / 2 - 1) < 0.1  # std 2 / fan_in, fan_in = 4C = 32
+True
 """
 
 from __future__ import annotations
-
-import math
-from typing import Iterable
 
 import torch
 from torch import nn
 
 from ..errors import ConfigError
-from ..topology import init_divisors
+from ..models.network import CellNetwork
 
-__all__ = ["INIT_RULES", "apply_init", "he_normal_"]
+__all__ = ["INIT_RULES", "apply_init", "require_cell_network"]
 
 INIT_RULES = ("default", "in_degree", "in_degree_source")
 
-_WEIGHTED = (nn.Conv2d, nn.Linear)
 
+def require_cell_network(model: object, caller: str) -> CellNetwork:
+    """``model`` if it is a :class:`CellNetwork`, else a :class:`ConfigError` saying so.
 
-def _fan(weight: torch.Tensor, mode: str) -> int:
-    """Fan-in or fan-out of a conv/linear weight (``in * k * k`` or ``out * k * k``)."""
-    receptive = weight[0, 0].numel() if weight.dim() > 2 else 1
-    return (weight.shape[1] if mode == "fan_in" else weight.shape[0]) * receptive
-
-
-@torch.no_grad()
-def he_normal_(module: nn.Module, fan_mode: str = "fan_in", divisor: float = 1.0, power: int = 1) -> None:
-    """Draw ``module.weight`` from ``N(0, std^2)`` with ``std = (sqrt(2 / (fan * divisor)))^power``
-    and zero its bias. ``power = 2`` is the mean-field readout scale (``std = 2 / fan``)."""
-    std = math.sqrt(2.0 / (_fan(module.weight, fan_mode) * divisor)) ** power
-    module.weight.normal_(0.0, std)
-    if module.bias is not None:
-        module.bias.zero_()
+    The scaling rules need the network's cell graph and per-parameter scaling map, which only
+    networks built by :func:`nasrescale.models.build_model` have.
+    """
+    if not isinstance(model, CellNetwork):
+        raise ConfigError(f"{caller}: expected a CellNetwork (a network from nasrescale.models.build_model, which "
+                          f"carries its cell graph and scaling map), got {type(model).__name__}; the scaling rules "
+                          "cannot place the parameters of an arbitrary module")
+    return model
 
 
 @torch.no_grad()
-def _reset_norms(modules: Iterable[nn.Module]) -> None:
-    for m in modules:
-        if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.affine:
-            m.weight.fill_(1.0)
-            m.bias.zero_()
-
-
 def apply_init(model: nn.Module, rule: str) -> nn.Module:
-    """Initialize ``model`` (a ``CellNetwork``) in place under ``rule``; returns it.
+    """Initialize ``model`` (a :class:`CellNetwork`) in place under ``rule``; returns it.
 
     Raises:
-        ConfigError: naming the known rules, if ``rule`` is unknown.
+        ConfigError: if ``rule`` is unknown (naming the known rules) or ``model`` is not a
+            :class:`CellNetwork`.
     """
     if rule not in INIT_RULES:
         raise ConfigError(f"unknown init rule {rule!r}; known rules: {', '.join(INIT_RULES)}")
+    net = require_cell_network(model, "apply_init")
     if rule == "default":
-        return model
-    released = rule == "in_degree_source"
-    fan_mode = model.released_fan_mode if released else "fan_in"
-    divisors = init_divisors(model.graph, model.family, "source" if released else "target")
-
-    for m in model.stem.modules():
-        if isinstance(m, _WEIGHTED):
-            he_normal_(m, fan_mode)
-    _reset_norms(model.stem.modules())
-    for cell in model.cells():
-        for edge, op_module in cell.edge_items():
-            for m in op_module.modules():
-                if isinstance(m, _WEIGHTED):
-                    he_normal_(m, fan_mode, divisors[edge])
-            _reset_norms(op_module.modules())
-    he_normal_(model.readout, fan_mode, power=2)
-    return model
+        return net
+    scales = net.scaling_map()
+    for name, param in net.named_parameters():
+        spec = scales[name].init[rule]
+        if spec.constant is not None:
+            param.fill_(spec.constant)
+        else:
+            param.normal_(0.0, spec.std(tuple(param.shape)))
+    return net

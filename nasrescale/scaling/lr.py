@@ -1,11 +1,14 @@
 """Learning rates: parameter groups for a stock ``torch.optim.SGD``.
 
 Under LR rule ``fixed`` (the NB201 protocol) every parameter is in one group at the
-protocol's ``lr``. Under ``path_depth`` (the rescaled protocol, paper eq. 8) the group LR is
-``base_lr * lr_scale(arch)`` times the kernel factor (paper eq. 9) of the kernel rule:
-``none`` 1; ``network`` ``q_base / q`` with q the largest effective conv kernel of the cell;
-``per_layer`` each conv's own ``q_base / q`` (its weight and bias in a group of their own
-factor; BatchNorm, linear layers and everything else keep factor 1).
+protocol's ``lr``. Under ``path_depth`` (the rescaled protocol, paper eq. 8) a parameter's
+LR is ``base_lr * lr_scale(arch)`` times its kernel factor (paper eq. 9) under the kernel
+rule, read from the network's scaling map (:mod:`nasrescale.models.scaling_map`): ``none``
+1; ``network`` ``q_base / q`` with q the largest effective conv kernel of the cell, on every
+parameter; ``per_layer`` each cell-edge conv's own ``q_base / q`` on its weight and bias,
+1 elsewhere (stem, reduction blocks and shortcut convs, BatchNorm, readout). Parameters are
+grouped by factor; with one factor there is one group, as in the paper's released code
+(one SGD group over every parameter at the scaled LR).
 
 A degenerate cell has no paths and hence no scale; it trains at ``base_lr`` (scale taken as
 1, ``LrPlan.lr_scale`` is ``None``) so a benchmark-wide run never stops on one.
@@ -19,6 +22,7 @@ from torch import nn
 
 from ..protocol import Protocol
 from ..topology import kernel_factor, lr_scale
+from .init import require_cell_network
 
 __all__ = ["LrPlan", "lr_plan", "param_groups"]
 
@@ -43,11 +47,16 @@ class LrPlan:
 
 
 def lr_plan(model: nn.Module, protocol: Protocol) -> LrPlan:
-    """The LR derivation for ``model`` (a ``CellNetwork``) under ``protocol``."""
+    """The LR derivation for ``model`` (a ``CellNetwork``) under ``protocol``.
+
+    Raises:
+        ConfigError: if the protocol has no base LR or ``model`` is not a ``CellNetwork``.
+    """
+    net = require_cell_network(model, "lr_plan")
     base = protocol.require_lr()
     if protocol.lr_rule == "fixed":
         return LrPlan(base, None, "none", 1.0, base)
-    graph, family = model.graph, model.family
+    graph, family = net.graph, net.family
     rule = family.kernel_rule if protocol.kernel_rule == "family" else protocol.kernel_rule
     scale = lr_scale(graph, family)
     factor = kernel_factor(graph, family, rule)
@@ -55,28 +64,28 @@ def lr_plan(model: nn.Module, protocol: Protocol) -> LrPlan:
 
 
 def param_groups(model: nn.Module, protocol: Protocol) -> list[dict]:
-    """Parameter groups (``params``, ``lr``) for ``torch.optim.SGD``; weight decay and
-    momentum come from the protocol through the optimizer's defaults.
+    """Parameter groups (``params``, ``lr``, ``kernel_factor``) for ``torch.optim.SGD``, one per
+    distinct LR factor; weight decay and momentum come from the protocol through the
+    optimizer's defaults.
 
     >>> from nasrescale.protocol import load_protocol
-    >>> from torch import nn
-    >>> groups = param_groups(nn.Linear(2, 2), load_protocol("nb201"))
-    >>> len(groups), groups[0]["lr"], len(groups[0]["params"])
-    (1, 0.1, 2)
+    >>> from nasrescale.models import build_model
+    >>> from nasrescale.registry import get_family
+    >>> net = build_model("2_22_222", get_family("nb201"), width=4, cells=1)  # all nor_conv_1x1
+    >>> groups = param_groups(net, load_protocol("rescaled", ["lr=0.46", "kernel_rule=per_layer"]))
+    >>> [(round(g["lr"], 4), g["kernel_factor"], len(g["params"])) for g in groups]  # 3 cells x 6 edge convs
+    [(0.041, 1.0, 57), (0.1229, 3.0, 18)]
+
+    Raises:
+        ConfigError: if the protocol has no base LR or ``model`` is not a ``CellNetwork``.
     """
-    params = [p for p in model.parameters() if p.requires_grad]
-    if protocol.lr_rule == "fixed":
-        return [{"params": params, "lr": protocol.require_lr()}]
     plan = lr_plan(model, protocol)
-    if plan.kernel_rule != "per_layer":
-        return [{"params": params, "lr": plan.lr}]
-    kernel_base = model.family.kernel_base
-    factor_of: dict[int, float] = {}
-    for m in model.modules():
-        if isinstance(m, nn.Conv2d):
-            for p in m.parameters(recurse=False):
-                factor_of[id(p)] = kernel_base / max(m.kernel_size)
+    scales = model.scaling_map()  # type: ignore[operator]
     by_factor: dict[float, list] = {}
-    for p in params:
-        by_factor.setdefault(factor_of.get(id(p), 1.0), []).append(p)
-    return [{"params": ps, "lr": plan.lr * f, "kernel_factor": f} for f, ps in sorted(by_factor.items())]
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            factor = 1.0 if protocol.lr_rule == "fixed" else scales[name].lr_factors[plan.kernel_rule]
+            by_factor.setdefault(factor, []).append(p)
+    # the network-wide factor is already in plan.lr; the map's factor replaces it
+    base = plan.lr / plan.kernel_factor
+    return [{"params": ps, "lr": base * f, "kernel_factor": f} for f, ps in sorted(by_factor.items())]

@@ -5,13 +5,20 @@ A checkpoint is a plain dict of tensors, numbers, strings, lists and dicts, so i
 
     {"format": 1, "fingerprint": str, "run": str, "seed": int, "epochs_done": int,
      "model": state_dict, "optimizer": state_dict, "scheduler": state_dict,
-     "history": [{"epoch", "train_loss", "train_acc", "lr"}, ...]}
+     "history": [{"epoch", "train_loss", "train_acc", "lr"}, ...],
+     "identity": str}   # optional: JSON of the run's identity dict (below)
 
 It is written through a temporary file in the same folder that is flushed, fsync'ed and then
 renamed over the target (:class:`~nasrescale.fileio.atomic_writer`), so a run killed while
 writing leaves the previous checkpoint intact. ``fingerprint`` identifies the run (protocol,
 seed, learning rates, data; or whatever string the caller passes): a file written by another
 run is never resumed from silently.
+
+``identity`` is the caller's description of the run as a JSON-able dict (canonical
+architecture, family digest, model size, protocol, precision, test split, seed, ...; the
+engine adds the precision, test split and seed it sees). On resume it is compared key by key,
+and a mismatch raises :class:`~nasrescale.errors.ConfigError` naming the keys that differ
+(e.g. two NB201 cells with equal parameter shapes, which the fingerprint cannot tell apart).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
@@ -29,7 +36,8 @@ from ..errors import ConfigError, DataError
 from ..fileio import atomic_writer
 from ..protocol import Protocol
 
-__all__ = ["CHECKPOINT_FORMAT", "derive_fingerprint", "describe_run", "save_checkpoint", "load_checkpoint", "check_resumable"]
+__all__ = ["CHECKPOINT_FORMAT", "derive_fingerprint", "describe_run", "save_checkpoint", "load_checkpoint",
+           "check_resumable", "identity_json", "identity_differences", "resolve_identity"]
 
 #: Version of the checkpoint layout above; bumped if it ever changes incompatibly.
 CHECKPOINT_FORMAT = 1
@@ -57,10 +65,10 @@ def describe_run(protocol: Protocol, seed: int, lrs: Sequence[float], data: Imag
 def derive_fingerprint(protocol: Protocol, seed: int, param_groups: Sequence[dict], data: ImageData) -> str:
     """Fingerprint of what determines a training run, when the caller gives none.
 
-    Hashes the whole protocol, the seed, every param group's LR, weight decay and parameter
-    shapes, and the data's name, sizes and normalization. The model's initial weights are not
-    covered (the caller seeds them): callers that vary the init for a fixed everything-else
-    should pass their own fingerprint.
+    Hashes the whole protocol (precision included), the seed, every param group's LR, weight
+    decay and parameter shapes, and the data's name, sizes, normalization and test split. The
+    architecture and the initial weights are not covered (two cells can share every shape):
+    callers pass ``identity`` to :func:`~nasrescale.train.train`, which is checked on resume.
 
     Returns:
         16 hex digits (64 bits of SHA-256).
@@ -73,9 +81,63 @@ def derive_fingerprint(protocol: Protocol, seed: int, param_groups: Sequence[dic
     key = {
         "protocol": to_table(protocol), "seed": seed, "groups": groups,
         "data": [data.name, list(data.train_images.shape), list(data.test_images.shape), data.num_classes,
-                 list(data.mean), list(data.std), data.crop_padding],
+                 list(data.mean), list(data.std), data.crop_padding, data.test_split],
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def identity_json(identity: Mapping[str, Any]) -> str:
+    """Canonical JSON of an identity dict (sorted keys; tuples become lists).
+
+    >>> identity_json({"seed": 1, "arch": "3_11_111", "size": (16, 5)})
+    '{"arch": "3_11_111", "seed": 1, "size": [16, 5]}'
+
+    Raises:
+        ConfigError: if the dict is not JSON-serializable (the message names the problem).
+    """
+    try:
+        return json.dumps(dict(identity), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"train: identity must be a JSON-able dict of str keys ({err})") from None
+
+
+def resolve_identity(identity: Mapping[str, Any] | None, fingerprint: str | None, protocol: Protocol, seed: int,
+                     param_groups: Sequence[dict], data: ImageData) -> tuple[str | None, str]:
+    """A run's stored identity and its fingerprint, as :func:`~nasrescale.train.train` uses them.
+
+    The identity is the caller's dict plus ``precision``, ``test_split``, ``test_images`` and
+    ``seed`` where it lacks them (:func:`identity_json`; ``None`` without a dict). The
+    fingerprint is the caller's, else :func:`derive_fingerprint` combined with the identity.
+    """
+    ident = None
+    if identity is not None:
+        ident = identity_json({"precision": protocol.precision, "test_split": data.test_split,
+                               "test_images": int(data.test_images.shape[0]), "seed": seed, **identity})
+    if fingerprint is None:
+        fingerprint = derive_fingerprint(protocol, seed, param_groups, data)
+        if ident is not None:
+            fingerprint = hashlib.sha256(f"{fingerprint}|{ident}".encode()).hexdigest()[:16]
+    return ident, fingerprint
+
+
+def identity_differences(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """Keys whose values differ between two identity dicts (a key missing on one side differs),
+    each with both values: ``"arch ('3_11_111' in the checkpoint, '3_44_444' now)"``.
+
+    >>> identity_differences({"arch": "a", "seed": 0}, {"arch": "b", "seed": 0, "precision": "fp32"})
+    ["arch ('a' in the checkpoint, 'b' now)", "precision (missing in the checkpoint, 'fp32' now)"]
+    """
+    def show(d: Mapping[str, Any], k: str, where: str) -> str:
+        if k not in d:
+            return f"missing {where}"
+        text = repr(d[k])
+        return f"{text if len(text) <= 80 else text[:77] + '...'} {where}"
+
+    return [f"{k} ({show(stored, k, 'in the checkpoint')}, {show(current, k, 'now')})"
+            for k in sorted(set(stored) | set(current)) if stored.get(k, _MISSING) != current.get(k, _MISSING)]
+
+
+_MISSING = object()
 
 
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
@@ -117,13 +179,16 @@ def load_checkpoint(path: str | Path) -> dict[str, Any] | None:
     if state["epochs_done"] < 1 or len(state["history"]) != state["epochs_done"]:
         raise DataError(f"checkpoint {str(path)!r} is inconsistent ({state['epochs_done']} epochs done, "
                         f"{len(state['history'])} in its history); {fix}")
+    if "identity" in state and not isinstance(state["identity"], str):
+        raise DataError(f"checkpoint {str(path)!r} has a malformed 'identity' entry; {fix}")
     if state["format"] != CHECKPOINT_FORMAT:
         raise DataError(f"checkpoint {str(path)!r} has format {state['format']}, this nasrescale "
                         f"reads format {CHECKPOINT_FORMAT}; {fix}")
     return state
 
 
-def check_resumable(state: dict[str, Any], fingerprint: str, run: str, path: str | Path, epochs: int) -> None:
+def check_resumable(state: dict[str, Any], fingerprint: str, run: str, path: str | Path, epochs: int,
+                    identity: str | None = None) -> None:
     """Check that a loaded checkpoint belongs to this run and fits its schedule.
 
     Args:
@@ -132,12 +197,21 @@ def check_resumable(state: dict[str, Any], fingerprint: str, run: str, path: str
         run: this run's :func:`describe_run` text.
         path: the checkpoint file (for the message).
         epochs: this run's total epochs.
+        identity: this run's :func:`identity_json`, or ``None`` to check the fingerprint only.
 
     Raises:
-        ConfigError: the checkpoint was written by a different run, or has more epochs than
-            this run's schedule.
+        ConfigError: the checkpoint was written by a different run (naming the identity keys
+            that differ), or has more epochs than this run's schedule.
     """
     fix = f"delete {str(path)!r} to start this run over, or pass a different checkpoint path"
+    if identity is not None:
+        if "identity" not in state:
+            raise ConfigError(f"checkpoint {str(path)!r} was written without a run identity ({state['run']}), "
+                              f"so it cannot be shown to belong to this run; {fix}")
+        differing = identity_differences(json.loads(state["identity"]), json.loads(identity))
+        if differing:
+            raise ConfigError(f"checkpoint {str(path)!r} belongs to another run ({state['epochs_done']} epochs "
+                              f"done); it differs in: {'; '.join(differing)}; {fix}")
     if state["fingerprint"] != fingerprint:
         raise ConfigError(
             f"checkpoint {str(path)!r} belongs to another run: {state['run']} (fingerprint "

@@ -18,18 +18,23 @@ Design points:
 * **Batches as NB201's loader** (``drop_last=False``): the last partial batch is kept, except
   that a final batch of exactly 1 sample is dropped, because BatchNorm cannot normalize a
   single sample in training mode (it raises).
-* **channels_last everywhere, bf16 on CUDA only**: the model and its inputs use the
-  channels_last memory format on every device (a layout, not a precision: oneDNN's CPU
+* **channels_last everywhere; precision from the protocol**: the model and its inputs use
+  the channels_last memory format on every device (a layout, not a precision: oneDNN's CPU
   convolutions and cuDNN's tensor-core kernels are both faster in it, 1.45x for NB201 on
-  this project's 2-core CPU). bf16 autocast is enabled on CUDA only; the CPU trains in fp32.
+  this project's 2-core CPU). ``protocol.precision = "bf16"`` enables bf16 autocast on CUDA;
+  ``"fp32"`` trains in fp32 with TF32 disabled (restored afterwards), as the benchmark did.
+  The CPU always trains in fp32.
+* **A checkpoint knows its run**: ``identity`` (arch, family digest, size, protocol,
+  precision, test split, seed, ...) is stored in the checkpoint and compared on resume.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 import torch.nn as nn
@@ -40,7 +45,8 @@ from ..data.types import ImageData
 from ..errors import ConfigError, DataError
 from ..protocol import Protocol, cosine_factor
 from .augment import stats_tensor, crop_flip, draw_augmentation, normalize
-from .checkpoint import check_resumable, derive_fingerprint, describe_run, load_checkpoint, save_checkpoint
+from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_identity, save_checkpoint
+from .precision import no_tf32
 from .result import TrainResult
 
 __all__ = ["train", "epoch_seed"]
@@ -62,7 +68,9 @@ class _Setup:
 
     def __init__(self, device: torch.device, data: ImageData, protocol: Protocol) -> None:
         self.device = device
-        self.amp = device.type == "cuda"  # bf16 autocast on CUDA; fp32 elsewhere
+        cuda = device.type == "cuda"
+        self.amp = cuda and protocol.precision == "bf16"  # bf16 autocast on CUDA only; fp32 elsewhere
+        self.exact_fp32 = cuda and protocol.precision == "fp32"  # no TF32 in convs/matmuls either
         self.memory_format = torch.channels_last  # faster convolutions on CPU and GPU alike
         self.mean = stats_tensor(data.mean, device)
         self.std = stats_tensor(data.std, device)
@@ -72,6 +80,10 @@ class _Setup:
 
     def autocast(self) -> torch.autocast:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp)
+
+    def precision_scope(self) -> contextlib.AbstractContextManager:
+        """For ``fp32`` on CUDA, TF32 off (cuDNN convs, matmuls) for the run; restored after."""
+        return no_tf32() if self.exact_fp32 else contextlib.nullcontext()
 
     def generator(self, seed: int) -> torch.Generator:
         """A generator on the training device (CPU where the device has none), seeded ``seed``."""
@@ -172,7 +184,9 @@ def _check_args(param_groups: Sequence[dict], data: ImageData, checkpoint_every:
 def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict], *,
           device: str | torch.device = "cpu", seed: int = 0, checkpoint: str | Path | None = None,
           checkpoint_every: int = 1, compile: bool = False, progress: bool = True, eval_batch_size: int = 2048,
-          stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True) -> TrainResult:
+          stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True,
+          identity: Mapping[str, Any] | None = None,
+          on_epoch: Callable[[dict[str, Any]], None] | None = None) -> TrainResult:
     """Train ``model`` on ``data`` with ``protocol``, then evaluate it on the test set.
 
     Args:
@@ -182,7 +196,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             warmup, label smoothing, augmentation).
         param_groups: ``torch.optim.SGD`` groups of ``model``'s parameters, each with its
             own already-scaled ``"lr"`` (and optionally ``"weight_decay"``); not modified.
-        device: training device; ``cuda`` adds bf16 autocast (every device uses channels_last).
+        device: training device; on ``cuda`` ``protocol.precision`` picks bf16 autocast or
+            exact fp32 (the CPU is always fp32; every device uses channels_last).
         seed: seeds every draw the engine makes (batches, crops, flips, dropout).
         checkpoint: checkpoint file; resumed from if it exists and matches this run.
         checkpoint_every: write the checkpoint every this many epochs.
@@ -196,13 +211,20 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         keep_checkpoint: keep the checkpoint once the run is finished (it then holds the final
             weights, and rerunning only re-evaluates); ``False`` deletes it. A checkpoint is
             always left when ``stop_after`` ends the run.
+        identity: JSON-able dict identifying the run (canonical arch, family digest, model
+            size, protocol table, test split, seed, ...); the engine adds ``precision``,
+            ``test_split``, ``test_images`` and ``seed`` where the dict lacks them. Stored in the
+            checkpoint and compared on resume; also folded into the default fingerprint.
+        on_epoch: called after every trained epoch with that epoch's history entry
+            (``epoch``, ``train_loss``, ``train_acc``, ``lr``), e.g. to stream curves.
 
     Returns:
         The :class:`TrainResult`. A diverged run (NaN/inf epoch loss) stops at that epoch and
         reports ``diverged=True`` and no test metrics, without raising.
 
     Raises:
-        ConfigError: bad arguments, or ``checkpoint`` belongs to a different run.
+        ConfigError: bad arguments, or ``checkpoint`` belongs to a different run (for a
+            differing ``identity`` the message names the keys that differ).
         DataError: fewer than 2 training images, or an unreadable checkpoint file.
     """
     wall_start = time.perf_counter()
@@ -216,13 +238,13 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: cosine_factor(epoch, protocol))
     criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
 
-    fingerprint = fingerprint or derive_fingerprint(protocol, seed, param_groups, data)
+    ident, fingerprint = resolve_identity(identity, fingerprint, protocol, seed, param_groups, data)
     run = describe_run(protocol, seed, lrs, data)
     history: list[dict[str, Any]] = []
     resumed_from = None
     state = load_checkpoint(checkpoint) if checkpoint is not None else None
     if state is not None:
-        check_resumable(state, fingerprint, run, checkpoint, protocol.epochs)
+        check_resumable(state, fingerprint, run, checkpoint, protocol.epochs, ident)
         try:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
@@ -236,7 +258,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         save_checkpoint(checkpoint, {
             "fingerprint": fingerprint, "run": run, "seed": seed, "epochs_done": done,
             "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(), "history": history})
+            "scheduler": scheduler.state_dict(), "history": history,
+            **({} if ident is None else {"identity": ident})})
 
     train_x, train_y = data.train_images.to(dev), data.train_labels.to(dev)
     net = torch.compile(model) if compile else model
@@ -245,7 +268,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     end = protocol.epochs if stop is None else max(start, stop)
     diverged_epoch, train_time, images = None, 0.0, 0
     with tqdm(total=protocol.epochs, initial=start, disable=not progress, unit="epoch",
-              desc=f"train {data.name}") as bar, torch.random.fork_rng(devices=setup.fork_devices()):
+              desc=f"train {data.name}") as bar, torch.random.fork_rng(devices=setup.fork_devices()), \
+            setup.precision_scope():
         for epoch in range(start, end):
             t0 = time.perf_counter()
             setup.seed_global(epoch_seed(seed, epoch) + _GLOBAL_RNG_OFFSET)
@@ -255,6 +279,8 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             images += seen
             history.append({"epoch": epoch + 1, "train_loss": loss, "train_acc": acc,
                             "lr": float(optimizer.param_groups[0]["lr"])})
+            if on_epoch is not None:
+                on_epoch(dict(history[-1]))
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.4f}", acc=f"{acc:.2f}")
             if not math.isfinite(loss):
@@ -269,7 +295,9 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     finished = diverged_epoch is not None or stop is None or start >= protocol.epochs
     test_acc = test_loss = None
     if finished and diverged_epoch is None:
-        test_acc, test_loss = _evaluate(net, data.test_images.to(dev), data.test_labels.to(dev), eval_batch_size, setup)
+        with setup.precision_scope():
+            test_acc, test_loss = _evaluate(net, data.test_images.to(dev), data.test_labels.to(dev),
+                                            eval_batch_size, setup)
     if finished and not keep_checkpoint and checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     finite = [h["train_loss"] for h in history if math.isfinite(h["train_loss"])]
@@ -279,4 +307,5 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         train_accuracy_last=history[-1]["train_acc"], epochs_run=len(history),
         diverged=diverged_epoch is not None, diverged_epoch=diverged_epoch,
         wall_time_s=time.perf_counter() - wall_start, images_per_s=images / train_time if images else None,
-        lrs=lrs, history=history, resumed_from=resumed_from, finished=finished)
+        lrs=lrs, history=history, resumed_from=resumed_from, finished=finished,
+        test_split=data.test_split, test_images=int(data.test_images.shape[0]))

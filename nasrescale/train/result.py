@@ -46,6 +46,9 @@ class TrainResult:
         resumed_from: epochs done in the checkpoint this call resumed from, else ``None``.
         finished: the run is over (all epochs, or diverged); ``False`` when ``stop_after``
             ended it early and a later call should resume it.
+        test_split: which test images the metrics are on (``full``, ``x-test``, ``x-valid``;
+            ``ImageData.test_split``).
+        test_images: how many test images the metrics are on.
     """
 
     test_accuracy: float | None
@@ -62,6 +65,8 @@ class TrainResult:
     history: list[dict[str, Any]]
     resumed_from: int | None
     finished: bool
+    test_split: str = "full"
+    test_images: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serializable dict of every field; NaN/inf become ``None``."""

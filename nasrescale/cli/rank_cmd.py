@@ -1,0 +1,78 @@
+"""``nasrescale rank SOURCE_A SOURCE_B`` and ``nasrescale report PIPELINE``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import add_family_options, family_from_args
+
+__all__ = ["register"]
+
+_SOURCES_HELP = ("A source is PIPELINE:PROTOCOL (a run's protocol, mean over its seeds), nb201:DATASET "
+                 "(cifar10, cifar100, imagenet16_120), nats:DATASET (with --nats-file) or a CSV file "
+                 "(FILE.csv, or FILE.csv:PROTOCOL for an export with a protocol column)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``rank`` and ``report`` commands."""
+    p = sub.add_parser("rank", help="compare the ranking of two accuracy sources",
+                       description="Kendall tau-b, Spearman, Pearson, the top-K% tau curve, precision@K, accuracy "
+                                   "differences (B - A) with bootstrap 95% CIs, and the seed-noise baseline. "
+                                   + _SOURCES_HELP + ".")
+    p.add_argument("source_a", metavar="SOURCE_A")
+    p.add_argument("source_b", metavar="SOURCE_B")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--topk-by", choices=("first", "second", "both"), default="first",
+                   help="top-K%% subset by the first source's accuracy (default), the second's, or rows in "
+                        "the top K%% of either")
+    p.add_argument("--diverged", choices=("chance", "drop"), default="chance",
+                   help="diverged runs count as chance accuracy (default) or are dropped")
+    p.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    p.add_argument("--arch-col", default="arch", metavar="NAME", help="CSV architecture column (default arch)")
+    p.add_argument("--acc-col", metavar="NAME",
+                   help="CSV accuracy column (default accuracy, else test_accuracy)")
+    p.add_argument("--classes", type=int, metavar="K",
+                   help="a CSV dataset's class count (chance accuracy = 100/K, for diverged rows)")
+    p.add_argument("--nats-file", metavar="PATH", help="NATS-Bench benchmark file or fast-mode folder")
+    add_family_options(p, "--family-file")
+    p.set_defaults(func=_run_rank)
+
+    r = sub.add_parser("report", help="write results/<pipeline>/report.md with plots",
+                       description="Write a Markdown report with PNG plots comparing the protocols of a "
+                                   "pipeline's run with each other and with the benchmark reference.")
+    r.add_argument("pipeline", metavar="PIPELINE", help="pipeline name (results/<name>/) or run folder")
+    r.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    r.set_defaults(func=_run_report)
+
+
+def _run_rank(args: argparse.Namespace) -> int:
+    from ..compare import compare
+    from ..rank_text import format_table, to_json
+    from ..errors import ConfigError
+    from ..sources import load_source
+
+    if args.bootstrap < 0:
+        raise ConfigError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.classes is not None and args.classes < 2:
+        raise ConfigError(f"--classes must be at least 2, got {args.classes}")
+    family = family_from_args(args) if (args.family or args.family_files) else None
+    options = dict(results=args.results, family=family, arch_column=args.arch_col,
+                   accuracy_column=args.acc_col, nats_file=args.nats_file, classes=args.classes)
+    a = load_source(args.source_a, **options)
+    b = load_source(args.source_b, **options)
+    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.seed)
+    print(to_json(result) if args.json else format_table(result))
+    return 0
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from ..report import write_report
+    from ..store_read import store_path
+
+    path = write_report(store_path(args.pipeline, args.results).parent, n_boot=args.bootstrap)
+    print(f"wrote {path}")
+    return 0

@@ -1,0 +1,78 @@
+"""The in-process executor: jobs run one after another in the driving process (CPU runs).
+
+Jobs run longest first (by :meth:`cost`), so the bar's ETA errs on the safe side. A tqdm bar
+over jobs shows the ETA, and its postfix the running job's epoch and loss.
+
+>>> class Job:
+...     def __init__(self, k): self.k = k
+...     def key(self): return self.k
+...     def cost(self): return float(len(self.k))
+...     def run(self, *, device, checkpoint_dir, progress=False, on_epoch=None):
+...         return {"test_accuracy": 50.0, "diverged": False}
+>>> seen = []
+>>> LocalExecutor(ExecutorSettings(device="cpu"), progress=False).run([Job("a"), Job("bbb")], seen.append)
+>>> [(o.key, o.status) for o in seen]
+[('bbb', 'done'), ('a', 'done')]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from tqdm.auto import tqdm
+
+from .base import ExecutorSettings, OnOutcome, RunnableJob, execute
+
+__all__ = ["LocalExecutor"]
+
+
+class _Watched:
+    """A job whose ``run`` also reports each epoch to ``on_epoch`` (for the bar's postfix)."""
+
+    def __init__(self, job: RunnableJob, on_epoch: Callable[[dict], None]) -> None:
+        self.job, self.on_epoch = job, on_epoch
+
+    def key(self) -> str:
+        return self.job.key()
+
+    def cost(self) -> float:
+        return self.job.cost()
+
+    def run(self, **kwargs: Any) -> dict[str, Any]:
+        kwargs.setdefault("on_epoch", self.on_epoch)
+        return self.job.run(**kwargs)
+
+
+class LocalExecutor:
+    """Run jobs in this process, one at a time.
+
+    Args:
+        settings: the ``[executor]`` settings (``device``: ``auto`` means CUDA if available).
+        checkpoint_dir: folder of the jobs' checkpoints (``None``: no checkpoints).
+        progress: show the bar over jobs.
+    """
+
+    def __init__(self, settings: ExecutorSettings, checkpoint_dir: str | Path | None = None,
+                 progress: bool = True) -> None:
+        from ..job import resolve_device
+
+        self.settings = settings
+        self.device = resolve_device(settings.device)
+        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.progress = progress
+
+    def run(self, jobs: Sequence[RunnableJob], on_outcome: OnOutcome,
+            on_start: Callable[[str], None] | None = None) -> None:
+        """Run every job; report each :class:`Outcome` as it ends (failures included)."""
+        ordered = sorted(jobs, key=lambda j: -j.cost())
+        with tqdm(total=len(ordered), unit="job", desc="jobs", disable=not self.progress, smoothing=0.05) as bar:
+            for job in ordered:
+                def epoch(entry: dict, bar: Any = bar) -> None:
+                    bar.set_postfix(epoch=entry["epoch"], loss=f"{entry['train_loss']:.3f}", refresh=True)
+
+                if on_start is not None:
+                    on_start(job.key())
+                outcome = execute(_Watched(job, epoch), device=self.device, checkpoint_dir=self.checkpoint_dir)
+                on_outcome(outcome)
+                bar.update(1)

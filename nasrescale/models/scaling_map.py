@@ -1,0 +1,178 @@
+"""The per-parameter scaling map (mup style): how each parameter is initialized and how its
+learning rate is scaled, decided once per network from the topology functions.
+
+:meth:`CellNetwork.scaling_map <nasrescale.models.CellNetwork.scaling_map>` builds it (on
+first use, then cached); :func:`nasrescale.scaling.apply_init` and
+:func:`nasrescale.scaling.param_groups` only read it. Every parameter of the network has an
+entry (a parameter the map cannot place is an error, not a silent default).
+
+**Init** (rules ``in_degree`` and ``in_degree_source``; ``default`` leaves PyTorch's init):
+a conv/linear weight is drawn ``N(0, std^2)`` with ``std = sqrt(2 / (fan * divisor)) ** power``
+(``fan`` = fan-in or fan-out, ``power`` 2 only for the released code's readout); biases are
+0, BatchNorm weights 1 and biases 0. Divisors by layer role:
+
+==================  ===========================  ===================================
+role                ``in_degree`` (target)       ``in_degree_source`` (released code)
+==================  ===========================  ===================================
+stem                1                            1
+cell edge u->v      effective in-degree of v     raw in-degree of u (node 0: 1)
+skeleton conv       in-degree of the node it     the released code's own divisor
+(NB201 reduction    writes into: conv_a 1,       (conv_a 2, conv_b 1, shortcut 2)
+block)              conv_b 2, shortcut 2
+readout             fan_in (variance 2/n^2,      1 with power 2 (std 2/fan,
+                    paper eq. 2)                 variance 4/n^2)
+==================  ===========================  ===================================
+
+The target rule follows the paper's derivation (Appendix A: a weight is divided by the
+in-degree of the node it writes into; the reduction block's output node sums two branches)
+and its eq. 2 readout; the source rule reproduces the released code, whose readout std is
+``2/fan_in``. The fan mode is ``fan_in`` for the target rule and the network's
+``released_fan_mode`` for the source rule (``fan_in`` NB201, ``fan_out`` MLP/CNN DAG nets).
+
+**LR factor** (paper eq. 9, by kernel rule): ``none`` 1 everywhere; ``network`` the cell's
+``q_base / q`` on every parameter (one LR for the whole network, as the paper's single
+param group); ``per_layer`` ``q_base / q_e`` on the weight and bias of each *cell-edge* conv
+(its own kernel ``q_e``), 1 on everything else. Skeleton convs (stem, NB201's reduction
+blocks and 1x1 shortcut) keep 1 under ``per_layer``: they are the same in every
+architecture of the family, its base architecture included, and the LR scale is relative to
+that base, so their factor relative to it is 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping
+
+from torch import nn
+
+from ..errors import ConfigError
+from ..families import KERNEL_RULES
+from ..topology import edge_kernel_factors, init_divisors, kernel_factor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .network import CellNetwork
+
+__all__ = ["InitSpec", "ParamScale", "SCALED_INIT_RULES", "build_scaling_map"]
+
+#: init rules the map describes (``default`` is PyTorch's own init: nothing to describe)
+SCALED_INIT_RULES = ("in_degree", "in_degree_source")
+
+_WEIGHTED = (nn.Conv2d, nn.Linear)
+
+
+@dataclass(frozen=True)
+class InitSpec:
+    """How one parameter is initialized under one rule.
+
+    Attributes:
+        constant: fill value (biases 0, BatchNorm weight 1 / bias 0); ``None`` for a drawn weight.
+        divisor: ``d`` in ``std = sqrt(2 / (fan * d)) ** power``.
+        fan_mode: ``fan_in`` or ``fan_out``.
+        power: 1 (He) or 2 (the released code's readout, ``std = 2 / fan``).
+    """
+
+    constant: float | None = None
+    divisor: float = 1.0
+    fan_mode: str = "fan_in"
+    power: int = 1
+
+    def std(self, weight_shape: tuple[int, ...]) -> float:
+        """Standard deviation of the draw for a weight of ``weight_shape``.
+
+        >>> InitSpec(divisor=2).std((8, 4, 3, 3)) == math.sqrt(2 / (4 * 9 * 2))
+        True
+        """
+        receptive = math.prod(weight_shape[2:])
+        fan = (weight_shape[1] if self.fan_mode == "fan_in" else weight_shape[0]) * receptive
+        return math.sqrt(2.0 / (fan * self.divisor)) ** self.power
+
+
+@dataclass(frozen=True)
+class ParamScale:
+    """The map's entry for one parameter.
+
+    Attributes:
+        module: qualified name of the module owning the parameter.
+        role: ``stem``, ``edge``, ``skeleton``, ``readout`` or ``norm``.
+        edge: the cell edge ``(u, v)`` for role ``edge``, else ``None``.
+        kernel: the owning conv's kernel size ``q`` (``None`` if not a conv).
+        init: init rule -> :class:`InitSpec`.
+        lr_factors: kernel rule -> LR factor (paper eq. 9).
+    """
+
+    module: str
+    role: str
+    edge: tuple[int, int] | None
+    kernel: int | None
+    init: Mapping[str, InitSpec] = field(default_factory=dict)
+    lr_factors: Mapping[str, float] = field(default_factory=dict)
+
+
+def _owner_roles(net: "CellNetwork") -> dict[nn.Module, tuple[str, tuple[int, int] | None, tuple[float, float]]]:
+    """Each conv/linear module -> (role, edge, (target divisor, source divisor))."""
+    roles: dict[nn.Module, tuple[str, tuple[int, int] | None, tuple[float, float]]] = {}
+    target = init_divisors(net.graph, net.family, "target")
+    source = init_divisors(net.graph, net.family, "source")
+    for m in net.stem.modules():
+        if isinstance(m, _WEIGHTED):
+            roles[m] = ("stem", None, (1.0, 1.0))
+    for cell in net.cells():
+        for edge, op in cell.edge_items():
+            for m in op.modules():
+                if isinstance(m, _WEIGHTED):
+                    roles[m] = ("edge", edge, (float(target[edge]), float(source[edge])))
+    for m, divisors in net.skeleton_init_divisors().items():
+        roles[m] = ("skeleton", None, divisors)
+    roles[net.readout] = ("readout", None, (1.0, 1.0))
+    return roles
+
+
+def build_scaling_map(net: "CellNetwork") -> dict[str, ParamScale]:
+    """The scaling map of ``net``: parameter name -> :class:`ParamScale`.
+
+    Raises:
+        ConfigError: if a parameter belongs to a module the map cannot place (a network
+            skeleton must declare its extra conv/linear layers in ``skeleton_init_divisors``).
+    """
+    roles = _owner_roles(net)
+    graph, family = net.graph, net.family
+    edge_factors = {rule: edge_kernel_factors(graph, family, rule) for rule in KERNEL_RULES}
+    # outside cell-edge convs: the one network-wide factor under `network`, else 1
+    shared = {rule: kernel_factor(graph, family, rule) if rule == "network" else 1.0 for rule in KERNEL_RULES}
+    released = net.released_fan_mode
+    entries: dict[str, ParamScale] = {}
+    for mod_name, m in net.named_modules():
+        own = list(m.named_parameters(recurse=False))
+        if not own:
+            continue
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            for p_name, _ in own:
+                value = 1.0 if p_name == "weight" else 0.0
+                spec = InitSpec(constant=value)
+                entries[f"{mod_name}.{p_name}"] = ParamScale(mod_name, "norm", None, None,
+                                                             dict.fromkeys(SCALED_INIT_RULES, spec),
+                                                             {r: shared[r] for r in KERNEL_RULES})
+            continue
+        if m not in roles:
+            raise ConfigError(
+                f"{type(net).__name__}: parameter(s) of module {mod_name!r} ({type(m).__name__}) are not in the "
+                "scaling map; a network skeleton declares its conv/linear layers outside the stem, cells and "
+                "readout in skeleton_init_divisors(), and uses only BatchNorm besides")
+        role, edge, (d_target, d_source) = roles[m]
+        kernel = max(m.kernel_size) if isinstance(m, nn.Conv2d) else None
+        if role == "readout":
+            weight_init = {"in_degree": InitSpec(divisor=float(m.weight.shape[1])),  # variance 2 / n^2
+                           "in_degree_source": InitSpec(fan_mode=released, power=2)}  # std 2 / fan
+        else:
+            weight_init = {"in_degree": InitSpec(divisor=d_target),
+                           "in_degree_source": InitSpec(divisor=d_source, fan_mode=released)}
+        factors = {}
+        for rule in KERNEL_RULES:
+            per_edge = rule == "per_layer" and role == "edge" and kernel is not None
+            factors[rule] = edge_factors[rule].get(edge, 1.0) if per_edge else shared[rule]
+        for p_name, _ in own:
+            init = weight_init if p_name == "weight" else dict.fromkeys(SCALED_INIT_RULES, InitSpec(constant=0.0))
+            entries[f"{mod_name}.{p_name}"] = ParamScale(mod_name, role, edge, kernel, init, factors)
+    return entries
+

@@ -1,0 +1,287 @@
+"""Pipeline files: which architectures to retrain, under which protocols and seeds, on what.
+
+A pipeline is a TOML file (``pipelines/*.toml``) read into frozen dataclasses with
+:mod:`nasrescale.config`; every unknown key or bad value is a :class:`ConfigError` naming its
+key path and the allowed keys or values. ``--set a.b=value`` overrides any key
+(``--set budget.epochs=3``, ``--set executor.kind=ray``, ``--set protocols.rescaled.base_lr=0.3``)::
+
+    [pipeline]
+    name = "quickstart"          # results go to results/<name>/
+    family = "nb201"             # cell family (family_file = "path.toml" for your own)
+    seeds = [0, 1]
+    reference = "nb201:cifar10"  # what `report` compares against (a CSV path, or "none")
+
+    [data]                       # name, path, test_split (full | x-test | x-valid)
+    name = "cifar10-subset"
+
+    [archs]                      # select = uniform | stratified | list | file
+    select = "uniform"
+    count = 12                   # cells in all, `include` first
+    seed = 0
+    include = ["|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"]
+
+    [protocols.default]          # label -> shipped protocol name or .toml file + overrides
+    protocol = "nb201"
+    [protocols.rescaled]
+    protocol = "rescaled"
+    base_lr = 0.46               # alias of the protocol's `lr`
+
+    [budget]                     # epochs, batch_size (every protocol), width, cells, train_subset, test_subset
+    epochs = 4
+
+    [executor]                   # nasrescale.executors.ExecutorSettings
+    kind = "local"
+
+>>> p = load_pipeline("quickstart", ["budget.epochs=2"])
+>>> p.pipeline.name, [e.label for e in p.protocols], p.protocols[0].protocol.epochs
+('quickstart', ['default', 'rescaled'], 2)
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .config import from_table, parse_override, to_table
+from .errors import ConfigError
+from .executors.base import ExecutorSettings
+from .fileio import shipped_toml_dir
+from .job import DataSpec, TrainJob
+from .pipeline_protocols import ProtocolEntry, protocol_entry
+
+__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry", "Pipeline",
+           "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    """``[pipeline]``: name (results folder), family, seeds and the reference to compare with."""
+
+    name: str
+    description: str = ""
+    family: str = "nb201"
+    family_file: str | None = None
+    seeds: tuple[int, ...] = (0,)
+    reference: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name or not all(c.isalnum() or c in "_-." for c in self.name) or self.name.startswith("."):
+            raise ConfigError(f"pipeline.name: {self.name!r} must be letters, digits, _, - or . (it names a folder)")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ConfigError(f"pipeline.seeds: expected distinct integers, got {list(self.seeds)}")
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    """``[data]``: the dataset, where its files are (not part of any result's identity) and the test split."""
+
+    name: str = "cifar10-subset"
+    path: str | None = None
+    test_split: Literal["full", "x-test", "x-valid"] | None = None
+
+
+@dataclass(frozen=True)
+class ArchSettings:
+    """``[archs]``: how the architectures are chosen.
+
+    Attributes:
+        select: ``uniform`` (a seeded uniform sample of the family's space), ``stratified``
+            (one cell per equal-size stratum of benchmark accuracy), ``list`` (``names``) or
+            ``file`` (one architecture per line).
+        count: cells in all for ``uniform``/``stratified`` (``include`` counts towards it).
+        seed: seed of the draw.
+        include: cells always taken (e.g. a degenerate one), any encoding.
+        names: the architectures of ``select = "list"``.
+        file: the file of ``select = "file"`` (relative to the pipeline file).
+        stratify_by: benchmark column for ``stratified`` (default: the pipeline's dataset).
+    """
+
+    select: Literal["uniform", "stratified", "list", "file"] = "uniform"
+    count: int = 12
+    seed: int = 0
+    include: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    file: str | None = None
+    stratify_by: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ConfigError(f"archs.count: must be >= 1, got {self.count}")
+        if self.select == "list" and not self.names:
+            raise ConfigError("archs.names: select = \"list\" needs a non-empty list of architectures")
+        if self.select == "file" and not self.file:
+            raise ConfigError("archs.file: select = \"file\" needs a file with one architecture per line")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``[budget]``: overrides of every protocol (epochs, batch size) and the model/data size."""
+
+    epochs: int | None = None
+    batch_size: int | None = None
+    width: int | None = None
+    cells: int | None = None
+    train_subset: int | None = None
+    test_subset: int | None = None
+
+    def __post_init__(self) -> None:
+        for key in ("epochs", "batch_size", "width", "cells", "train_subset", "test_subset"):
+            value = getattr(self, key)
+            if value is not None and value < 1:
+                raise ConfigError(f"budget.{key}: must be a positive integer, got {value}")
+
+
+_SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
+             "executor": ExecutorSettings}
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A resolved pipeline (see the module docstring)."""
+
+    pipeline: PipelineSettings
+    data: DataSettings
+    archs: ArchSettings
+    budget: Budget
+    executor: ExecutorSettings
+    protocols: tuple[ProtocolEntry, ...]
+    source: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The pipeline's name (its results folder)."""
+        return self.pipeline.name
+
+    def family(self) -> Any:
+        """The :class:`~nasrescale.families.CellFamily`."""
+        from .registry import resolve_family
+
+        files = [self._relative(self.pipeline.family_file)] if self.pipeline.family_file else []
+        return resolve_family(self.pipeline.family, files)
+
+    def _relative(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() or self.source is None else Path(self.source).parent / p
+
+    def data_spec(self) -> DataSpec:
+        """The jobs' :class:`DataSpec`."""
+        return DataSpec(self.data.name, self.data.path, self.data.test_split, self.budget.train_subset,
+                        self.budget.test_subset)
+
+    def arch_list(self) -> list[str]:
+        """The selected architectures, canonical, in selection order."""
+        from .selection import select_archs
+
+        base = None if self.source is None else Path(self.source).parent
+        return select_archs(self.archs, self.family(), self.data.name, base)
+
+    def jobs(self, archs: Sequence[str] | None = None) -> list[TrainJob]:
+        """Every job: architecture x protocol x seed."""
+        family, data = self.family(), self.data_spec()
+        return [TrainJob(arch, family, data, entry.protocol, seed, self.budget.width, self.budget.cells, entry.label)
+                for arch in (self.arch_list() if archs is None else archs)
+                for entry in self.protocols for seed in self.pipeline.seeds]
+
+    def resolved(self, archs: Sequence[str]) -> dict[str, Any]:
+        """The whole resolved pipeline as JSON (saved with the run)."""
+        out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS}
+        out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol)} for e in self.protocols}
+        out["arch_list"] = list(archs)
+        out["family_digest"] = self.family().digest()
+        return out
+
+    def identity(self, archs: Sequence[str]) -> dict[str, Any]:
+        """What determines the run's results: :meth:`resolved` without the executor, data path,
+        description and reference (changing those never changes a stored result)."""
+        out = self.resolved(archs)
+        out.pop("executor")
+        out["data"].pop("path", None)
+        for key in ("description", "reference"):
+            out["pipeline"].pop(key, None)
+        return out
+
+
+def pipeline_names() -> list[str]:
+    """Names of the shipped pipelines."""
+    folder = shipped_toml_dir("pipelines")
+    return sorted(p.stem for p in folder.glob("*.toml")) if folder else []
+
+
+def resolve_pipeline_path(name_or_path: str | Path) -> Path:
+    """A pipeline file: an existing path, else a shipped pipeline's name.
+
+    Raises:
+        ConfigError: neither (naming the shipped pipelines).
+    """
+    path = Path(name_or_path).expanduser()
+    if path.is_file():
+        return path
+    folder = shipped_toml_dir("pipelines")
+    if folder is not None and not path.suffix and (folder / f"{path.name}.toml").is_file() and len(path.parts) == 1:
+        return folder / f"{path.name}.toml"
+    raise ConfigError(f"no pipeline file {str(name_or_path)!r}; pass a .toml path or one of the shipped "
+                      f"pipelines: {', '.join(pipeline_names()) or 'none'}")
+
+
+def _apply_overrides(doc: dict[str, Any], overrides: Sequence[str]) -> None:
+    for text in overrides:
+        path, value = parse_override(text)
+        if path[0] not in (*_SECTIONS, "protocols"):
+            raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join((*_SECTIONS, 'protocols'))}")
+        if len(path) < 2:
+            raise ConfigError(f"--set {text!r}: give a key inside the table, e.g. {path[0]}.KEY=VALUE")
+        node = doc
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"--set {text!r}: {part} is not a table")
+            node = child
+        node[path[-1]] = value
+
+
+def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pipeline:
+    """Read a pipeline file (or a shipped pipeline by name), apply ``--set`` overrides, check it.
+
+    Raises:
+        ConfigError: an unreadable file, an unknown table or key, a bad value (named by its key
+            path, with the allowed keys or values).
+    """
+    path = resolve_pipeline_path(name_or_path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"cannot read pipeline file {str(path)!r}: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    _apply_overrides(doc, overrides)
+    allowed = (*_SECTIONS, "protocols")
+    for key in doc:
+        if key not in allowed:
+            raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(allowed)}")
+    if not isinstance(doc.get("pipeline"), dict):
+        raise ConfigError("pipeline: missing [pipeline] table (with at least name = \"...\")")
+    sections = {}
+    for name, cls in _SECTIONS.items():
+        table = doc.get(name, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{name}: expected a table")
+        sections[name] = from_table(cls, table, name)
+    protocols = doc.get("protocols")
+    if not isinstance(protocols, dict) or not protocols:
+        raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
+    entries = tuple(protocol_entry(label, t, sections["budget"], path.parent) for label, t in protocols.items())
+    seen: dict[str, str] = {}
+    for e in entries:
+        text = repr(sorted(to_table(e.protocol).items()))
+        if text in seen:
+            raise ConfigError(f"protocols.{e.label}: resolves to the same protocol as protocols.{seen[text]}; "
+                              "their jobs would be the same jobs")
+        seen[text] = e.label
+    return Pipeline(**sections, protocols=entries, source=str(path))

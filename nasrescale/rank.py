@@ -1,0 +1,223 @@
+"""Rank statistics between two accuracy vectors over the same architectures.
+
+Pure functions on arrays (row ``i`` of ``a`` and ``b`` is the same architecture): Kendall
+tau-b, Spearman rho, Pearson r (scipy), the top-K% curve (paper Fig. 4 middle), precision@K,
+bootstrap confidence intervals over architectures, and the seed-noise baseline (paper Fig. 9).
+Undefined statistics (fewer than 3 rows, a constant vector) are ``None``, never an error.
+
+>>> a = [90.0, 91.0, 92.0, 93.0]
+>>> kendall_tau(a, [1, 2, 3, 4]), kendall_tau(a, [4, 3, 2, 1])
+(1.0, -1.0)
+>>> topk_size(200, 5), topk_size(7, 10)
+(10, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import Callable, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = [
+    "K_PERCENTS",
+    "TopkBy",
+    "kendall_tau",
+    "spearman",
+    "pearson",
+    "topk_size",
+    "top_order",
+    "topk_mask",
+    "topk_curve",
+    "precision_at_k",
+    "summary_stats",
+    "bootstrap_cis",
+    "seed_noise",
+]
+
+#: the top-K% levels of the curve, largest first
+K_PERCENTS = (100, 90, 80, 70, 60, 50, 40, 30, 20, 10, 5, 1)
+TopkBy = Literal["first", "second", "both"]
+_MIN_ROWS = 3  # below this a rank correlation says nothing; reported as null
+
+
+def _clean(value: float) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _pair(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray] | None:
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"the two accuracy vectors differ in length ({x.size} vs {y.size})")
+    if x.size < _MIN_ROWS or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return x, y
+
+
+def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Kendall tau-b (ties in either vector corrected for); ``None`` if undefined.
+
+    >>> round(kendall_tau([1, 2, 2, 3], [1, 2, 3, 3]), 12)
+    0.8
+    """
+    pair = _pair(a, b)
+    return None if pair is None else _clean(stats.kendalltau(*pair, variant="b").statistic)
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Spearman rank correlation (average ranks for ties); ``None`` if undefined."""
+    pair = _pair(a, b)
+    return None if pair is None else _clean(stats.spearmanr(*pair).statistic)
+
+
+def pearson(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Pearson correlation of the accuracies themselves; ``None`` if undefined."""
+    pair = _pair(a, b)
+    return None if pair is None else _clean(stats.pearsonr(*pair).statistic)
+
+
+def topk_size(n: int, k_percent: float) -> int:
+    """Rows in the top ``k_percent`` of ``n``: ``ceil(n * K / 100)`` (exact for integer K)."""
+    if float(k_percent).is_integer():
+        return -(-n * int(k_percent) // 100)
+    return math.ceil(n * k_percent / 100)
+
+
+def top_order(values: Sequence[float], tiebreak: Sequence[str] | None = None) -> np.ndarray:
+    """Indices from best (highest accuracy) to worst; equal accuracies in ``tiebreak`` order
+    (e.g. the architecture strings) so that the top-K set is deterministic."""
+    v = np.asarray(values, dtype=float)
+    keys = (np.arange(v.size),) if tiebreak is None else (np.asarray(tiebreak, dtype=object),)
+    return np.lexsort((*keys, -v))
+
+
+def topk_mask(a: Sequence[float], b: Sequence[float], k_percent: float, by: TopkBy = "first",
+              tiebreak: Sequence[str] | None = None) -> np.ndarray:
+    """Boolean mask of the top-K% rows: by ``a`` (``first``), by ``b`` (``second``), or rows in
+    the top K% of either (``both``; between ``ceil(nK/100)`` and twice that many rows).
+
+    >>> topk_mask([4, 3, 2, 1], [1, 2, 3, 4], 50, "both").tolist()
+    [True, True, True, True]
+    """
+    n = len(a)
+    m = topk_size(n, k_percent)
+    mask = np.zeros(n, dtype=bool)
+    if by in ("first", "both"):
+        mask[top_order(a, tiebreak)[:m]] = True
+    if by in ("second", "both"):
+        mask[top_order(b, tiebreak)[:m]] = True
+    if by not in ("first", "second", "both"):
+        raise ValueError(f"topk by {by!r}; allowed: first, second, both")
+    return mask
+
+
+def topk_curve(a: Sequence[float], b: Sequence[float], by: TopkBy = "first",
+               ks: Sequence[float] = K_PERCENTS, tiebreak: Sequence[str] | None = None) -> list[dict]:
+    """Kendall tau-b within the top-K% subset for each K: ``[{k_percent, n, kendall_tau}]``
+    (``kendall_tau`` is ``None`` where the subset has fewer than 3 rows)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    out = []
+    for k in ks:
+        mask = topk_mask(x, y, k, by, tiebreak)
+        out.append({"k_percent": k, "n": int(mask.sum()), "kendall_tau": kendall_tau(x[mask], y[mask])})
+    return out
+
+
+def precision_at_k(a: Sequence[float], b: Sequence[float], ks: Sequence[float] = K_PERCENTS,
+                   tiebreak: Sequence[str] | None = None) -> list[dict]:
+    """Overlap of the two top-K% sets, ``|top_a & top_b| / ceil(nK/100)``, for each K:
+    ``[{k_percent, k, precision}]``.
+
+    >>> precision_at_k([4, 3, 2, 1], [3, 4, 1, 2], ks=[50])
+    [{'k_percent': 50, 'k': 2, 'precision': 1.0}]
+    """
+    n = len(a)
+    order_a, order_b = top_order(a, tiebreak), top_order(b, tiebreak)
+    out = []
+    for k in ks:
+        m = topk_size(n, k)
+        hits = len(set(order_a[:m].tolist()) & set(order_b[:m].tolist()))
+        out.append({"k_percent": k, "k": m, "precision": hits / m if m else None})
+    return out
+
+
+def _diffs(a: np.ndarray, b: np.ndarray) -> tuple[float | None, float | None]:
+    if a.size == 0:
+        return None, None
+    d = b - a
+    return _clean(float(d.mean())), _clean(float(np.median(d)))
+
+
+def summary_stats(a: Sequence[float], b: Sequence[float]) -> dict[str, float | None]:
+    """``kendall_tau``, ``spearman``, ``pearson``, ``mean_diff`` and ``median_diff`` (b - a)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    mean_diff, median_diff = _diffs(x, y)
+    return {"kendall_tau": kendall_tau(x, y), "spearman": spearman(x, y), "pearson": pearson(x, y),
+            "mean_diff": mean_diff, "median_diff": median_diff}
+
+
+def bootstrap_cis(a: Sequence[float], b: Sequence[float], n_boot: int = 1000, seed: int = 0,
+                  level: float = 0.95,
+                  statistic: Callable[[np.ndarray, np.ndarray], dict] = summary_stats) -> dict[str, list | None]:
+    """Percentile bootstrap CIs over architectures (rows resampled with replacement, seeded).
+
+    Returns ``{name: [low, high]}`` for each statistic ``statistic`` returns; ``None`` where
+    fewer than half the resamples give a defined value (e.g. too few rows).
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    names = list(statistic(x, y))
+    if n_boot <= 0 or x.size < _MIN_ROWS:
+        return {name: None for name in names}
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(n_boot):
+        idx = rng.integers(0, x.size, x.size)
+        for name, value in statistic(x[idx], y[idx]).items():
+            if value is not None:
+                draws[name].append(value)
+    tail = (1 - level) / 2 * 100
+    return {name: ([float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))]
+                   if len(v) >= n_boot / 2 else None) for name, v in draws.items()}
+
+
+def seed_noise(wide: pd.DataFrame, by: TopkBy = "first", ks: Sequence[float] = K_PERCENTS) -> dict | None:
+    """Seed-noise baseline: rank agreement between the seeds of one protocol (paper Fig. 9).
+
+    Args:
+        wide: one row per architecture (index), one column per seed, accuracies (NaN where
+            that seed has no result). Each pair of seeds is compared on the architectures both
+            have.
+        by, ks: as in :func:`topk_curve`.
+
+    Returns:
+        ``None`` with fewer than 2 seeds; else ``{seeds, pairs, kendall_tau`` (mean over seed
+        pairs), ``kendall_tau_min``, ``kendall_tau_max``, ``topk`` (per K: ``k_percent``,
+        ``kendall_tau`` mean, ``min``, ``max``)``}``.
+    """
+    seeds = list(wide.columns)
+    if len(seeds) < 2:
+        return None
+    taus: list[float] = []
+    per_k: dict[float, list[float]] = {k: [] for k in ks}
+    for s, t in combinations(seeds, 2):
+        both = wide[[s, t]].dropna()
+        tiebreak = both.index.astype(str).to_numpy()
+        tau = kendall_tau(both[s], both[t])
+        if tau is not None:
+            taus.append(tau)
+        for entry in topk_curve(both[s], both[t], by, ks, tiebreak):
+            if entry["kendall_tau"] is not None:
+                per_k[entry["k_percent"]].append(entry["kendall_tau"])
+
+    def band(v: list[float]) -> dict:
+        return {"kendall_tau": float(np.mean(v)) if v else None, "min": min(v) if v else None,
+                "max": max(v) if v else None}
+
+    overall = band(taus)
+    return {"seeds": [s.item() if hasattr(s, "item") else s for s in seeds],
+            "pairs": len(seeds) * (len(seeds) - 1) // 2, "kendall_tau": overall["kendall_tau"],
+            "kendall_tau_min": overall["min"], "kendall_tau_max": overall["max"],
+            "topk": [{"k_percent": k, **band(per_k[k])} for k in ks]}

@@ -1,0 +1,207 @@
+"""The report's figures (matplotlib, no pyplot state: each function builds, saves and drops
+one :class:`~matplotlib.figure.Figure`, rendered by the Agg backend to PNG).
+
+Accuracies are in percent throughout; K in the top-K curve is a percentage of architectures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+__all__ = ["scatter_plot", "topk_plot", "pairwise_gaps", "gap_plot", "gain_plot", "curves_plot", "reference_plot"]
+
+_DPI = 130
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    FigureCanvasAgg(fig)  # attach the Agg canvas explicitly: no GUI backend, no global state
+    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
+    return path
+
+
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def scatter_plot(merged: pd.DataFrame, label_a: str, label_b: str, tau: float | None, path: Path) -> Path:
+    """B's accuracy against A's, one point per architecture, with the y = x line (Fig. 4 left).
+
+    Degenerate cells and architectures with a diverged run get their own markers.
+    """
+    fig = Figure(figsize=(5.2, 5.0))
+    ax = fig.add_subplot()
+    degenerate = merged["degenerate"].astype(bool)
+    diverged = (merged["diverged_a"] > 0) | (merged["diverged_b"] > 0)
+    normal = ~degenerate & ~diverged
+    ax.scatter(merged.loc[normal, "a"], merged.loc[normal, "b"], s=18, alpha=0.75, label="architecture")
+    if diverged.any():
+        ax.scatter(merged.loc[diverged, "a"], merged.loc[diverged, "b"], s=36, marker="x", color="tab:red",
+                   label="has a diverged run")
+    if degenerate.any():
+        ax.scatter(merged.loc[degenerate, "a"], merged.loc[degenerate, "b"], s=36, marker="s",
+                   facecolors="none", edgecolors="tab:gray", label="degenerate (chance)")
+    values = np.concatenate([merged["a"].to_numpy(float), merged["b"].to_numpy(float)])
+    lo, hi = (np.nanmin(values), np.nanmax(values)) if values.size else (0.0, 100.0)
+    pad = max(0.5, 0.04 * (hi - lo))
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="black", lw=1, ls="--", label="y = x")
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_xlabel(f"{label_a} test accuracy (%)")
+    ax.set_ylabel(f"{label_b} test accuracy (%)")
+    ax.set_title(f"{len(merged)} architectures, Kendall tau = {_fmt(tau)}")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    return _save(fig, path)
+
+
+def topk_plot(curves: Mapping[str, Sequence[dict]], bands: Mapping[str, dict | None], path: Path,
+              title: str) -> Path:
+    """Kendall tau within the top-K% against K (Fig. 4 middle), one line per comparison, with the
+    seed-noise band (min..max tau between a protocol's seeds, line at their mean) of each
+    protocol that has two or more seeds."""
+    fig = Figure(figsize=(6.4, 4.2))
+    ax = fig.add_subplot()
+    ks = [e["k_percent"] for e in next(iter(curves.values()), [])]
+    pos = np.arange(len(ks))  # even spacing: K runs 100 .. 10, 5, 1
+    for name, curve in curves.items():
+        y = [np.nan if e["kendall_tau"] is None else e["kendall_tau"] for e in curve]
+        ax.plot(pos, y, marker="o", lw=1.8, label=name)
+    colors = iter(["tab:gray", "tab:olive", "tab:cyan", "tab:pink"])
+    for name, band in bands.items():
+        if not band:
+            continue
+        color = next(colors, "tab:gray")
+        low = [np.nan if e["min"] is None else e["min"] for e in band["topk"]]
+        high = [np.nan if e["max"] is None else e["max"] for e in band["topk"]]
+        mid = [np.nan if e["kendall_tau"] is None else e["kendall_tau"] for e in band["topk"]]
+        ax.fill_between(pos, low, high, color=color, alpha=0.2, lw=0)
+        ax.plot(pos, mid, color=color, ls="--", lw=1, label=f"seed noise: {name} ({len(band['seeds'])} seeds)")
+    ax.set_xticks(pos, [str(k) for k in ks])
+    ax.set_xlabel("top K% of architectures (by the first source)")
+    ax.set_ylabel("Kendall tau within the top K%")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    return _save(fig, path)
+
+
+def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
+    """Absolute accuracy gaps ``|acc_i - acc_j|`` over all pairs of architectures (points).
+
+    >>> pairwise_gaps([90.0, 91.0, 93.0]).tolist()
+    [1.0, 3.0, 2.0]
+    """
+    values = np.asarray(acc, dtype=float)
+    i, j = np.triu_indices(values.size, 1)  # each unordered pair once
+    return np.abs(values[i] - values[j])
+
+
+def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path) -> Path:
+    """Accuracy-gap distributions (Fig. 4 right). Left: each architecture's accuracy difference
+    between two sources (``diffs``: "B - A" -> values), how far a protocol moves the
+    architectures. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
+    (``accuracies``), how far apart the ranking's neighbours are."""
+    fig = Figure(figsize=(11.0, 4.2))
+    left, right = fig.subplots(1, 2)
+    values = [np.asarray(v, dtype=float) for v in diffs.values()]
+    lo = min((float(v.min()) for v in values if v.size), default=-1.0)
+    hi = max((float(v.max()) for v in values if v.size), default=1.0)
+    bins = np.linspace(lo, hi if hi > lo else lo + 1.0, 30)
+    for name, v in zip(diffs, values):
+        if v.size:
+            left.hist(v, bins=bins, histtype="step", lw=1.8, label=f"{name} (median {np.median(v):+.2f})")
+    left.axvline(0, color="black", lw=0.8, ls="--")
+    left.set_xlabel("accuracy difference per architecture (points)")
+    left.set_ylabel("architectures")
+    left.set_title("how far each architecture moves", fontsize=10)
+    gaps = {name: pairwise_gaps(v) for name, v in accuracies.items()}
+    top = max((float(g.max()) for g in gaps.values() if g.size), default=1.0)
+    gbins = np.linspace(0, max(top, 1e-6), 30)
+    for name, g in gaps.items():
+        if g.size:
+            right.hist(g, bins=gbins, histtype="step", lw=1.8, density=True,
+                       label=f"{name} (median {np.median(g):.2f})")
+    right.set_xlabel("accuracy gap between two architectures (points)")
+    right.set_ylabel("density")
+    right.set_title("gaps between architectures", fontsize=10)
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="best")
+    fig.subplots_adjust(wspace=0.25)
+    return _save(fig, path)
+
+
+def gain_plot(lr_scale: pd.Series, gain: pd.Series, label_a: str, label_b: str, path: Path,
+              left_out: int = 0) -> Path:
+    """Accuracy gain (B - A) of each architecture against its path-depth LR scale
+    (``left_out``: architectures with a diverged run, not drawn, named in the title)."""
+    fig = Figure(figsize=(6.0, 4.2))
+    ax = fig.add_subplot()
+    ax.scatter(lr_scale, gain, s=18, alpha=0.75)
+    ax.axhline(0, color="black", lw=0.8, ls="--")
+    if len(lr_scale) and (lr_scale > 0).all() and lr_scale.max() / lr_scale.min() > 20:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    ax.set_xlabel("LR scale s(arch) (relative to the base architecture)")
+    ax.set_ylabel(f"accuracy gain {label_b} - {label_a} (points)")
+    note = f"; {left_out} with a diverged run not shown" if left_out else ""
+    ax.set_title(f"accuracy gain vs path-depth LR scale ({len(gain)} architectures{note})", fontsize=10)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def curves_plot(curves: pd.DataFrame, names: Mapping[str, str], path: Path) -> Path:
+    """Per-epoch train loss and train accuracy of a few jobs (``names``: job key -> legend)."""
+    fig = Figure(figsize=(10.0, 4.0))
+    loss_ax, acc_ax = fig.subplots(1, 2)
+    for key, name in names.items():
+        rows = curves[curves["key"] == key].sort_values("epoch")
+        if rows.empty:
+            continue
+        epochs = rows["epoch"].to_numpy()  # the store counts epochs from 1
+        loss_ax.plot(epochs, rows["train_loss"], marker=".", label=name)
+        acc_ax.plot(epochs, rows["train_acc"], marker=".", label=name)
+    for ax in (loss_ax, acc_ax):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole epochs
+    loss_ax.set_xlabel("epoch")
+    loss_ax.set_ylabel("train loss (epoch mean)")
+    acc_ax.set_xlabel("epoch")
+    acc_ax.set_ylabel("train accuracy (%)")
+    for ax in (loss_ax, acc_ax):
+        ax.grid(alpha=0.3)
+    loss_ax.set_title("training curves")
+    handles, labels = loss_ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, -0.02 - 0.05 * len(labels) / 2))
+    fig.subplots_adjust(wspace=0.3)
+    return _save(fig, path)
+
+
+def reference_plot(points: Mapping[str, pd.DataFrame], reference: str, path: Path) -> Path:
+    """Each protocol's accuracy against the benchmark reference (``points``: label -> frame with
+    ``a`` = protocol, ``b`` = reference accuracy)."""
+    fig = Figure(figsize=(5.6, 5.0))
+    ax = fig.add_subplot()
+    for name, frame in points.items():
+        ax.scatter(frame["b"], frame["a"], s=16, alpha=0.7, label=name)
+    values = np.concatenate([f[c].to_numpy(float) for f in points.values() for c in ("a", "b")] or [np.zeros(0)])
+    if values.size:
+        lo, hi = np.nanmin(values), np.nanmax(values)
+        ax.plot([lo, hi], [lo, hi], color="black", lw=1, ls="--", label="y = x")
+    ax.set_xlabel(f"reference {reference} accuracy (%)")
+    ax.set_ylabel("this run's test accuracy (%)")
+    ax.set_title("protocols against the benchmark")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
