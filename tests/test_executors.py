@@ -6,6 +6,7 @@ not installed.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -218,3 +219,39 @@ def test_ray_gpu_request_on_cpu_cluster_fails_fast(ray_cluster):
 def test_ray_local_instance_writes_nothing_under_home(ray_cluster):
     assert not (ray_cluster["home"] / ".ray").exists()  # Ray would put its auth token there
     assert (ray_cluster["temp"] / "auth_token").exists()
+
+
+# ---------------------------------------------------------------------------- a real pipeline on Ray
+
+TINY = ["archs.count=3", "pipeline.seeds=[0]", "budget.epochs=2", "budget.width=4", "budget.cells=1",
+        "budget.train_subset=64", "budget.test_subset=32", "executor.kind=ray", "executor.device=cpu",
+        "executor.max_retries=1"]
+
+
+@pytest.mark.slow
+def test_ray_pipeline_worker_killed_mid_job_is_retried_and_stored_once(ray_cluster, tmp_path, monkeypatch,
+                                                                        capsys):
+    import sqlite3
+
+    from nasrescale.cli.main import main
+    from nasrescale.pipeline import load_pipeline
+
+    pipeline = load_pipeline("quickstart", TINY)
+    jobs = pipeline.jobs(pipeline.arch_list())
+    victim = max(jobs, key=lambda j: j.cost())  # trained, not a degenerate cell
+    # test-only hook: its worker SIGKILLs itself when epoch 2 of 2 ends, after epoch 1's checkpoint
+    monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
+    args = ["run", "quickstart", "--results", str(tmp_path), "--quiet"]
+    for item in TINY:
+        args += ["--set", item]
+    assert main(args) == 0, capsys.readouterr().err
+    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
+    rows = db.execute("SELECT key, status, record_json FROM jobs").fetchall()
+    assert sorted(k for k, _, _ in rows) == sorted(j.key() for j in jobs)  # one row per job
+    assert {s for _, s, _ in rows} == {"done"}
+    records = {k: json.loads(r) for k, _, r in rows}
+    assert records[victim.key()]["resumed_from"] == 1  # the retry resumed the killed attempt
+    assert all(records[j.key()]["resumed_from"] is None for j in jobs if j is not victim)
+    epochs = db.execute("SELECT epoch FROM curves WHERE key = ? ORDER BY epoch", (victim.key(),)).fetchall()
+    assert [e for (e,) in epochs] == [1, 2]  # curves stored once, not once per attempt
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
