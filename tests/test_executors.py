@@ -255,3 +255,26 @@ def test_ray_pipeline_worker_killed_mid_job_is_retried_and_stored_once(ray_clust
     epochs = db.execute("SELECT epoch FROM curves WHERE key = ? ORDER BY epoch", (victim.key(),)).fetchall()
     assert [e for (e,) in epochs] == [1, 2]  # curves stored once, not once per attempt
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.slow
+def test_pool_pipeline_worker_killed_mid_job_is_retried_and_stored_once(tmp_path, monkeypatch):
+    """The GPU pool's code path on two CPU slots, driven by the real pipeline runner."""
+    import sqlite3
+
+    from nasrescale.pipeline import load_pipeline
+    from nasrescale.runner import run_pipeline
+
+    pipeline = load_pipeline("quickstart", TINY[:-3])
+    jobs = pipeline.jobs(pipeline.arch_list())
+    victim = max(jobs, key=lambda j: j.cost())
+    monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
+    pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"],
+                        checkpoint_dir=tmp_path / "quickstart" / "checkpoints", progress=False)
+    summary = run_pipeline(pipeline, tmp_path, progress=False, executor=pool)
+    assert summary.counts["done"] == len(jobs) and summary.failed == 0
+    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
+    rows = dict(db.execute("SELECT key, record_json FROM jobs WHERE status = 'done'").fetchall())
+    assert sorted(rows) == sorted(j.key() for j in jobs)
+    assert json.loads(rows[victim.key()])["resumed_from"] == 1
+    assert db.execute("SELECT attempts FROM jobs WHERE key = ?", (victim.key(),)).fetchone() == (2,)
