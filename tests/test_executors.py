@@ -1,0 +1,280 @@
+"""The process-pool and Ray executors, on CPU, with the picklable fake jobs of ``_fake_jobs``.
+
+Ray tests share ONE local Ray instance per module (startup takes seconds) and skip when ray is
+not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # spawned workers inherit sys.path: _fake_jobs
+from _fake_jobs import FakeJob  # noqa: E402
+
+from nasrescale.errors import ConfigError  # noqa: E402
+from nasrescale.executors.base import ExecutorSettings  # noqa: E402
+from nasrescale.executors.common import KILL_HOOK_ENV  # noqa: E402
+from nasrescale.executors.pool import PoolExecutor  # noqa: E402
+
+
+def _run(executor, jobs):
+    """Run ``jobs``; return (outcomes by key, every outcome in delivery order, start order)."""
+    delivered, started = [], []
+    executor.run(jobs, on_outcome=delivered.append, on_start=started.append)
+    return {o.key: o for o in delivered}, delivered, started
+
+
+def _assert_once(delivered, jobs):
+    counts = Counter(o.key for o in delivered)
+    assert counts == Counter(j.key() for j in jobs), counts
+
+
+# ---------------------------------------------------------------------------- process pool
+
+
+def test_pool_runs_all_jobs_longest_first_in_worker_processes():
+    jobs = [FakeJob("a", weight=1, seconds=0.2), FakeJob("b", weight=5, seconds=0.2),
+            FakeJob("c", weight=3), FakeJob("d", weight=2)]
+    pool = PoolExecutor(ExecutorSettings(), devices=["cpu", "cpu"], progress=False)
+    by_key, delivered, started = _run(pool, jobs)
+    _assert_once(delivered, jobs)
+    assert started == [j.key() for j in sorted(jobs, key=lambda j: -j.weight)]
+    assert all(o.status == "done" and o.attempts == 1 for o in delivered)
+    pids = {o.record["pid"] for o in delivered}
+    assert os.getpid() not in pids and len(pids) == len(jobs)  # one fresh process per job
+    assert {o.record["device"] for o in delivered} == {"cpu"}
+
+
+def test_pool_failures_retries_and_worker_deaths(tmp_path):
+    jobs = [FakeJob("raises", mode="raise"),
+            FakeJob("killed-once", mode="kill_first", marker=str(tmp_path / "k1")),
+            FakeJob("oom-once", mode="oom_first", marker=str(tmp_path / "o1")),
+            FakeJob("always-dies", mode="kill_always"), FakeJob("always-oom", mode="oom_always")]
+    pool = PoolExecutor(ExecutorSettings(max_retries=1), devices=["cpu", "cpu"], progress=False)
+    by_key, delivered, started = _run(pool, jobs)
+    _assert_once(delivered, jobs)
+    raised = by_key["fake-raises"]
+    assert raised.status == "failed" and raised.attempts == 1  # a job error is not retried
+    assert "ValueError: job raises is broken" in raised.error
+    for key in ("fake-killed-once", "fake-oom-once"):  # worker faults: retried, then done
+        assert by_key[key].status == "done" and by_key[key].attempts == 2, by_key[key]
+    dead = by_key["fake-always-dies"]
+    assert dead.status == "failed" and dead.attempts == 2
+    assert "SIGKILL" in dead.error and "2 attempt" in dead.error
+    assert started.count("fake-always-dies") == 2 and started.count("fake-raises") == 1
+    oom = by_key["fake-always-oom"]  # retried, then the last attempt's error is kept
+    assert oom.status == "failed" and oom.attempts == 2 and "OutOfMemoryError" in oom.error
+
+
+def test_pool_test_kill_hook_kills_first_attempt_mid_job(monkeypatch):
+    monkeypatch.setenv(KILL_HOOK_ENV, "fake-hooked")
+    jobs = [FakeJob("hooked", mode="epochs"), FakeJob("spared", mode="epochs")]
+    by_key, delivered, started = _run(PoolExecutor(ExecutorSettings(), devices=["cpu"],
+                                                   progress=False), jobs)
+    _assert_once(delivered, jobs)
+    assert by_key["fake-hooked"].attempts == 2 and by_key["fake-spared"].attempts == 1
+    assert all(o.status == "done" for o in delivered)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_pool_worker_exits_when_its_driver_is_killed(tmp_path):
+    marker = tmp_path / "pid"
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+              "from _fake_jobs import FakeJob\n"
+              "from nasrescale.executors.base import ExecutorSettings\n"
+              "from nasrescale.executors.pool import PoolExecutor\n"
+              "PoolExecutor(ExecutorSettings(), devices=['cpu'], progress=False).run(\n"
+              f"    [FakeJob('long', seconds=120, marker={str(marker)!r})], print)\n")
+    root = str(Path(__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    driver = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker = int(marker.read_text())
+        assert _alive(worker)
+    finally:
+        driver.kill()  # SIGKILL: the driver gets no chance to end its workers
+        driver.wait()
+    deadline = time.monotonic() + 10  # the worker checks on its parent every second
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker), "the worker outlived its killed driver"
+
+
+def test_pool_rejects_no_devices_and_cuda_without_gpu():
+    with pytest.raises(ConfigError, match="devices"):
+        PoolExecutor(ExecutorSettings(), devices=[])
+    import torch
+
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="executor.device = 'cuda'"):
+            PoolExecutor(ExecutorSettings(device="cuda"))
+        assert PoolExecutor(ExecutorSettings(device="auto")).devices == ["cpu"]
+
+
+# ---------------------------------------------------------------------------- Ray
+
+
+def test_missing_ray_names_the_extra(monkeypatch):
+    from nasrescale.executors.ray_exec import import_ray
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
+    with pytest.raises(ConfigError, match=r"pip install 'nasrescale\[ray\]'"):
+        import_ray()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory):
+    """One local Ray instance (2 CPUs) for the module, started by nasrescale's own helper,
+    with HOME pointed at an empty folder to check that nothing is written under it."""
+    ray = pytest.importorskip("ray")
+    import _fake_jobs
+
+    from nasrescale.executors.ray_exec import _restore_env, start_local_ray
+
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        temp = Path("/tmp") / f"nr-test-{os.getpid()}"  # short: Unix socket path limit
+        saved = start_local_ray(temp, num_cpus=2)
+        ray.cloudpickle.register_pickle_by_value(_fake_jobs)  # workers need not import it
+        try:
+            yield {"ray": ray, "home": home, "temp": temp}
+        finally:
+            ray.shutdown()
+            _restore_env(saved)
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+def _ray_executor(**kw):
+    from nasrescale.executors.ray_exec import RayExecutor
+
+    return RayExecutor(ExecutorSettings(kind="ray", device="cpu", **kw), progress=False)
+
+
+@pytest.mark.slow
+def test_ray_runs_jobs_retries_killed_worker_once(ray_cluster, tmp_path):
+    jobs = [FakeJob("small", weight=1), FakeJob("big", weight=9, seconds=0.3),
+            FakeJob("mid", weight=5, seconds=0.3), FakeJob("raises", weight=2, mode="raise"),
+            FakeJob("killed-once", weight=3, mode="kill_first", marker=str(tmp_path / "k")),
+            FakeJob("always-dies", weight=0.5, mode="kill_always"),
+            FakeJob("always-oom", weight=0.4, mode="oom_always")]
+    by_key, delivered, started = _run(_ray_executor(max_retries=1), jobs)
+    _assert_once(delivered, jobs)
+    assert started == [j.key() for j in sorted(jobs, key=lambda j: -j.weight)]
+    for key in ("fake-small", "fake-big", "fake-mid"):
+        assert by_key[key].status == "done" and by_key[key].attempts == 1
+        assert by_key[key].record["pid"] != os.getpid()
+    killed = by_key["fake-killed-once"]
+    assert killed.status == "done" and killed.attempts == 2, killed
+    assert "ValueError: job raises is broken" in by_key["fake-raises"].error
+    dead = by_key["fake-always-dies"]
+    assert dead.status == "failed" and "WorkerDied" in dead.error and dead.attempts == 2
+    oom = by_key["fake-always-oom"]
+    assert oom.status == "failed" and oom.attempts == 2
+    assert "WorkerFault on each of 2 attempt" in oom.error and "OutOfMemoryError" in oom.error
+
+
+@pytest.mark.slow
+def test_ray_worker_fault_and_kill_hook(ray_cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv(KILL_HOOK_ENV, "fake-hooked")
+    jobs = [FakeJob("hooked", mode="epochs"), FakeJob("spared", mode="epochs"),
+            FakeJob("oom-once", mode="oom_first", marker=str(tmp_path / "o"))]
+    by_key, delivered, _ = _run(_ray_executor(max_retries=2), jobs)
+    _assert_once(delivered, jobs)
+    assert all(o.status == "done" for o in delivered), delivered
+    assert by_key["fake-hooked"].attempts == 2 and by_key["fake-spared"].attempts == 1
+    assert by_key["fake-oom-once"].attempts == 2
+
+
+def test_ray_gpu_request_on_cpu_cluster_fails_fast(ray_cluster):
+    from nasrescale.executors.ray_exec import RayExecutor
+
+    never = [FakeJob("never")]
+    with pytest.raises(ConfigError, match="has no GPUs.*executor.device = 'cpu'"):
+        RayExecutor(ExecutorSettings(kind="ray", device="cuda"), progress=False).run(never, print)
+    with pytest.raises(ConfigError, match="cpus_per_job = 64"):
+        RayExecutor(ExecutorSettings(kind="ray", cpus_per_job=64), progress=False).run(never, print)
+
+
+def test_ray_local_instance_writes_nothing_under_home(ray_cluster):
+    assert not (ray_cluster["home"] / ".ray").exists()  # Ray would put its auth token there
+    assert (ray_cluster["temp"] / "auth_token").exists()
+
+
+# ---------------------------------------------------------------------------- a real pipeline on Ray
+
+TINY = ["archs.count=3", "pipeline.seeds=[0]", "budget.epochs=2", "budget.width=4", "budget.cells=1",
+        "budget.train_subset=64", "budget.test_subset=32", "executor.kind=ray", "executor.device=cpu",
+        "executor.max_retries=1"]
+
+
+@pytest.mark.slow
+def test_ray_pipeline_worker_killed_mid_job_is_retried_and_stored_once(ray_cluster, tmp_path, monkeypatch,
+                                                                        capsys):
+    import sqlite3
+
+    from nasrescale.cli.main import main
+    from nasrescale.pipeline import load_pipeline
+
+    pipeline = load_pipeline("quickstart", TINY)
+    jobs = pipeline.jobs(pipeline.arch_list())
+    victim = max(jobs, key=lambda j: j.cost())  # trained, not a degenerate cell
+    # test-only hook: its worker SIGKILLs itself when epoch 2 of 2 ends, after epoch 1's checkpoint
+    monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
+    args = ["run", "quickstart", "--results", str(tmp_path), "--quiet"]
+    for item in TINY:
+        args += ["--set", item]
+    assert main(args) == 0, capsys.readouterr().err
+    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
+    rows = db.execute("SELECT key, status, record_json FROM jobs").fetchall()
+    assert sorted(k for k, _, _ in rows) == sorted(j.key() for j in jobs)  # one row per job
+    assert {s for _, s, _ in rows} == {"done"}
+    records = {k: json.loads(r) for k, _, r in rows}
+    assert records[victim.key()]["resumed_from"] == 1  # the retry resumed the killed attempt
+    assert all(records[j.key()]["resumed_from"] is None for j in jobs if j is not victim)
+    epochs = db.execute("SELECT epoch FROM curves WHERE key = ? ORDER BY epoch", (victim.key(),)).fetchall()
+    assert [e for (e,) in epochs] == [1, 2]  # curves stored once, not once per attempt
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+@pytest.mark.slow
+def test_pool_pipeline_worker_killed_mid_job_is_retried_and_stored_once(tmp_path, monkeypatch):
+    """The GPU pool's code path on two CPU slots, driven by the real pipeline runner."""
+    import sqlite3
+
+    from nasrescale.pipeline import load_pipeline
+    from nasrescale.runner import run_pipeline
+
+    pipeline = load_pipeline("quickstart", TINY[:-3])
+    jobs = pipeline.jobs(pipeline.arch_list())
+    victim = max(jobs, key=lambda j: j.cost())
+    monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
+    pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"],
+                        checkpoint_dir=tmp_path / "quickstart" / "checkpoints", progress=False)
+    summary = run_pipeline(pipeline, tmp_path, progress=False, executor=pool)
+    assert summary.counts["done"] == len(jobs) and summary.failed == 0
+    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
+    rows = dict(db.execute("SELECT key, record_json FROM jobs WHERE status = 'done'").fetchall())
+    assert sorted(rows) == sorted(j.key() for j in jobs)
+    assert json.loads(rows[victim.key()])["resumed_from"] == 1
+    assert db.execute("SELECT attempts FROM jobs WHERE key = ?", (victim.key(),)).fetchone() == (2,)
