@@ -11,7 +11,9 @@ precision). A pipeline's seeds x {default, rescaled} of one cell are exactly suc
   ``data``, ``protocol``, ``width``, ``cells``; :class:`nasrescale.job.TrainJob` has them) into
   fusable groups of at most ``max_members``;
 * :func:`build_member` -- one run's network, seeded and initialized as a single run is
-  (``torch.manual_seed(seed)``, build, ``apply_init``), with its param groups and LR plan.
+  (``torch.manual_seed(seed)``, build, ``apply_init``), with its param groups and LR plan;
+* :func:`train_jobs_fused` -- train :class:`~nasrescale.job.TrainJob` s as one fused network and
+  return, per job, the record :meth:`TrainJob.run <nasrescale.job.TrainJob.run>` returns.
 """
 
 from __future__ import annotations
@@ -19,17 +21,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any, Iterable, Mapping, Sequence, TypeVar
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 
 from .data.types import ImageData
+from .errors import ConfigError
 from .families import CellFamily
+from .job import TrainJob, discard_unreadable, provenance, resolve_device
 from .protocol import Protocol
 from .scaling.lr import LrPlan
 from .train.fused import FusedMember, fusion_key
 
-__all__ = ["build_member", "group_key", "fusable_groups", "fuse_by_default", "DEFAULT_MAX_MEMBERS"]
+__all__ = ["build_member", "group_key", "fusable_groups", "fuse_by_default", "DEFAULT_MAX_MEMBERS",
+           "train_jobs_fused", "group_checkpoint_name"]
 
 #: largest group by default: the issue's K = 12 (an NB201 network at C = 16 per member)
 DEFAULT_MAX_MEMBERS = 12
@@ -100,7 +107,8 @@ def fusable_groups(jobs: Iterable[J], max_members: int = DEFAULT_MAX_MEMBERS) ->
 
     Groups appear in the order of their first job, jobs keep their order; a group larger than
     ``max_members`` is split evenly (13 jobs, at most 12 -> 7 + 6). Degenerate jobs (attribute
-    ``degenerate`` true) are never trained, so each is a group of its own.
+    ``degenerate`` true) are never trained, and μP jobs (``protocol.init == "mup"``) train with
+    their own optimizer, so each of those is a group of its own.
 
     >>> from dataclasses import dataclass
     >>> from nasrescale.registry import get_family
@@ -120,11 +128,105 @@ def fusable_groups(jobs: Iterable[J], max_members: int = DEFAULT_MAX_MEMBERS) ->
     [6, 6]
     """
     if max_members < 1:
-        from .errors import ConfigError
-
         raise ConfigError(f"max_members must be >= 1, got {max_members}")
     buckets: dict[str, list[J]] = {}  # insertion order = order of each group's first job
     for i, job in enumerate(jobs):
-        key = f"degenerate-{i}" if getattr(job, "degenerate", False) else group_key(job)
+        key = f"alone-{i}" if not _fusable(job) else group_key(job)
         buckets.setdefault(key, []).append(job)
     return [chunk for members in buckets.values() for chunk in _even_chunks(members, max_members)]
+
+
+def _fusable(job: Any) -> bool:
+    """Whether a job may train in a fused group at all (degenerate and μP jobs may not)."""
+    return not getattr(job, "degenerate", False) and getattr(job.protocol, "init", None) != "mup"
+
+
+def group_checkpoint_name(jobs: Sequence[TrainJob]) -> str:
+    """File name of a fused group's checkpoint: ``fused-<hash of the members' keys, in order>.pt``."""
+    return "fused-" + hashlib.sha256("|".join(j.key() for j in jobs).encode()).hexdigest()[:16] + ".pt"
+
+
+def train_jobs_fused(jobs: Sequence[TrainJob], *, device: str = "cpu", checkpoint_dir: str | Path | None = None,
+                     checkpoint: str | Path | None = None, checkpoint_every: int = 1, compile: bool = False,
+                     progress: bool = False, keep_checkpoint: bool = True,
+                     on_epoch: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Train ``jobs`` as one fused network; return each job's record as :meth:`TrainJob.run` would.
+
+    Each record has the keys of ``TrainJob.run``'s (``key`` = ``job.key()``; the identity in the
+    fused checkpoint is ``job.identity()``), with its own metrics and history (equal to its
+    independent run up to float reordering). ``wall_time_s`` is the member's share of the group's
+    wall time (group time / members, so that a run's times add up to the time spent);
+    ``provenance`` adds ``fused_members`` and ``group_wall_time_s``. Degenerate jobs are recorded
+    by ``TrainJob.run`` (chance accuracy, not trained) and the rest train as one group.
+
+    Args:
+        jobs: the jobs; all non-degenerate ones must share :func:`group_key` (and not be μP).
+        device, progress, checkpoint_every, compile, keep_checkpoint: as for ``TrainJob.run``.
+        checkpoint_dir: folder of the group's checkpoint (:func:`group_checkpoint_name`); a torn
+            one is moved aside and reported in ``checkpoint_discarded``, as ``TrainJob.run`` does.
+        checkpoint: an explicit checkpoint file (overrides ``checkpoint_dir``).
+        on_epoch: ``on_epoch(i, entry)`` after each epoch, ``i`` indexing ``jobs``.
+
+    Raises:
+        ConfigError: no jobs, jobs that cannot fuse (named), or a checkpoint of other members.
+
+    >>> from nasrescale.job import DataSpec
+    >>> from nasrescale.registry import get_family
+    >>> from nasrescale.protocol import load_protocol
+    >>> jobs = [TrainJob("3_31_013", get_family("nb201"), DataSpec("cifar10-subset", train_subset=60, test_subset=20),
+    ...                  load_protocol("nb201", ["epochs=1", "batch_size=30"]), seed=s, width=2, cells=1) for s in (0, 1)]
+    >>> [(r["key"] == j.key(), r["epochs_run"], r["provenance"]["fused_members"]) for r, j in
+    ...  zip(train_jobs_fused(jobs), jobs)]
+    [(True, 1, 2), (True, 1, 2)]
+    """
+    from .train.fused import train_fused
+
+    start, jobs = time.perf_counter(), list(jobs)
+    if not jobs:
+        raise ConfigError("train_jobs_fused: no jobs; pass at least one TrainJob")
+    device = resolve_device(device)
+    records: list[dict[str, Any] | None] = [None] * len(jobs)
+    trained = [i for i, j in enumerate(jobs) if not j.degenerate]
+    for i in set(range(len(jobs))) - set(trained):  # chance accuracy, nothing to train
+        records[i] = jobs[i].run(device=device)
+    if trained:
+        _check_fusable([jobs[i] for i in trained])
+        data = jobs[trained[0]].data.load()
+        members, heads = [], []
+        for i in trained:
+            job = jobs[i]
+            member, plan = build_member(job.arch, job.family, data, job.protocol, job.seed, **job.size(),
+                                        identity=job.identity())
+            members.append(member)
+            heads.append(job.base_record(member.model, plan, data))
+        path = Path(checkpoint) if checkpoint is not None else None
+        if path is None and checkpoint_dir is not None:
+            path = Path(checkpoint_dir) / group_checkpoint_name([jobs[i] for i in trained])
+            discarded = discard_unreadable(path)
+            for head in heads:
+                head["checkpoint_discarded"] = discarded
+        results = train_fused(members, data, device=device, checkpoint=path, checkpoint_every=checkpoint_every,
+                              compile=compile, progress=progress, keep_checkpoint=keep_checkpoint,
+                              on_epoch=None if on_epoch is None else lambda k, e: on_epoch(trained[k], e))
+        wall = time.perf_counter() - start
+        where = {**provenance(device), "fused_members": len(trained), "group_wall_time_s": wall}
+        for i, head, result in zip(trained, heads, results):
+            head.update(result.to_json())
+            head["wall_time_s"] = wall / len(trained)  # this member's share of the group's time
+            head["provenance"] = dict(where)
+            records[i] = head
+    return [r for r in records if r is not None]
+
+
+def _check_fusable(jobs: Sequence[TrainJob]) -> None:
+    """ConfigError naming the first job that cannot train fused with the first one."""
+    first = group_key(jobs[0])
+    for job in jobs:
+        if not _fusable(job):
+            raise ConfigError(f"job {job.key()} ({job.arch}, seed {job.seed}) cannot train fused: its protocol "
+                              f"{job.protocol.name!r} uses μP (init = 'mup'); run it alone (TrainJob.run)")
+        if group_key(job) != first:
+            raise ConfigError(f"job {job.key()} ({job.arch}, protocol {job.protocol.name!r}, seed {job.seed}) cannot "
+                              f"train fused with job {jobs[0].key()}: they differ in more than seed, init and LR "
+                              "(architecture, family, data, model size, epochs, batch size, ...); group them with "
+                              "fusable_groups")

@@ -38,7 +38,7 @@ from .families import CellFamily
 from .protocol import Protocol
 from .topology import is_degenerate
 
-__all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance"]
+__all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable"]
 
 #: bumped when the meaning of a key changes (old stores then simply see new jobs)
 KEY_VERSION = 1
@@ -184,6 +184,23 @@ class TrainJob:
         """This job's checkpoint file in ``checkpoint_dir`` (named by its key)."""
         return Path(checkpoint_dir) / f"{self.key()}.pt"
 
+    def base_record(self, model: Any, plan: Any, data: Any) -> dict[str, Any]:
+        """The record's job fields and LR derivation for a built, initialized ``model`` (``plan``: its
+        ``LrPlan``); shared by :meth:`run` and :func:`nasrescale.fusion.train_jobs_fused`."""
+        from .models import count_params
+
+        size = self.size()
+        return {
+            "key": self.key(), "arch": self.arch, "family": self.family.name, "family_digest": self.family.digest(),
+            "dataset": self.data.name, "protocol": self.label or self.protocol.name, "protocol_name": self.protocol.name,
+            "init": self.protocol.init, "lr_rule": self.protocol.lr_rule, "base_lr": plan.base_lr, "lr": plan.lr,
+            "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
+            "degenerate": self.degenerate, "epochs": self.protocol.epochs, "batch_size": self.protocol.batch_size,
+            "seed": self.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
+            "test_split": data.test_split, "test_images": int(data.test_images.shape[0]),
+            "train_images": int(data.train_images.shape[0]),
+            "precision": self.protocol.precision}  # the setting (the CPU trains in fp32 either way)
+
     def run(self, *, device: str = "cpu", checkpoint_dir: str | Path | None = None, progress: bool = False,
             on_epoch: Callable[[dict[str, Any]], None] | None = None, checkpoint: str | Path | None = None,
             checkpoint_every: int = 1, keep_checkpoint: bool = True, compile: bool = False) -> dict[str, Any]:
@@ -206,15 +223,13 @@ class TrainJob:
         """
         import torch
 
-        from .models import build_model, count_params
+        from .models import build_model
         from .scaling import apply_init, lr_plan, param_groups
         from .train import train
 
-        start = time.perf_counter()
-        device = resolve_device(device)
+        start, device, size = time.perf_counter(), resolve_device(device), self.size()
         self.protocol.require_lr()
         data = self.data.load()
-        size = self.size()
         torch.manual_seed(self.seed)
         model = build_model(self.arch, self.family, data.num_classes, in_shape=data.image_shape, **size)
         optimizer = None
@@ -230,17 +245,7 @@ class TrainJob:
         else:
             apply_init(model, self.protocol.init)
         plan = lr_plan(model, self.protocol)
-        record: dict[str, Any] = {
-            "key": self.key(), "arch": self.arch, "family": self.family.name, "family_digest": self.family.digest(),
-            "dataset": self.data.name, "protocol": self.label or self.protocol.name, "protocol_name": self.protocol.name,
-            "init": self.protocol.init, "lr_rule": self.protocol.lr_rule, "base_lr": plan.base_lr, "lr": plan.lr,
-            "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
-            "degenerate": self.degenerate, "epochs": self.protocol.epochs, "batch_size": self.protocol.batch_size,
-            "seed": self.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
-            "test_split": data.test_split,
-            "test_images": int(data.test_images.shape[0]), "train_images": int(data.train_images.shape[0]),
-            "precision": self.protocol.precision,  # the setting (the CPU trains in fp32 either way)
-        }
+        record = self.base_record(model, plan, data)
         if record["degenerate"]:  # constant output: chance accuracy, nothing to train
             record.update(test_accuracy=100.0 / data.num_classes, test_loss=None, train_loss_last=None,
                           train_loss_best=None, train_accuracy_last=None, epochs_run=0, diverged=False,
@@ -250,7 +255,7 @@ class TrainJob:
             path = Path(checkpoint) if checkpoint is not None else None
             if path is None and checkpoint_dir is not None:
                 path = self.checkpoint_path(checkpoint_dir)
-                record["checkpoint_discarded"] = _discard_unreadable(path)
+                record["checkpoint_discarded"] = discard_unreadable(path)
             groups = param_groups(model, self.protocol)
             result = train(model, data, self.protocol, groups, device=device, seed=self.seed, checkpoint=path,
                            checkpoint_every=checkpoint_every, compile=compile, progress=progress,
@@ -262,7 +267,7 @@ class TrainJob:
         return record
 
 
-def _discard_unreadable(path: Path) -> str | None:
+def discard_unreadable(path: Path) -> str | None:
     """Check a job's checkpoint before resuming: a torn or corrupt file is reported (stderr and
     the returned reason, kept in the record), moved aside as ``<name>.corrupt`` and the job
     restarts from epoch 0. Returns ``None`` when the file is absent or sound."""

@@ -40,6 +40,8 @@ def test_fused_runs_equal_single_runs(capsys):
         code, (single,), err = run(capsys, "train", "3_31_013", "--seed", "0", *protocol, *TINY)
         assert code == 0, err
         assert (rec["lr"], rec["init"], rec["params"]) == (single["lr"], single["init"], single["params"])
+        assert rec["run_key"] == single["run_key"] == rec["key"]  # keyed as the single run's TrainJob
+        assert set(rec) == set(single) | {"fused"}  # the fields of `train`, plus the group size
         for a, b in zip(rec["history"], single["history"], strict=True):
             assert math.isclose(a["train_loss"], b["train_loss"], rel_tol=1e-4)
         assert abs(rec["test_accuracy"] - single["test_accuracy"]) <= 1.0  # at most one of 100 images
@@ -52,7 +54,8 @@ def test_unfused_runs_one_after_another_and_degenerate_cells(capsys):
     assert recs[0]["run_key"] != recs[1]["run_key"]
     code, recs, err = run(capsys, "train", "0_00_000", "--seeds", "0,1", "--fuse", *TINY)
     assert code == 0 and len(recs) == 2
-    assert all(r["degenerate"] and not r["trained"] and r["test_accuracy"] == 10.0 for r in recs)
+    assert all(r["degenerate"] and r["epochs_run"] == 0 and r["fused"] == 0 and r["test_accuracy"] == 10.0
+               for r in recs)
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,9 +1,11 @@
 """``nasrescale train ARCH --seeds 0,1,2 --protocols nb201,rescaled [--fuse]``: several runs of one cell.
 
-Every (protocol, seed) pair is one run, built and initialized exactly as ``nasrescale train``
-builds it; ``--fuse`` trains them all as one fused network (:mod:`nasrescale.train.fused`:
-each run in its own channel slice, equal to its independent run), otherwise one after another.
-One JSON line per run, in protocol-major order. ``--base-lr`` goes to the protocols without an
+Every (protocol, seed) pair is one :class:`~nasrescale.job.TrainJob`, keyed, built and
+initialized exactly as ``nasrescale train`` does it; ``--fuse`` trains them all as one fused
+network (:func:`nasrescale.fusion.train_jobs_fused`: each run in its own channel slice, equal to
+its independent run), otherwise one after another. One JSON line per run, in protocol-major
+order, with the fields of ``train`` (``run_key`` = the job's key) plus ``fused`` (the group's
+size: 1 without ``--fuse``, 0 for a degenerate cell, which is never trained). ``--base-lr`` goes to the protocols without an
 LR of their own (``rescaled``), or to all when none lacks one; ``--set``, ``--epochs`` and
 ``--batch-size`` apply to all. A subset (``--subset``) is drawn once (seed 0) for every run.
 """
@@ -11,18 +13,13 @@ LR of their own (``rescaled``), or to all when none lacks one; ``--set``, ``--ep
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from ..config import to_table
-from ..encodings import format_arch, parse_arch
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import Protocol, load_protocol
-from ..topology import is_degenerate
 from .common import family_from_args
 
 __all__ = ["add_fuse_options", "wants_fused", "run_fused"]
@@ -68,79 +65,48 @@ def _protocols(args: argparse.Namespace) -> list[Protocol]:
     return protocols
 
 
-def _device(name: str) -> str:
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"--device {name}: CUDA is not available on this machine; use --device cpu")
-    return name
-
-
-def _key(identity: Any) -> str:
-    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 def run_fused(args: argparse.Namespace) -> int:
-    """Build every (protocol, seed) run of the cell, train them (fused with ``--fuse``), print JSON lines."""
-    from ..data import load_dataset, subset
+    """Build a :class:`~nasrescale.job.TrainJob` per (protocol, seed), train them (fused with
+    ``--fuse``: :func:`nasrescale.fusion.train_jobs_fused`), print one JSON line per run."""
     from ..data.paths import resolve_cache_dir
-    from ..fusion import build_member
-    from ..models import count_params
-    from ..train.fused import train_fused
+    from ..fusion import group_checkpoint_name, train_jobs_fused
+    from ..job import DataSpec, TrainJob, resolve_device
 
     family = family_from_args(args)
-    graph = parse_arch(args.arch, family)
-    arch = format_arch(graph, family)
     seeds = _int_list(args.seeds, "--seeds") if args.seeds else [args.seed]
     protocols = _protocols(args)
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
-    device = _device(args.device)
-    data = load_dataset(args.dataset, args.data, download=args.download, test_split=args.test_split)
-    data = subset(data, args.subset, args.test_subset, seed=0)  # one draw shared by every run
+    device = resolve_device(args.device)
+    if args.download:  # fetch the files first; the jobs themselves never download
+        from ..data import load_dataset
 
-    runs, records = [], []
-    for protocol in protocols:
-        for seed in seeds:
-            identity = {"arch": arch, "family": family.digest(), "dataset": data.name, "protocol": to_table(protocol),
-                        "width": args.width, "cells": args.cells, "train_images": int(data.train_images.shape[0]),
-                        "test_split": data.test_split, "test_images": int(data.test_images.shape[0]), "seed": seed}
-            member, plan = build_member(graph, family, data, protocol, seed, width=args.width, cells=args.cells,
-                                        identity=identity)
-            model = member.model
-            runs.append(member)
-            records.append({
-                "arch": arch, "family": family.name, "dataset": data.name, "protocol": protocol.name,
-                "init": protocol.init, "lr_rule": protocol.lr_rule, "base_lr": plan.base_lr, "lr": plan.lr,
-                "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
-                "degenerate": is_degenerate(graph, family), "epochs": protocol.epochs,
-                "batch_size": protocol.batch_size, "seed": seed, "test_split": data.test_split,
-                "test_images": int(data.test_images.shape[0]),
-                "precision": protocol.precision if device.startswith("cuda") else "fp32",
-                "width": getattr(model, "width", None), "cells": getattr(model, "num_cells", None),
-                "params": count_params(model), "device": device, "run_key": _key(identity)})
-
-    if records[0]["degenerate"]:  # no input-output path: constant output, chance accuracy, nothing to train
-        for r in records:
-            r.update(test_accuracy=100.0 / data.num_classes, trained=False, fused=0)
-    else:
-        groups = [list(range(len(runs)))] if args.fuse else [[i] for i in range(len(runs))]
-        if args.checkpoint and len(groups) > 1:
-            raise ConfigError("--checkpoint names one file: use it with --fuse (one group), or leave it out")
-        for group in groups:
-            checkpoint = None
-            if not args.no_checkpoint:
-                name = "fused-" + _key([records[i]["run_key"] for i in group]) + ".pt"
-                checkpoint = Path(args.checkpoint) if args.checkpoint else resolve_cache_dir() / "checkpoints" / name
-            results = train_fused([runs[i] for i in group], data, device=device, checkpoint=checkpoint,
-                                  checkpoint_every=args.checkpoint_every, compile=args.compile,
-                                  progress=not args.quiet, keep_checkpoint=bool(args.checkpoint))
-            if results[0].resumed_from:
-                print(f"resumed from epoch {results[0].resumed_from} of {checkpoint}", file=sys.stderr)
-            for i, result in zip(group, results):
-                records[i].update(fused=len(group), **result.to_json())
+        load_dataset(args.dataset, args.data, download=True)
+    data = DataSpec(args.dataset, args.data, args.test_split, args.subset, args.test_subset)
+    jobs = [TrainJob(args.arch, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
+            for protocol in protocols for seed in seeds]
+    if args.checkpoint and not args.fuse and len(jobs) > 1:
+        raise ConfigError("--checkpoint names one file: use it with --fuse (one group), or leave it out")
+    cache = resolve_cache_dir() / "checkpoints"
+    common = {"device": device, "checkpoint_every": args.checkpoint_every, "compile": args.compile,
+              "progress": not args.quiet, "keep_checkpoint": bool(args.checkpoint)}
+    if args.fuse:
+        trained = [j for j in jobs if not j.degenerate]
+        checkpoint = None if args.no_checkpoint or not trained else (
+            Path(args.checkpoint) if args.checkpoint else cache / group_checkpoint_name(trained))
+        records = train_jobs_fused(jobs, checkpoint=checkpoint, **common)
+        sizes = [len(trained) if not j.degenerate else 0 for j in jobs]
+    else:  # one after another, each exactly as `nasrescale train` runs it (same checkpoint file)
+        records = []
+        for job in jobs:
+            checkpoint = None if args.no_checkpoint else (
+                Path(args.checkpoint) if args.checkpoint else cache / f"train-{job.key()}.pt")
+            records.append(job.run(checkpoint=checkpoint, **common))
+        sizes = [0 if j.degenerate else 1 for j in jobs]
+    if any(r.get("resumed_from") for r in records):
+        print(f"resumed from epoch {max(r.get('resumed_from') or 0 for r in records)} of a checkpoint", file=sys.stderr)
+    for record, job, size in zip(records, jobs, sizes):  # the fields of `train`, plus the group size
+        record.update(device=device, run_key=job.key(), fused=size)
     if args.out:
         atomic_write_text(args.out, json.dumps(records, indent=2) + "\n")
     for record in records:

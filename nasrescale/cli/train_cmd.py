@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
@@ -15,7 +13,7 @@ from ..protocol import load_protocol, protocol_names
 from .common import add_family_options, add_model_options, family_from_args
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 
-__all__ = ["register", "run_key"]
+__all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,14 +63,6 @@ def _protocol_overrides(args: argparse.Namespace) -> list[str]:
         if value is not None:
             overrides.append(f"{key}={value!r}")
     return overrides
-
-
-def run_key(parts: dict[str, Any]) -> str:
-    """Content hash of a JSON-able dict (16 hex digits); kept for callers of the old helper.
-
-    ``nasrescale train`` keys its runs by :meth:`nasrescale.job.TrainJob.key`.
-    """
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def run_train(args: argparse.Namespace) -> int:
