@@ -148,7 +148,7 @@ def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, che
         runner = executor or get_executor(settings, checkpoint_dir=checkpoints, progress=progress)
 
         def on_outcome(outcome: Outcome) -> None:
-            store.finish(outcome.key, outcome.status, outcome.record, outcome.error)
+            store.finish(outcome.key, outcome.status, outcome.record, outcome.error, outcome.attempts)
             if outcome.status != "failed":  # stored for good: the checkpoint has served
                 (checkpoints / f"{outcome.key}.pt").unlink(missing_ok=True)
             if outcome.status == "failed" and progress:

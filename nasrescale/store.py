@@ -187,11 +187,15 @@ class Store:
             db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? "
                        "WHERE key = ? AND status NOT IN ('done', 'diverged')", (_now(), key))
 
-    def finish(self, key: str, status: str, record: dict[str, Any] | None, error: str | None = None) -> bool:
+    def finish(self, key: str, status: str, record: dict[str, Any] | None, error: str | None = None,
+               attempts: int = 1) -> bool:
         """Store a job's outcome (and its curves) in one transaction.
 
-        A job already ``done``/``diverged`` keeps its first outcome: the call returns ``False``
-        and changes nothing (a retried task delivering twice stores once).
+        ``attempts`` is the executor's count of starts (``Outcome.attempts``); the row keeps the
+        larger of it and its own count of :meth:`mark_running` calls (Ray retries a task
+        without the driver seeing it start again). A job already ``done``/``diverged`` keeps
+        its first outcome: the call returns ``False`` and changes nothing (a retried task
+        delivering twice stores once).
         """
         with self.transaction() as db:
             row = db.execute("SELECT status FROM jobs WHERE key = ?", (key,)).fetchone()
@@ -205,8 +209,8 @@ class Store:
                 "UPDATE jobs SET status = :status, error = :error, degenerate = :degenerate, "
                 "test_accuracy = :test_accuracy, test_loss = :test_loss, train_loss_last = :train_loss_last, "
                 "lr = :lr, lr_scale = :lr_scale, epochs = :epochs, wall_time_s = :wall_time_s, "
-                "record_json = :record_json, updated_at = :now, attempts = max(attempts, 1) WHERE key = :key",
-                {**values, "status": status, "error": error, "key": key, "now": _now(),
+                "record_json = :record_json, updated_at = :now, attempts = max(attempts, :attempts) WHERE key = :key",
+                {**values, "status": status, "error": error, "key": key, "now": _now(), "attempts": max(1, attempts),
                  "degenerate": None if record is None else int(bool(rec.get("degenerate"))),
                  "record_json": None if record is None else json.dumps(record, default=_json_default)})
             db.execute("DELETE FROM curves WHERE key = ?", (key,))

@@ -78,6 +78,7 @@ def assert_close_rel(a: float, b: float, rel: float = 1e-4) -> None:
 def assert_same_run(ref_model: nn.Module, ref, model: nn.Module, res, n_test: int) -> None:  # noqa: ANN001
     assert res.epochs_run == ref.epochs_run and res.diverged == ref.diverged
     assert res.lrs == ref.lrs
+    assert (res.test_split, res.test_images) == (ref.test_split, ref.test_images)
     for h_ref, h in zip(ref.history, res.history, strict=True):
         assert h["epoch"] == h_ref["epoch"] and h["lr"] == h_ref["lr"]
         assert_close_rel(h["train_loss"], h_ref["train_loss"])

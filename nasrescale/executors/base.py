@@ -6,9 +6,12 @@ job back to the driver as an :class:`Outcome` through a callback. Only the drive
 result store, so an executor never touches it: a retried or duplicated task can at worst
 deliver an outcome twice, and the driver stores a job's first final outcome only.
 
-Worker side, every executor calls :func:`execute`, which turns whatever a job does (a result,
-a divergence, an exception) into an :class:`Outcome`, so the kinds of executor cannot differ in
-how a failure is recorded.
+Worker side, every executor calls :func:`execute_all`, which turns whatever a unit of work does
+(a result, a divergence, an exception) into one :class:`Outcome` per job, so the kinds of
+executor cannot differ in how a failure is recorded. A unit is a job, or a group of jobs
+trained as one fused network (:class:`~nasrescale.executors.grouping.JobGroup`: its
+``member_keys()`` name the jobs and its ``run`` returns one record per job; if it raises, every
+member fails with the error).
 
 >>> class Job:
 ...     def key(self): return "k1"
@@ -31,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Protocol, Sequence
 
-__all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome", "execute", "STATUSES"]
+__all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome", "execute", "execute_all",
+           "unit_keys", "STATUSES"]
 
 #: every status a job row can have; ``running`` and ``pending`` exist only in the store
 STATUSES = ("pending", "running", "done", "diverged", "failed")
@@ -50,8 +54,10 @@ class ExecutorSettings:
         address: Ray cluster address; ``None`` starts a local Ray instance.
         max_retries: how often a job whose worker died is retried before it counts as failed.
         device: ``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``.
-        fuse: train jobs that differ only in seed, init and LR as one fused network
-            (``None``: on where it pays off, decided by the executor from the device).
+        fuse: train jobs that differ only in seed, init and LR as one fused network, one
+            unit of work per group (``None``: :func:`nasrescale.fusion.fuse_by_default` of the
+            executor's device: on for CUDA, off for the CPU, where it measured slower).
+        max_fused: the most jobs in one fused group (larger groups are split evenly).
     """
 
     kind: Literal["local", "ray"] = "local"
@@ -61,6 +67,7 @@ class ExecutorSettings:
     max_retries: int = 2
     device: Literal["auto", "cpu", "cuda"] = "auto"
     fuse: bool | None = None
+    max_fused: int = 12  # the issue's largest measured group: K = 12 NB201 networks at C = 16
 
     def __post_init__(self) -> None:
         from ..errors import ConfigError
@@ -71,6 +78,8 @@ class ExecutorSettings:
             raise ConfigError(f"executor.cpus_per_job: must be > 0, got {self.cpus_per_job}")
         if self.max_retries < 0:
             raise ConfigError(f"executor.max_retries: must be >= 0, got {self.max_retries}")
+        if self.max_fused < 1:
+            raise ConfigError(f"executor.max_fused: must be >= 1, got {self.max_fused}")
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,18 @@ class Executor(Protocol):
             on_start: Callable[[str], None] | None = None) -> None: ...  # noqa: D102
 
 
+def unit_keys(unit: Any) -> list[str]:
+    """The job keys a unit of work stands for: a group's ``member_keys()``, else ``[key()]``.
+
+    >>> class Job:
+    ...     def key(self): return "k1"
+    >>> unit_keys(Job())
+    ['k1']
+    """
+    keys = getattr(unit, "member_keys", None)
+    return list(keys()) if callable(keys) else [unit.key()]
+
+
 def execute(job: RunnableJob, *, device: str, checkpoint_dir: Path | None, attempt: int = 1,
             progress: bool = False) -> Outcome:
     """Run one job where the caller is (a worker) and describe how it ended.
@@ -126,10 +147,31 @@ def execute(job: RunnableJob, *, device: str, checkpoint_dir: Path | None, attem
     ``diverged`` is true becomes ``diverged``. ``KeyboardInterrupt`` and ``SystemExit``
     propagate: they are the process ending, not the job failing.
     """
+    return execute_all(job, device=device, checkpoint_dir=checkpoint_dir, attempt=attempt, progress=progress)[0]
+
+
+def execute_all(unit: Any, *, device: str, checkpoint_dir: Path | None, attempt: int = 1,
+                progress: bool = False) -> list[Outcome]:
+    """Run a job or a group of jobs (see the module docstring); one :class:`Outcome` per job.
+
+    A group's exception fails every member with the same error text (and is retried as a
+    whole where it is a worker fault).
+
+    >>> class Pair:
+    ...     def member_keys(self): return ["a", "b"]
+    ...     def key(self): return "group"
+    ...     def run(self, **kw): return [{"diverged": False}, {"diverged": True}]
+    >>> [(o.key, o.status) for o in execute_all(Pair(), device="cpu", checkpoint_dir=None)]
+    [('a', 'done'), ('b', 'diverged')]
+    """
+    keys = unit_keys(unit)
     try:
-        record = job.run(device=device, checkpoint_dir=checkpoint_dir, progress=progress)
+        result = unit.run(device=device, checkpoint_dir=checkpoint_dir, progress=progress)
+        records = result if isinstance(result, list) else [result]
+        if len(records) != len(keys):
+            raise RuntimeError(f"a unit of {len(keys)} job(s) returned {len(records)} record(s)")
     except Exception as err:  # noqa: BLE001 - any job error is recorded, never lost
         text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-        return Outcome(job.key(), "failed", None, f"{type(err).__name__}: {err}\n{text}", attempt)
-    status = "diverged" if record.get("diverged") else "done"
-    return Outcome(job.key(), status, record, None, attempt)
+        return [Outcome(key, "failed", None, f"{type(err).__name__}: {err}\n{text}", attempt) for key in keys]
+    return [Outcome(key, "diverged" if record.get("diverged") else "done", record, None, attempt)
+            for key, record in zip(keys, records)]

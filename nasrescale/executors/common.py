@@ -21,10 +21,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from tqdm.auto import tqdm
 
-from .base import Outcome, RunnableJob
+from .base import OnOutcome, Outcome, RunnableJob, unit_keys
 
 __all__ = ["WorkerFault", "is_worker_fault", "longest_first", "job_bar", "kill_hook_keys",
-           "with_kill_hook", "KILL_HOOK_ENV"]
+           "with_kill_hook", "KILL_HOOK_ENV", "deliver"]
 
 #: exception type names (the first word of ``Outcome.error``) that mean the worker, not the job,
 #: failed: torch's CUDA OOM (``torch.OutOfMemoryError``), host ``MemoryError``, and torch's
@@ -90,10 +90,13 @@ class _KillAtEpoch:
     def key(self) -> str:
         return self.job.key()
 
+    def member_keys(self) -> list[str]:
+        return unit_keys(self.job)
+
     def cost(self) -> float:
         return self.job.cost()
 
-    def run(self, **kwargs: Any) -> dict[str, Any]:
+    def run(self, **kwargs: Any) -> Any:
         inner: Callable[[dict], None] | None = kwargs.pop("on_epoch", None)
 
         def on_epoch(info: dict) -> None:
@@ -106,7 +109,8 @@ class _KillAtEpoch:
 
 
 def with_kill_hook(job: RunnableJob, keys: Sequence[str] | frozenset[str], attempt: int) -> RunnableJob:
-    """``job`` itself, or (test hook, first attempt, key listed or ``*``) a self-killing wrapper.
+    """``job`` itself, or (test hook, first attempt, its key -- or, for a fused group, a member's
+    key -- listed, or ``*``) a self-killing wrapper.
 
     >>> class J:
     ...     def key(self): return "k1"
@@ -119,6 +123,22 @@ def with_kill_hook(job: RunnableJob, keys: Sequence[str] | frozenset[str], attem
         return job
     for item in keys:
         key, _, epoch = item.partition("@")
-        if key in ("*", job.key()):
+        if key == "*" or key in unit_keys(job):
             return _KillAtEpoch(job, int(epoch or 1))
     return job
+
+
+def deliver(unit: Any, outcomes: Sequence[Outcome], on_outcome: OnOutcome, checkpoint_dir: Any) -> int:
+    """Hand a unit's outcomes to the driver, one per job; returns how many failed.
+
+    Once every member of a fused group has a final result (none failed), the group's checkpoint
+    has served and is deleted (the driver deletes single jobs' own ``<key>.pt``); a failed group
+    keeps it, so its retry resumes.
+    """
+    for outcome in outcomes:
+        on_outcome(outcome)
+    failed = sum(o.status == "failed" for o in outcomes)
+    discard = getattr(unit, "discard_checkpoint", None)
+    if failed == 0 and callable(discard):
+        discard(checkpoint_dir)
+    return failed

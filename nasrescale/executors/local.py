@@ -1,7 +1,9 @@
 """The in-process executor: jobs run one after another in the driving process (CPU runs).
 
 Jobs run longest first (by :meth:`cost`), so the bar's ETA errs on the safe side. A tqdm bar
-over jobs shows the ETA, and its postfix the running job's epoch and loss.
+over jobs shows the ETA, and its postfix the running job's epoch and loss. With
+``executor.fuse`` on (default off on the CPU), fusable jobs run as fused groups
+(:mod:`nasrescale.executors.grouping`), one outcome per job.
 
 >>> class Job:
 ...     def __init__(self, k): self.k = k
@@ -22,7 +24,9 @@ from typing import Any, Callable, Sequence
 
 from tqdm.auto import tqdm
 
-from .base import ExecutorSettings, OnOutcome, RunnableJob, execute
+from .base import ExecutorSettings, OnOutcome, RunnableJob, execute_all, unit_keys
+from .common import deliver
+from .grouping import plan_units
 
 __all__ = ["LocalExecutor"]
 
@@ -36,10 +40,13 @@ class _Watched:
     def key(self) -> str:
         return self.job.key()
 
+    def member_keys(self) -> list[str]:
+        return unit_keys(self.job)
+
     def cost(self) -> float:
         return self.job.cost()
 
-    def run(self, **kwargs: Any) -> dict[str, Any]:
+    def run(self, **kwargs: Any) -> Any:
         kwargs.setdefault("on_epoch", self.on_epoch)
         return self.job.run(**kwargs)
 
@@ -65,14 +72,18 @@ class LocalExecutor:
     def run(self, jobs: Sequence[RunnableJob], on_outcome: OnOutcome,
             on_start: Callable[[str], None] | None = None) -> None:
         """Run every job; report each :class:`Outcome` as it ends (failures included)."""
-        ordered = sorted(jobs, key=lambda j: -j.cost())
-        with tqdm(total=len(ordered), unit="job", desc="jobs", disable=not self.progress, smoothing=0.05) as bar:
-            for job in ordered:
+        units = plan_units(jobs, fuse=self.settings.fuse, device=self.device, max_members=self.settings.max_fused)
+        ordered = sorted(units, key=lambda u: -u.cost())
+        total = sum(len(unit_keys(u)) for u in ordered)
+        with tqdm(total=total, unit="job", desc="jobs", disable=not self.progress, smoothing=0.05) as bar:
+            for unit in ordered:
                 def epoch(entry: dict, bar: Any = bar) -> None:
                     bar.set_postfix(epoch=entry["epoch"], loss=f"{entry['train_loss']:.3f}", refresh=True)
 
+                keys = unit_keys(unit)
                 if on_start is not None:
-                    on_start(job.key())
-                outcome = execute(_Watched(job, epoch), device=self.device, checkpoint_dir=self.checkpoint_dir)
-                on_outcome(outcome)
-                bar.update(1)
+                    for key in keys:
+                        on_start(key)
+                outcomes = execute_all(_Watched(unit, epoch), device=self.device, checkpoint_dir=self.checkpoint_dir)
+                deliver(unit, outcomes, on_outcome, self.checkpoint_dir)
+                bar.update(len(keys))

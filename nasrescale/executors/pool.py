@@ -10,6 +10,10 @@ CUDA context; see :mod:`nasrescale.executors.common`) is retried up to
 gets exactly one outcome, delivered by this (the driving) process. A worker whose driver is
 gone (``kill -9``) ends itself within a second or so, so a rerun never races an orphan.
 
+With ``executor.fuse`` on (default: on when the slots are GPUs), fusable jobs run as fused groups
+(:mod:`nasrescale.executors.grouping`): a group takes one slot, is ordered by its summed cost,
+is retried as a whole, and reports one outcome per member job.
+
 Programs that use the pool from a script need the usual ``if __name__ == "__main__":`` guard,
 since ``spawn`` re-imports the main script in each worker.
 
@@ -34,8 +38,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute
-from .common import is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
+from .common import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .grouping import plan_units
 
 __all__ = ["PoolExecutor", "pool_devices", "pin_gpu"]
 
@@ -87,7 +92,7 @@ def _exit_with_parent(parent: int, every: float = 1.0) -> None:
 
 def _worker(conn: Connection, job_bytes: bytes, device: str, checkpoint_dir: Path | None,
             attempt: int, kill_keys: frozenset[str], threads: int, parent: int) -> None:
-    """Worker process body: run one job and send its :class:`Outcome` to the parent."""
+    """Worker process body: run one unit (a job or a fused group); send its outcomes to the parent."""
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     pinned, device = pin_gpu(device, os.environ.get("CUDA_VISIBLE_DEVICES"))
     if pinned is not None:  # before anything initialises CUDA in this process
@@ -98,9 +103,9 @@ def _worker(conn: Connection, job_bytes: bytes, device: str, checkpoint_dir: Pat
     job = pickle.loads(job_bytes)  # here, after the thread cap, since a job may import torch
     if device == "cpu" and "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
-    outcome = execute(with_kill_hook(job, kill_keys, attempt), device=device,
-                      checkpoint_dir=checkpoint_dir, attempt=attempt)
-    conn.send(outcome)
+    outcomes = execute_all(with_kill_hook(job, kill_keys, attempt), device=device,
+                           checkpoint_dir=checkpoint_dir, attempt=attempt)
+    conn.send(outcomes)
     conn.close()
 
 
@@ -142,7 +147,9 @@ class PoolExecutor:
             on_start: Callable[[str], None] | None = None) -> None:
         """Run every job; report each one's outcome to ``on_outcome`` as it finishes."""
         ctx = mp.get_context("spawn")
-        ordered = longest_first(jobs)
+        gpu = any(d.startswith("cuda") for d in self.devices)
+        ordered = longest_first(plan_units(jobs, fuse=self.settings.fuse, device="cuda" if gpu else "cpu",
+                                           max_members=self.settings.max_fused))
         # heap entries: (-cost, order, attempt, job); a retried job goes back by its cost
         queue: list[tuple[float, int, int, Any]] = [(-float(j.cost()), i, 1, j)
                                                     for i, j in enumerate(ordered)]
@@ -152,7 +159,7 @@ class PoolExecutor:
         kill_keys = kill_hook_keys()
         running: dict[Connection, tuple[Any, Any, str, int, float, int]] = {}
         failed = 0
-        with job_bar(len(ordered), "pool", self.progress) as bar:
+        with job_bar(sum(len(unit_keys(u)) for u in ordered), "pool", self.progress) as bar:
             try:
                 while queue or running:
                     while queue and free:
@@ -167,30 +174,30 @@ class PoolExecutor:
                         writer.close()  # the child holds the only write end: EOF means it died
                         running[reader] = (proc, job, device, attempt, neg_cost, order)
                         if on_start is not None:
-                            on_start(job.key())
+                            for key in unit_keys(job):
+                                on_start(key)
                     for reader in wait(list(running)):
                         proc, job, device, attempt, neg_cost, order = running.pop(reader)
                         try:
-                            outcome: Outcome | None = reader.recv()
+                            outcomes: list[Outcome] | None = reader.recv()
                         except (EOFError, OSError):
-                            outcome = None  # died before reporting
+                            outcomes = None  # died before reporting
                         reader.close()
                         proc.join()
                         free.append(device)
                         retry = attempt <= self.settings.max_retries
-                        if outcome is None:
+                        if outcomes is None:
                             if retry:
                                 heapq.heappush(queue, (neg_cost, order, attempt + 1, job))
                                 continue
-                            outcome = Outcome(job.key(), "failed", None,
-                                              _death_text(proc.exitcode, attempt), attempt)
-                        elif is_worker_fault(outcome) and retry:
+                            text = _death_text(proc.exitcode, attempt)
+                            outcomes = [Outcome(key, "failed", None, text, attempt) for key in unit_keys(job)]
+                        elif any(is_worker_fault(o) for o in outcomes) and retry:
                             heapq.heappush(queue, (neg_cost, order, attempt + 1, job))
                             continue
-                        failed += outcome.status == "failed"
+                        failed += deliver(job, outcomes, on_outcome, self.checkpoint_dir)
                         bar.set_postfix(failed=failed, refresh=False)
-                        bar.update(1)
-                        on_outcome(outcome)
+                        bar.update(len(outcomes))
             finally:
                 for proc, *_ in running.values():  # interrupted: end only our own workers
                     proc.kill()

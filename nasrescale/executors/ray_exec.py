@@ -26,6 +26,8 @@ Choices and pitfalls:
   auth yourself, its token is written there too (``RAY_AUTH_TOKEN_PATH``), not ``~/.ray``.
 * At most as many tasks are in flight as the cluster can run at once, so jobs start longest
   first and ``on_start`` marks a job when it is submitted, i.e. about when it starts.
+* With ``executor.fuse`` on (default: on when the tasks get GPUs), fusable jobs run as fused
+  groups (:mod:`nasrescale.executors.grouping`): one task per group, one outcome per member job.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute
-from .common import WorkerFault, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
+from .common import WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .grouping import plan_units
 
 __all__ = ["RayExecutor", "import_ray", "start_local_ray", "default_temp_dir", "check_reachable"]
 
@@ -130,23 +133,25 @@ def _restore_env(saved: dict[str, str | None]) -> None:
 
 
 def _task(job: RunnableJob, device: str, checkpoint_dir: Path | None,
-          kill_keys: frozenset[str]) -> Outcome:
-    """Ray task body: run one job; raise :class:`WorkerFault` so Ray retries worker faults."""
+          kill_keys: frozenset[str]) -> list[Outcome]:
+    """Ray task body: run one unit (job or fused group); raise :class:`WorkerFault` so Ray
+    retries worker faults."""
     import ray
 
     try:  # the attempt number is not public API; the count is informative only
         attempt = ray._private.worker.global_worker.core_worker.get_current_task_attempt_number() + 1
     except Exception:  # noqa: BLE001
         attempt = 1
-    outcome = execute(with_kill_hook(job, kill_keys, attempt), device=device,
-                      checkpoint_dir=checkpoint_dir, attempt=attempt)
-    if is_worker_fault(outcome):
-        raise WorkerFault(outcome.error)
+    outcomes = execute_all(with_kill_hook(job, kill_keys, attempt), device=device,
+                           checkpoint_dir=checkpoint_dir, attempt=attempt)
+    for outcome in outcomes:
+        if is_worker_fault(outcome):
+            raise WorkerFault(outcome.error)
     if device.startswith("cuda"):  # release torch's cached blocks for the GPU's other tasks
         import torch
 
         torch.cuda.empty_cache()
-    return outcome
+    return outcomes
 
 
 class RayExecutor:
@@ -201,16 +206,18 @@ class RayExecutor:
             else:
                 saved = start_local_ray(self.temp_dir)
         try:
-            self._run(ray, longest_first(jobs), on_outcome, on_start)
+            self._run(ray, jobs, on_outcome, on_start)
         finally:
             if saved is not None:  # shut down only what this call started
                 ray.shutdown()
                 _restore_env(saved)
 
-    def _run(self, ray: Any, queue: list[RunnableJob], on_outcome: OnOutcome,
+    def _run(self, ray: Any, jobs: Sequence[RunnableJob], on_outcome: OnOutcome,
              on_start: Callable[[str], None] | None) -> None:
         num_gpus, slots = self._placement(ray)
         device = "cuda:0" if num_gpus > 0 else "cpu"  # Ray sets CUDA_VISIBLE_DEVICES per task
+        queue = longest_first(plan_units(jobs, fuse=self.settings.fuse, device=device,
+                                         max_members=self.settings.max_fused))
         remote = ray.remote(num_cpus=self.settings.cpus_per_job, num_gpus=num_gpus,
                             max_retries=self.settings.max_retries, retry_exceptions=[WorkerFault],
                             max_calls=1 if num_gpus > 0 else 0)(_task)
@@ -220,42 +227,43 @@ class RayExecutor:
         reported: set[str] = set()
         failed = 0
         queue = list(reversed(queue))  # pop() from the end takes the longest job
-        with job_bar(len(queue), "ray", self.progress) as bar:
+        with job_bar(sum(len(unit_keys(u)) for u in queue), "ray", self.progress) as bar:
             try:
                 while queue or inflight:
                     while queue and len(inflight) < slots:
                         job = queue.pop()
                         inflight[remote.remote(job, device, self.checkpoint_dir, kill_keys)] = job
                         if on_start is not None:
-                            on_start(job.key())
+                            for key in unit_keys(job):
+                                on_start(key)
                     done, _ = ray.wait(list(inflight), num_returns=1)
                     for ref in done:
                         job = inflight.pop(ref)
-                        outcome = self._collect(ray, ref, job, attempts)
-                        if outcome.key in reported:  # cannot happen (one ref per key); guard
-                            continue
-                        reported.add(outcome.key)
-                        failed += outcome.status == "failed"
+                        outcomes = [o for o in self._collect(ray, ref, job, attempts)
+                                    if o.key not in reported]  # always all (one ref per key); guard
+                        reported.update(o.key for o in outcomes)
+                        failed += deliver(job, outcomes, on_outcome, self.checkpoint_dir)
                         bar.set_postfix(failed=failed, refresh=False)
-                        bar.update(1)
-                        on_outcome(outcome)
+                        bar.update(len(outcomes))
             finally:
                 for ref in inflight:  # interrupted: stop what is still running
                     ray.cancel(ref, force=True)
 
     @staticmethod
-    def _collect(ray: Any, ref: Any, job: RunnableJob, attempts: int) -> Outcome:
-        """The outcome behind a finished task, or a ``failed`` one saying what Ray reported."""
+    def _collect(ray: Any, ref: Any, job: RunnableJob, attempts: int) -> list[Outcome]:
+        """The outcomes behind a finished task (one per job of the unit), or ``failed`` ones
+        saying what Ray reported."""
+        keys = unit_keys(job)
         try:
             return ray.get(ref)
         except ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
             if isinstance(cause, WorkerFault):
-                return Outcome(job.key(), "failed", None,
-                               f"WorkerFault on each of {attempts} attempt(s) (max_retries "
-                               f"exhausted); last error: {cause}", attempts)
-            return Outcome(job.key(), "failed", None, f"{type(err).__name__}: {err}", 1)
+                text = (f"WorkerFault on each of {attempts} attempt(s) (max_retries exhausted); "
+                        f"last error: {cause}")
+                return [Outcome(key, "failed", None, text, attempts) for key in keys]
+            return [Outcome(key, "failed", None, f"{type(err).__name__}: {err}", 1) for key in keys]
         except ray.exceptions.RayError as err:  # worker died each time, node lost, cancelled
-            return Outcome(job.key(), "failed", None,
-                           f"WorkerDied: Ray reported {type(err).__name__} after {attempts} "
-                           f"attempt(s) (max_retries exhausted): {err}", attempts)
+            text = (f"WorkerDied: Ray reported {type(err).__name__} after {attempts} attempt(s) "
+                    f"(max_retries exhausted): {err}")
+            return [Outcome(key, "failed", None, text, attempts) for key in keys]

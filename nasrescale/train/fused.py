@@ -126,7 +126,8 @@ def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels:
 
 
 def _member_result(k: int, history: list[dict], diverged: int | None, test: tuple | None, lrs: list[float],
-                   wall: float, ips: float | None, resumed_from: int | None, finished: bool) -> TrainResult:
+                   wall: float, ips: float | None, resumed_from: int | None, finished: bool,
+                   data: ImageData) -> TrainResult:
     own = [e["members"][k] for e in history if e["members"][k] is not None]
     finite = [h["train_loss"] for h in own if math.isfinite(h["train_loss"])]
     acc, loss = (test[0][k], test[1][k]) if test is not None and diverged is None else (None, None)
@@ -134,7 +135,8 @@ def _member_result(k: int, history: list[dict], diverged: int | None, test: tupl
         test_accuracy=acc, test_loss=loss, train_loss_last=own[-1]["train_loss"],
         train_loss_best=min(finite) if finite else math.nan, train_accuracy_last=own[-1]["train_acc"],
         epochs_run=len(own), diverged=diverged is not None, diverged_epoch=diverged, wall_time_s=wall,
-        images_per_s=ips, lrs=lrs, history=own, resumed_from=resumed_from, finished=finished or diverged is not None)
+        images_per_s=ips, lrs=lrs, history=own, resumed_from=resumed_from, finished=finished or diverged is not None,
+        test_split=data.test_split, test_images=int(data.test_images.shape[0]))  # as train() reports them
 
 
 def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str | torch.device = "cpu",
@@ -243,4 +245,4 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
     wall = time.perf_counter() - wall_start
     ips = images / train_time if images else None
     return [_member_result(i, history, diverged[i], test, [float(g["lr"]) for g in groups[i]], wall, ips,
-                           resumed_from, finished) for i in range(k)]
+                           resumed_from, finished, data) for i in range(k)]
