@@ -12,8 +12,11 @@ batch size, epochs) and reports training images/s (evaluation excluded) and mode
     host sync, pruned cells;
 (c) fused groups of K = 2, 6, 12 runs (seeds 0..K-1) as one network
     (``nasrescale.train.fused.train_fused``): model-images/s = K x images/s;
-(d) ``jobs_per_gpu`` concurrent processes: needs the pipeline's pool executor
-    (``nasrescale.executors.pool``); printed as n/a where it is not there;
+(d) ``jobs_per_gpu`` concurrent processes (``--jobs-per-gpu``): N single runs (seeds 0..N-1) as
+    TrainJobs through the pipeline's pool executor (``nasrescale.executors.pool``, fusion off),
+    N processes sharing one GPU; model-images/s = N x the processes' mean training images/s
+    (each process's own training time). On a CPU the N processes share the cores (devices
+    ``["cpu"] * N``): a stand-in for the code path, labelled as such, not a GPU figure;
 (e) CUDA graphs: not implemented (not measured on a GPU yet).
 
 With ``--accuracy`` each configuration also trains a short recipe and reports the mean test
@@ -27,12 +30,13 @@ Usage:
     python benchmarks/train_throughput.py --width 8 --cells 1 --accuracy    # CPU, with accuracy
     python benchmarks/train_throughput.py --device cuda --train-images 10000 --epochs 2 \
         --accuracy --acc-images 50000 --acc-epochs 5 --data .data/cifar10.npz  # H100, full size
+    python benchmarks/train_throughput.py --width 4 --cells 1 --train-images 256 --epochs 1 --ks 2 \
+        --jobs-per-gpu 1,2 --workers 0                                      # CPU smoke run (seconds)
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import time
@@ -44,6 +48,9 @@ from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
 from nasrescale.data import load_dataset, subset
+from nasrescale.executors.base import ExecutorSettings
+from nasrescale.executors.pool import PoolExecutor
+from nasrescale.job import DataSpec, TrainJob
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.registry import get_family
@@ -133,8 +140,25 @@ def fused_train(k: int, family, data, protocol, device: str, width: int, cells: 
     return results[0].images_per_s, [r.test_accuracy for r in results]
 
 
-def pool_available() -> bool:
-    return importlib.util.find_spec("nasrescale.executors.pool") is not None
+def pool_train(n: int, family, args, protocol, cuda: bool) -> tuple[float, float]:  # noqa: ANN001
+    """N single runs (seeds 0..N-1) as N concurrent pool processes on one device: (mean training
+    images/s per process, wall-clock images/s of the whole pool, spawn, data and evaluation included)."""
+    name = "cifar10" if args.data else "cifar10-subset"
+    data = DataSpec(name, args.data, None, args.train_images, 256)  # the timed configurations' images
+    jobs = [TrainJob(ARCH, family, data, protocol, seed=s, width=args.width, cells=args.cells) for s in range(n)]
+    devices = ["cuda:0" if cuda else "cpu"] * n  # one GPU, N processes (CPU: N processes share the cores)
+    pool = PoolExecutor(ExecutorSettings(device="cuda" if cuda else "cpu", jobs_per_gpu=n, fuse=False),
+                        devices=devices, progress=False)
+    outcomes = []
+    start = time.perf_counter()
+    pool.run(jobs, outcomes.append)
+    wall = time.perf_counter() - start
+    failed = [o for o in outcomes if o.status != "done"]
+    if failed:
+        raise RuntimeError(f"pool run failed: {failed[0].error}")
+    rates = [o.record["images_per_s"] for o in outcomes]
+    total = sum(o.record["train_images"] * o.record["epochs_run"] for o in outcomes)
+    return statistics.mean(rates), total / wall
 
 
 def parity(accs: list[float], ref: list[float]) -> tuple[bool, str]:
@@ -162,8 +186,10 @@ def main() -> None:
     parser.add_argument("--acc-images", type=int, default=None, help="training images of the recipe (default: all)")
     parser.add_argument("--acc-epochs", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=3, help="seeds of the reference and engine recipes")
+    parser.add_argument("--jobs-per-gpu", default="2,4", help="(d): concurrent pool processes on one device")
     args = parser.parse_args()
     ks = [int(k) for k in args.ks.split(",")]
+    pool_ns = [int(n) for n in args.jobs_per_gpu.split(",") if n.strip()]
 
     family = get_family("nb201")
     data = load_dataset("cifar10", args.data) if args.data else load_dataset("cifar10-subset")
@@ -194,6 +220,14 @@ def main() -> None:
         ips = fused_train(k, family, timing_data, timed, args.device, args.width, args.cells, args.compile)[0]
         rows.append((f"(c) fused K={k}", ips, k))
         print(f"  {rows[-1][0]}: {ips:,.1f} img/s = {k * ips:,.1f} model-img/s", flush=True)
+    pool_notes: dict[str, str] = {}
+    for n in pool_ns:  # each process warms up in its own first epoch (counted: a pipeline job does too)
+        ips, wall_ips = pool_train(n, family, args, timed, cuda)
+        label = f"(d) jobs_per_gpu={n}" if cuda else f"(d) {n} CPU process{'es' if n > 1 else ''}*"
+        rows.append((label, ips, n))
+        pool_notes[label] = f"pool wall clock {wall_ips:,.1f} img/s incl. spawn, data, eval"
+        print(f"  {label}: {ips:,.1f} img/s per process = {n * ips:,.1f} model-img/s ({pool_notes[label]})",
+              flush=True)
 
     accuracy: dict[str, str] = {}
     counts = {row[0]: True for row in rows}
@@ -207,6 +241,9 @@ def main() -> None:
                for s in range(args.seeds)]
         counts[rows[1][0]], accuracy[rows[1][0]] = parity(eng, ref)
         for (label, _, k) in rows[2:]:
+            if label.startswith("(d)"):  # each process runs the engine itself: (b)'s runs, verdict
+                counts[label], accuracy[label] = counts[rows[1][0]], "as (b): the engine in each process"
+                continue
             accs = fused_train(k, family, acc_data, recipe, args.device, args.width, args.cells, args.compile)[1]
             counts[label], accuracy[label] = parity(accs, ref)
         print(f"accuracy: {args.acc_epochs} epochs on {acc_data.train_images.shape[0]} images, "
@@ -215,7 +252,11 @@ def main() -> None:
     print(f"{'configuration':<22} {'images/s':>10} {'model-img/s':>12}  accuracy")
     for label, ips, k in rows:
         print(f"{label:<22} {ips:>10,.1f} {k * ips:>12,.1f}  {accuracy.get(label, '-')}")
-    print(f"{'(d) jobs_per_gpu':<22} {'n/a (pipeline not merged)' if not pool_available() else 'not wired'}")
+    if not cuda and pool_ns:
+        print("* (d) on the CPU: N processes share the cores (devices ['cpu'] * N), a stand-in for the "
+              "jobs_per_gpu code path, not a GPU figure")
+    for label, note in pool_notes.items():
+        print(f"  {label}: {note}")
     print(f"{'(e) CUDA graphs':<22} not implemented (not measured: no GPU in the session that built this)")
     ref_ips = rows[0][1]
     best = max((row for row in rows[1:] if counts[row[0]]), key=lambda r: r[1] * r[2])

@@ -278,3 +278,38 @@ def test_pool_pipeline_worker_killed_mid_job_is_retried_and_stored_once(tmp_path
     assert sorted(rows) == sorted(j.key() for j in jobs)
     assert json.loads(rows[victim.key()])["resumed_from"] == 1
     assert db.execute("SELECT attempts FROM jobs WHERE key = ?", (victim.key(),)).fetchone() == (2,)
+
+
+@pytest.mark.slow
+def test_ray_fused_group_killed_mid_job_is_retried_as_a_group_and_resumes(ray_cluster, tmp_path, monkeypatch,
+                                                                          capsys):
+    """``executor.fuse = true`` on Ray: one task per fused group; a member's worker SIGKILLed
+    mid-group retries the whole group, which resumes from its fused checkpoint; one row per job,
+    and the store's attempts come from Ray's attempt count (the driver saw one start)."""
+    import sqlite3
+
+    from nasrescale.cli.main import main
+    from nasrescale.pipeline import load_pipeline
+
+    settings = TINY + ["executor.fuse=true"]
+    pipeline = load_pipeline("quickstart", settings)
+    jobs = pipeline.jobs(pipeline.arch_list())
+    victim = max(jobs, key=lambda j: j.cost())
+    mates = {j.key() for j in jobs if j.arch == victim.arch}  # its fused group: seed 0 x both protocols
+    assert len(mates) == 2
+    monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
+    args = ["run", "quickstart", "--results", str(tmp_path), "--quiet"]
+    for item in settings:
+        args += ["--set", item]
+    assert main(args) == 0, capsys.readouterr().err
+    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
+    rows = db.execute("SELECT key, status, attempts, record_json FROM jobs").fetchall()
+    assert sorted(k for k, *_ in rows) == sorted(j.key() for j in jobs) and {s for _, s, _, _ in rows} == {"done"}
+    for key, _, attempts, record in rows:
+        rec = json.loads(record)
+        if key in mates:  # the killed group: retried once, resumed from epoch 1's fused checkpoint
+            assert (attempts, rec["resumed_from"], rec["provenance"]["fused_members"]) == (2, 1, 2)
+        else:
+            assert (attempts, rec["resumed_from"]) == (1, None)
+            assert rec["degenerate"] or rec["provenance"]["fused_members"] == 2
+    assert not list((tmp_path / "quickstart" / "checkpoints").glob("fused-*.pt"))
