@@ -123,7 +123,8 @@ def test_local_executor_fuses_with_the_same_results_one_row_per_job(tiny, unfuse
 def test_pool_executor_fuses_on_two_cpu_slots(tiny, unfused, tmp_path):
     pipeline = load_pipeline(str(tiny), ["executor.fuse=true", "pipeline.seeds=[0]",
                                          f"archs.names=['{DEGENERATE}', '3_31_013']", "pipeline.name=pooltiny"])
-    # two seeds' worth of fusion is kept: seeds [0] x {default, rescaled} = one group of 2 per cell
+    # kept tiny (each unit is a spawned process): seed 0 x {default, rescaled} of one cell = one
+    # group of 2, plus the degenerate cell's 2 jobs alone
     pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"], checkpoint_dir=tmp_path / "pooltiny" / "checkpoints",
                         progress=False)
     summary = run_pipeline(pipeline, tmp_path, progress=False, executor=pool)
