@@ -15,6 +15,10 @@ import torch
 
 from nasrescale.cli.main import main
 
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import private_cache  # noqa: E402,F401  (autouse fixtures)
+
+
 TINY = ["--width", "4", "--cells", "1", "--subset", "500", "--test-subset", "200", "--batch-size", "100", "--quiet"]
 ALL_3X3 = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_conv_3x3~1|nor_conv_3x3~2|"
 
@@ -23,11 +27,6 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
 
 
 def evaluate_checkpoint(path: Path, arch: str, test_subset: int) -> tuple[float, float]:

@@ -14,8 +14,9 @@ import torch.nn.functional as F
 from nasrescale.data.types import ImageData
 from nasrescale.errors import ConfigError, DataError
 from nasrescale.protocol import Protocol, cosine_factor, load_protocol
-from nasrescale.train import TrainResult, crop_flip, draw_augmentation, epoch_seed, engine, normalize, train
-from nasrescale.train.engine import _Setup
+from nasrescale.train import TrainResult, crop_flip, draw_augmentation, epoch_seed, normalize, train
+from nasrescale.train import setup as run_setup
+from nasrescale.train.setup import RunSetup
 from nasrescale.train.augment import stats_tensor
 
 MEAN, STD = (0.49, 0.48, 0.45), (0.25, 0.24, 0.26)
@@ -298,10 +299,10 @@ def test_setup_honours_precision(monkeypatch, precision):
     """CPU: fp32 whatever the setting. CUDA (constructed without a GPU: only the flags are read):
     bf16 -> autocast; fp32 -> no autocast and TF32 off inside the run, restored after."""
     data, p = make_data(), proto(precision=precision)
-    cpu = _Setup(torch.device("cpu"), data, p)
+    cpu = RunSetup(torch.device("cpu"), data, p)
     assert not cpu.amp and not cpu.exact_fp32
-    monkeypatch.setattr(engine, "stats_tensor", lambda values, device: torch.tensor(values))
-    cuda = _Setup(torch.device("cuda"), data, p)
+    monkeypatch.setattr(run_setup, "stats_tensor", lambda values, device: torch.tensor(values))
+    cuda = RunSetup(torch.device("cuda"), data, p)
     assert cuda.amp == (precision == "bf16") and cuda.exact_fp32 == (precision == "fp32")
     saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
     try:

@@ -7,6 +7,7 @@ import json
 import math
 import pickle
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,50 +22,16 @@ from nasrescale.pipeline import load_pipeline
 from nasrescale.runner import run_pipeline
 from nasrescale.store import Store
 
-DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import DEGENERATE, one_thread, private_cache, tiny_pipeline  # noqa: E402,F401  (autouse fixtures)
+
 
 # One epoch (2 steps of 50 images): measured, fused and unfused losses then agree to ~1e-7. At
 # width 4 the default protocol (lr 0.1) is chaotic enough that a second epoch amplifies float
 # reordering to ~1e-4 (a single run on 1 vs 2 threads differs by 4e-3 there), too close to the
 # tolerance; test_fused.py covers multi-epoch exactness on better-conditioned data.
 
-TINY = f"""
-[pipeline]
-name = "fusetiny"
-seeds = [0, 1]
-
-[archs]
-select = "list"
-names = ["{DEGENERATE}", "3_11_111", "3_31_013"]
-
-[protocols.default]
-protocol = "nb201"
-
-[protocols.rescaled]
-protocol = "rescaled"
-base_lr = 0.3
-
-[budget]
-epochs = 1
-batch_size = 50
-width = 4
-cells = 1
-train_subset = 100
-test_subset = 100
-
-[executor]
-device = "cpu"
-"""
-
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch, tmp_path):
-    """Tiny networks train fastest on one thread on the shared CPU; a private cache folder."""
-    monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+TINY = tiny_pipeline("fusetiny", seeds=[0, 1], archs=[DEGENERATE, "3_11_111", "3_31_013"])
 
 
 @pytest.fixture(scope="module")

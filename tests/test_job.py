@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,19 +13,12 @@ from nasrescale.errors import ConfigError, DataError
 from nasrescale.job import DataSpec, TrainJob
 from nasrescale.protocol import load_protocol
 
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+
+
 ARCH = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|"
 DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny networks train several times faster on one thread when the cores are shared."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,18 +17,11 @@ from nasrescale.pipeline import load_pipeline
 from nasrescale.runner import run_pipeline
 from nasrescale.store import Store
 
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+
+
 NAN = float("nan")
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny CPU runs: one torch thread (2 threads on a busy 2-core machine are many times slower)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 # -- the selection rule on constructed losses ------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,10 @@ from nasrescale.pipeline import load_pipeline, pipeline_names
 from nasrescale.runner import run_pipeline
 from nasrescale.store import Store
 from nasrescale.topology import lr_scale
+
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+
 
 TINY = """
 [pipeline]
@@ -46,17 +52,6 @@ test_subset = 20
 [executor]
 device = "cpu"
 """
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny CPU runs: one torch thread (2 threads on a busy 2-core machine are many times slower)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_shipped_validation_pipelines_plan(mlp_dag):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,18 +14,11 @@ from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import param_groups
 
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+
+
 ARCH = "3_13_113"  # NB201: convs, skips and a pool
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny CPU runs: one torch thread (2 threads on a busy 2-core machine are many times slower)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_without_the_extra_selecting_mup_names_the_install_command(monkeypatch):

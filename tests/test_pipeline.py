@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,35 +14,8 @@ from nasrescale.selection import select_archs, stratified_sample
 from nasrescale.topology import is_degenerate
 from nasrescale.encodings import parse_arch
 
-DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
-
-TINY = f"""
-[pipeline]
-name = "tiny"
-seeds = [0]
-
-[archs]
-select = "list"
-names = ["{DEGENERATE}", "3_11_111"]
-
-[protocols.default]
-protocol = "nb201"
-
-[protocols.rescaled]
-protocol = "rescaled"
-base_lr = 0.3
-
-[budget]
-epochs = 1
-batch_size = 50
-width = 4
-cells = 1
-train_subset = 100
-test_subset = 100
-
-[executor]
-device = "cpu"
-"""
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import DEGENERATE, TINY  # noqa: E402
 
 
 def write(tmp_path: Path, text: str = TINY, name: str = "tiny.toml") -> Path:

@@ -16,41 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from nasrescale.cli.main import main
 from nasrescale.job import TrainJob
 from nasrescale.pipeline import load_pipeline
 
-DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
-
-TINY = f"""
-[pipeline]
-name = "tiny"
-seeds = [0]
-
-[archs]
-select = "list"
-names = ["{DEGENERATE}", "3_11_111"]
-
-[protocols.default]
-protocol = "nb201"
-
-[protocols.rescaled]
-protocol = "rescaled"
-base_lr = 0.3
-
-[budget]
-epochs = 1
-batch_size = 50
-width = 4
-cells = 1
-train_subset = 100
-test_subset = 100
-
-[executor]
-device = "cpu"
-"""
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import DEGENERATE, TINY, one_thread, private_cache  # noqa: E402,F401  (autouse fixtures)
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -63,20 +35,6 @@ def dump(store: Path) -> list:
     """Every row of every table (what "untouched" means)."""
     with sqlite3.connect(store) as db:
         return [db.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in ("meta", "jobs", "curves")]
-
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny networks train several times faster on one thread when the cores are shared."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def tiny_imagefolder(root: Path, train: int = 10, test: int = 5) -> Path:

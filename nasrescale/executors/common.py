@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from .base import OnOutcome, Outcome, RunnableJob, unit_keys
 
 __all__ = ["WorkerFault", "is_worker_fault", "longest_first", "job_bar", "kill_hook_keys",
-           "with_kill_hook", "KILL_HOOK_ENV", "deliver"]
+           "with_kill_hook", "KILL_HOOK_ENV", "deliver", "JobWrapper"]
 
 #: exception type names (the first word of ``Outcome.error``) that mean the worker, not the job,
 #: failed: torch's CUDA OOM (``torch.OutOfMemoryError``), host ``MemoryError``, and torch's
@@ -81,11 +81,21 @@ def kill_hook_keys(environ: dict[str, str] | None = None) -> frozenset[str]:
     return frozenset(k.strip() for k in text.split(",") if k.strip())
 
 
-class _KillAtEpoch:
-    """TEST-ONLY: a job wrapper whose process SIGKILLs itself when epoch ``epoch`` ends."""
+class JobWrapper:
+    """A :class:`RunnableJob` standing for ``job``: the same key, member keys and cost; ``run``
+    calls ``job.run`` (subclasses wrap it).
 
-    def __init__(self, job: RunnableJob, epoch: int) -> None:
-        self.job, self.epoch = job, epoch
+    >>> class J:
+    ...     def key(self): return "k1"
+    ...     def cost(self): return 2.0
+    ...     def run(self, **kwargs): return ("ran", kwargs)
+    >>> w = JobWrapper(J())
+    >>> w.key(), w.member_keys(), w.cost(), w.run(device="cpu")
+    ('k1', ['k1'], 2.0, ('ran', {'device': 'cpu'}))
+    """
+
+    def __init__(self, job: RunnableJob) -> None:
+        self.job = job
 
     def key(self) -> str:
         return self.job.key()
@@ -95,6 +105,17 @@ class _KillAtEpoch:
 
     def cost(self) -> float:
         return self.job.cost()
+
+    def run(self, **kwargs: Any) -> Any:
+        return self.job.run(**kwargs)
+
+
+class _KillAtEpoch(JobWrapper):
+    """TEST-ONLY: a job wrapper whose process SIGKILLs itself when epoch ``epoch`` ends."""
+
+    def __init__(self, job: RunnableJob, epoch: int) -> None:
+        super().__init__(job)
+        self.epoch = epoch
 
     def run(self, **kwargs: Any) -> Any:
         inner: Callable[[dict], None] | None = kwargs.pop("on_epoch", None)

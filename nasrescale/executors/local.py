@@ -25,26 +25,18 @@ from typing import Any, Callable, Sequence
 from tqdm.auto import tqdm
 
 from .base import ExecutorSettings, OnOutcome, RunnableJob, execute_all, unit_keys
-from .common import deliver
+from .common import JobWrapper, deliver
 from .grouping import plan_units
 
 __all__ = ["LocalExecutor"]
 
 
-class _Watched:
+class _Watched(JobWrapper):
     """A job whose ``run`` also reports each epoch to ``on_epoch`` (for the bar's postfix)."""
 
     def __init__(self, job: RunnableJob, on_epoch: Callable[[dict], None]) -> None:
-        self.job, self.on_epoch = job, on_epoch
-
-    def key(self) -> str:
-        return self.job.key()
-
-    def member_keys(self) -> list[str]:
-        return unit_keys(self.job)
-
-    def cost(self) -> float:
-        return self.job.cost()
+        super().__init__(job)
+        self.on_epoch = on_epoch
 
     def run(self, **kwargs: Any) -> Any:
         kwargs.setdefault("on_epoch", self.on_epoch)

@@ -30,7 +30,6 @@ Design points:
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from pathlib import Path
@@ -44,96 +43,15 @@ from tqdm.auto import tqdm
 from ..data.types import ImageData
 from ..errors import ConfigError, DataError
 from ..protocol import Protocol, cosine_factor
-from .augment import stats_tensor, crop_flip, draw_augmentation, normalize
+from .augment import normalize
 from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_identity, save_checkpoint
-from .precision import no_tf32
 from .result import TrainResult
+from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed
 
 __all__ = ["train", "epoch_seed", "EpochDraw"]
 
-_GLOBAL_RNG_OFFSET = 1 << 40  # keeps the global-RNG seed stream apart from the data stream
-
-
-def epoch_seed(seed: int, epoch: int) -> int:
-    """Seed of the data generator of ``epoch`` (0-based) in a run seeded ``seed``.
-
-    >>> epoch_seed(0, 3), epoch_seed(2, 0)
-    (3, 200006)
-    """
-    return seed * 100003 + epoch
-
-
-class _Setup:
-    """Device-dependent settings shared by the training and evaluation loops."""
-
-    def __init__(self, device: torch.device, data: ImageData, protocol: Protocol) -> None:
-        self.device = device
-        cuda = device.type == "cuda"
-        self.amp = cuda and protocol.precision == "bf16"  # bf16 autocast on CUDA only; fp32 elsewhere
-        self.exact_fp32 = cuda and protocol.precision == "fp32"  # no TF32 in convs/matmuls either
-        self.memory_format = torch.channels_last  # faster convolutions on CPU and GPU alike
-        self.mean = stats_tensor(data.mean, device)
-        self.std = stats_tensor(data.std, device)
-        self.padding = data.crop_padding
-        self.augment = protocol.augment
-        self.batch_size = protocol.batch_size
-
-    def autocast(self) -> torch.autocast:
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp)
-
-    def precision_scope(self) -> contextlib.AbstractContextManager:
-        """For ``fp32`` on CUDA, TF32 off (cuDNN convs, matmuls) for the run; restored after."""
-        return no_tf32() if self.exact_fp32 else contextlib.nullcontext()
-
-    def generator(self, seed: int) -> torch.Generator:
-        """A generator on the training device (CPU where the device has none), seeded ``seed``."""
-        try:
-            gen = torch.Generator(device=self.device)
-        except RuntimeError:  # a backend without device generators: draw on the CPU, then move
-            gen = torch.Generator()
-        return gen.manual_seed(seed)
-
-    def seed_global(self, seed: int) -> None:
-        """Seed the global RNGs the model itself may draw from (dropout)."""
-        torch.default_generator.manual_seed(seed)
-        if self.device.type == "cuda":
-            with torch.cuda.device(self.device):
-                torch.cuda.manual_seed(seed)
-
-    def fork_devices(self) -> list[int]:
-        """CUDA devices whose global RNG state :func:`torch.random.fork_rng` must restore."""
-        if self.device.type != "cuda":
-            return []
-        return [self.device.index if self.device.index is not None else torch.cuda.current_device()]
-
-
-class EpochDraw:
-    """One epoch's random draws of a run: batch order, crop offsets and flips (from its seed).
-
-    Shared by :func:`train` and the fused engine, so both draw every member's batches alike.
-    """
-
-    def __init__(self, n: int, gen: torch.Generator, setup: _Setup) -> None:
-        dev, bs = setup.device, setup.batch_size
-        self.perm = torch.randperm(n, generator=gen, device=gen.device).to(dev)
-        self.aug = tuple(t.to(dev) for t in draw_augmentation(n, setup.padding, gen)) if setup.augment else None
-        # drop_last=False as NB201, but a final batch of 1 sample is dropped (BatchNorm needs >= 2).
-        self.starts = [s for s in range(0, n, bs) if min(bs, n - s) > 1]
-        self.setup = setup
-
-    def batch(self, images: torch.Tensor, labels: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The normalized, augmented batch starting at position ``s`` of the epoch, and its labels."""
-        bs, setup = self.setup.batch_size, self.setup
-        idx = self.perm[s:s + bs]
-        x = images[idx]
-        if self.aug is not None:
-            dy, dx, flip = self.aug
-            x = crop_flip(x, setup.padding, dy[s:s + bs], dx[s:s + bs], flip[s:s + bs])
-        return normalize(x, setup.mean, setup.std).contiguous(memory_format=setup.memory_format), labels[idx]
-
-
 def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn.Module, images: torch.Tensor,
-                 labels: torch.Tensor, gen: torch.Generator, setup: _Setup) -> tuple[float, float, int]:
+                 labels: torch.Tensor, gen: torch.Generator, setup: RunSetup) -> tuple[float, float, int]:
     """One pass over the training set. Returns (mean loss, accuracy %, images processed)."""
     dev = setup.device
     draw = EpochDraw(images.shape[0], gen, setup)
@@ -158,7 +76,7 @@ def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn
 
 
 def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int,
-              setup: _Setup) -> tuple[float | None, float | None]:
+              setup: RunSetup) -> tuple[float | None, float | None]:
     """Test accuracy (%) and mean plain cross-entropy over the test set; ``None`` if it is empty."""
     m = images.shape[0]
     if m == 0:
@@ -250,7 +168,7 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     param_groups = _check_args(param_groups, data, checkpoint_every, eval_batch_size, stop_after)
     lrs = [float(g["lr"]) for g in param_groups]
     dev = torch.device(device)
-    setup = _Setup(dev, data, protocol)
+    setup = RunSetup(dev, data, protocol)
     model.to(dev, memory_format=setup.memory_format)
     optimizer = (optimizer or torch.optim.SGD)(param_groups, lr=lrs[0], momentum=protocol.momentum,
                                                nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)
@@ -291,7 +209,7 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             setup.precision_scope():
         for epoch in range(start, end):
             t0 = time.perf_counter()
-            setup.seed_global(epoch_seed(seed, epoch) + _GLOBAL_RNG_OFFSET)
+            setup.seed_global(epoch_seed(seed, epoch) + GLOBAL_RNG_OFFSET)
             gen = setup.generator(epoch_seed(seed, epoch))
             loss, acc, seen = _train_epoch(net, optimizer, criterion, train_x, train_y, gen, setup)
             train_time += time.perf_counter() - t0

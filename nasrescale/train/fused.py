@@ -7,7 +7,7 @@ warmup, label smoothing, augmentation; everything but name, LR and init) -- pack
 :class:`~nasrescale.models.fused.FusedNetwork` and trains them together:
 
 * every member draws its own batches, crops and flips from its own seed exactly as
-  :func:`~nasrescale.train.train` does (:class:`~nasrescale.train.engine.EpochDraw`), and its
+  :func:`~nasrescale.train.train` does (:class:`~nasrescale.train.setup.EpochDraw`), and its
   batch goes to its own input channels;
 * the loss is the sum of the members' mean losses, so each member's gradient is its own;
 * :class:`~nasrescale.train.fused_sgd.FusedSGD` steps every member at its own LR under the
@@ -40,7 +40,8 @@ from ..models.fused import FusedNetwork
 from ..protocol import cosine_factor
 from .augment import crop_flip, normalize
 from .checkpoint import check_resumable, load_checkpoint, save_checkpoint
-from .engine import _GLOBAL_RNG_OFFSET, EpochDraw, _check_args, _Setup, epoch_seed
+from .engine import _check_args
+from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed
 from .fused_members import FusedMember, check_identities, check_members, fusion_key, group_fingerprint, lr_rows
 from .fused_sgd import FusedSGD
 from .result import TrainResult
@@ -53,7 +54,7 @@ class _Batches:
     seed) stacked, so one gather, one crop+flip and one normalization serve all K members (the
     same per-sample arithmetic as ``EpochDraw.batch``, in K times fewer kernel launches)."""
 
-    def __init__(self, draws: Sequence[EpochDraw], images: torch.Tensor, labels: torch.Tensor, setup: _Setup) -> None:
+    def __init__(self, draws: Sequence[EpochDraw], images: torch.Tensor, labels: torch.Tensor, setup: RunSetup) -> None:
         self.perm = torch.stack([d.perm for d in draws])  # (K, n)
         augs = [d.aug for d in draws]
         self.aug = None if augs[0] is None else tuple(torch.stack(t) for t in zip(*augs))  # type: ignore[arg-type]
@@ -74,7 +75,7 @@ class _Batches:
 
 
 def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: torch.Tensor, labels: torch.Tensor,
-                 draws: Sequence[EpochDraw], active: torch.Tensor, smoothing: float, setup: _Setup
+                 draws: Sequence[EpochDraw], active: torch.Tensor, smoothing: float, setup: RunSetup
                  ) -> tuple[list[float], list[float], int]:
     """One pass of every member over the training set: (mean losses, accuracies %, images per member)."""
     k, dev = fused.k, setup.device
@@ -103,7 +104,7 @@ def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: tor
 
 
 def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int,
-              setup: _Setup) -> tuple[list[float], list[float]] | None:
+              setup: RunSetup) -> tuple[list[float], list[float]] | None:
     """Per-member test accuracy (%) and mean cross-entropy; ``None`` if the test set is empty."""
     m, k = images.shape[0], fused.k
     if m == 0:
@@ -164,7 +165,7 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
     _check_args([{"params": [], "lr": 0.0}], data, checkpoint_every, eval_batch_size, stop_after)
     protocol, k = members[0].protocol, len(members)
     dev = torch.device(device)
-    setup = _Setup(dev, data, protocol)
+    setup = RunSetup(dev, data, protocol)
     fused = FusedNetwork([m.model for m in members]).to(dev, memory_format=setup.memory_format)
     params, base_lrs, wds = lr_rows(members, groups, fused)
     opt = FusedSGD(params, base_lrs, wds, members=k, momentum=protocol.momentum, nesterov=protocol.nesterov)
@@ -206,7 +207,7 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
             t0 = time.perf_counter()
             factor = cosine_factor(epoch, protocol)
             opt.set_factor(factor)
-            setup.seed_global(epoch_seed(members[0].seed, epoch) + _GLOBAL_RNG_OFFSET)  # dropout: none in NB201
+            setup.seed_global(epoch_seed(members[0].seed, epoch) + GLOBAL_RNG_OFFSET)  # dropout: none in NB201
             draws = [EpochDraw(train_x.shape[0], setup.generator(epoch_seed(m.seed, epoch)), setup) for m in members]
             active = torch.tensor([d is None for d in diverged], device=dev)
             losses, accs, seen = _fused_epoch(fused, net, opt, train_x, train_y, draws, active,

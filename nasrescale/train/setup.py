@@ -1,0 +1,101 @@
+"""Per-run training setup shared by :func:`~nasrescale.train.train` and the fused engine.
+
+* :class:`RunSetup`: the device-dependent settings (precision, memory format, normalization
+  statistics, augmentation, batch size) and the run's RNG plumbing.
+* :class:`EpochDraw`: one epoch's random draws (batch order, crop offsets, flips).
+* :func:`epoch_seed` and :data:`GLOBAL_RNG_OFFSET`: how an epoch's seeds derive from the run's
+  seed, so a resumed run draws exactly the batches of an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from ..data.types import ImageData
+from ..protocol import Protocol
+from .augment import crop_flip, draw_augmentation, normalize, stats_tensor
+from .precision import no_tf32
+
+__all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET"]
+
+GLOBAL_RNG_OFFSET = 1 << 40  # keeps the global-RNG seed stream apart from the data stream
+
+
+def epoch_seed(seed: int, epoch: int) -> int:
+    """Seed of the data generator of ``epoch`` (0-based) in a run seeded ``seed``.
+
+    >>> epoch_seed(0, 3), epoch_seed(2, 0)
+    (3, 200006)
+    """
+    return seed * 100003 + epoch
+
+
+class RunSetup:
+    """Device-dependent settings shared by the training and evaluation loops."""
+
+    def __init__(self, device: torch.device, data: ImageData, protocol: Protocol) -> None:
+        self.device = device
+        cuda = device.type == "cuda"
+        self.amp = cuda and protocol.precision == "bf16"  # bf16 autocast on CUDA only; fp32 elsewhere
+        self.exact_fp32 = cuda and protocol.precision == "fp32"  # no TF32 in convs/matmuls either
+        self.memory_format = torch.channels_last  # faster convolutions on CPU and GPU alike
+        self.mean = stats_tensor(data.mean, device)
+        self.std = stats_tensor(data.std, device)
+        self.padding = data.crop_padding
+        self.augment = protocol.augment
+        self.batch_size = protocol.batch_size
+
+    def autocast(self) -> torch.autocast:
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp)
+
+    def precision_scope(self) -> contextlib.AbstractContextManager:
+        """For ``fp32`` on CUDA, TF32 off (cuDNN convs, matmuls) for the run; restored after."""
+        return no_tf32() if self.exact_fp32 else contextlib.nullcontext()
+
+    def generator(self, seed: int) -> torch.Generator:
+        """A generator on the training device (CPU where the device has none), seeded ``seed``."""
+        try:
+            gen = torch.Generator(device=self.device)
+        except RuntimeError:  # a backend without device generators: draw on the CPU, then move
+            gen = torch.Generator()
+        return gen.manual_seed(seed)
+
+    def seed_global(self, seed: int) -> None:
+        """Seed the global RNGs the model itself may draw from (dropout)."""
+        torch.default_generator.manual_seed(seed)
+        if self.device.type == "cuda":
+            with torch.cuda.device(self.device):
+                torch.cuda.manual_seed(seed)
+
+    def fork_devices(self) -> list[int]:
+        """CUDA devices whose global RNG state :func:`torch.random.fork_rng` must restore."""
+        if self.device.type != "cuda":
+            return []
+        return [self.device.index if self.device.index is not None else torch.cuda.current_device()]
+
+
+class EpochDraw:
+    """One epoch's random draws of a run: batch order, crop offsets and flips (from its seed).
+
+    Shared by :func:`train` and the fused engine, so both draw every member's batches alike.
+    """
+
+    def __init__(self, n: int, gen: torch.Generator, setup: RunSetup) -> None:
+        dev, bs = setup.device, setup.batch_size
+        self.perm = torch.randperm(n, generator=gen, device=gen.device).to(dev)
+        self.aug = tuple(t.to(dev) for t in draw_augmentation(n, setup.padding, gen)) if setup.augment else None
+        # drop_last=False as NB201, but a final batch of 1 sample is dropped (BatchNorm needs >= 2).
+        self.starts = [s for s in range(0, n, bs) if min(bs, n - s) > 1]
+        self.setup = setup
+
+    def batch(self, images: torch.Tensor, labels: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The normalized, augmented batch starting at position ``s`` of the epoch, and its labels."""
+        bs, setup = self.setup.batch_size, self.setup
+        idx = self.perm[s:s + bs]
+        x = images[idx]
+        if self.aug is not None:
+            dy, dx, flip = self.aug
+            x = crop_flip(x, setup.padding, dy[s:s + bs], dx[s:s + bs], flip[s:s + bs])
+        return normalize(x, setup.mean, setup.std).contiguous(memory_format=setup.memory_format), labels[idx]

@@ -1,0 +1,76 @@
+"""Shared pieces of the pipeline tests: the tiny pipeline file and the one-thread fixture.
+
+Imported as ``rank_store_builder`` is (``--import-mode=importlib`` puts no test folder on
+``sys.path``)::
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from pipeline_helpers import TINY, one_thread  # noqa: E402,F401  (a fixture, used by name)
+
+A fixture imported into a test module is that module's fixture (autouse ones included), so
+only the modules that import :func:`one_thread` run on one thread.
+
+>>> 'name = "tiny"' in TINY and tiny_pipeline("x", [0, 1], ["3_11_111"]).count("[protocols.") == 2
+True
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import pytest
+
+DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
+
+
+def tiny_pipeline(name: str = "tiny", seeds: Sequence[int] = (0,),
+                  archs: Sequence[str] = (DEGENERATE, "3_11_111")) -> str:
+    """A retrain pipeline file: ``archs`` x {nb201, rescaled at base LR 0.3} x ``seeds``, one
+    epoch (2 steps of 50 images) of a width-4, 1-cell network on 100/100 images, on the CPU."""
+    names = ", ".join(f'"{a}"' for a in archs)
+    return f"""
+[pipeline]
+name = "{name}"
+seeds = [{", ".join(str(s) for s in seeds)}]
+
+[archs]
+select = "list"
+names = [{names}]
+
+[protocols.default]
+protocol = "nb201"
+
+[protocols.rescaled]
+protocol = "rescaled"
+base_lr = 0.3
+
+[budget]
+epochs = 1
+batch_size = 50
+width = 4
+cells = 1
+train_subset = 100
+test_subset = 100
+
+[executor]
+device = "cpu"
+"""
+
+
+TINY = tiny_pipeline()
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    """Tiny CPU runs: one torch thread (2 threads on a busy 2-core machine are many times slower)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch) -> None:
+    """A private dataset cache folder for each test."""
+    monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
