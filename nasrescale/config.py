@@ -36,7 +36,7 @@ else:  # pragma: no cover
 
 from .errors import ConfigError
 
-__all__ = ["from_table", "to_table", "with_overrides", "parse_override"]
+__all__ = ["from_table", "to_table", "with_overrides", "parse_override", "set_in_table"]
 
 T = TypeVar("T")
 
@@ -154,11 +154,28 @@ def with_overrides(obj: T, overrides: Sequence[str], prefix: str) -> T:
         path, value = parse_override(text)
         if path[0] == prefix and len(path) > 1:
             path = path[1:]
-        node = table
-        for part in path[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ConfigError(f"--set {text!r}: {prefix}.{part} is not a table")
-            node = child
-        node[path[-1]] = value
+        set_in_table(table, path, value, text, f"{prefix}.")
     return from_table(type(obj), table, prefix)
+
+
+def set_in_table(table: dict[str, Any], path: Sequence[str], value: Any, text: str, prefix: str = "") -> None:
+    """Put ``value`` at key ``path`` of the nested dict ``table``, creating tables on the way.
+
+    ``text`` (the ``--set`` argument) and ``prefix`` only word the error when a step of the path
+    is a value rather than a table.
+
+    >>> t = {"a": {"b": 1}}
+    >>> set_in_table(t, ["a", "c", "d"], 2, "a.c.d=2"); t
+    {'a': {'b': 1, 'c': {'d': 2}}}
+    >>> set_in_table(t, ["a", "b", "x"], 3, "a.b.x=3")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: --set 'a.b.x=3': b is not a table
+    """
+    node = table
+    for part in path[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {text!r}: {prefix}{part} is not a table")
+        node = child
+    node[path[-1]] = value

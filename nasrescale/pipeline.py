@@ -53,7 +53,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .config import from_table, parse_override, to_table
+from .config import from_table, parse_override, set_in_table, to_table
 from .errors import ConfigError
 from .executors.base import ExecutorSettings
 from .fileio import shipped_toml_dir
@@ -193,13 +193,7 @@ def _apply_overrides(doc: dict[str, Any], overrides: Sequence[str]) -> None:
             raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join((*_SECTIONS, 'protocols'))}")
         if len(path) < 2:
             raise ConfigError(f"--set {text!r}: give a key inside the table, e.g. {path[0]}.KEY=VALUE")
-        node = doc
-        for part in path[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ConfigError(f"--set {text!r}: {part} is not a table")
-            node = child
-        node[path[-1]] = value
+        set_in_table(doc, path, value, text)
 
 
 def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pipeline:
