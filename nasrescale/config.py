@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import types
+from pathlib import Path
 import typing
 from typing import Any, Literal, Mapping, Sequence, TypeVar, Union
 
@@ -36,7 +37,7 @@ else:  # pragma: no cover
 
 from .errors import ConfigError
 
-__all__ = ["from_table", "to_table", "with_overrides", "parse_override", "set_in_table"]
+__all__ = ["from_table", "to_table", "with_overrides", "parse_override", "set_in_table", "read_toml_file"]
 
 T = TypeVar("T")
 
@@ -179,3 +180,22 @@ def set_in_table(table: dict[str, Any], path: Sequence[str], value: Any, text: s
             raise ConfigError(f"--set {text!r}: {prefix}{part} is not a table")
         node = child
     node[path[-1]] = value
+
+
+def read_toml_file(path: Path, what: str) -> dict[str, Any]:
+    """Parse the TOML file ``path``; ``what`` names it in errors ("protocol", "pipeline").
+
+    Raises:
+        ConfigError: the file cannot be read, or is not valid TOML.
+
+    >>> read_toml_file(Path("no/such.toml"), "pipeline")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: cannot read pipeline file 'no/such.toml': No such file or directory
+    """
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"cannot read {what} file {str(path)!r}: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None

@@ -43,17 +43,11 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from .config import from_table, parse_override, set_in_table, to_table
+from .config import from_table, parse_override, read_toml_file, set_in_table, to_table
 from .errors import ConfigError
 from .executors.base import ExecutorSettings
 from .fileio import shipped_toml_dir
@@ -204,12 +198,7 @@ def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pi
             path, with the allowed keys or values).
     """
     path = resolve_pipeline_path(name_or_path)
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ConfigError(f"cannot read pipeline file {str(path)!r}: {err.strerror or err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    doc = read_toml_file(path, "pipeline")
     _apply_overrides(doc, overrides)
     allowed = (*_SECTIONS, "protocols")
     for key in doc:

@@ -25,17 +25,11 @@ A reduced budget (``epochs = 12``) keeps the cosine schedule over the reduced ru
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from .config import from_table, with_overrides
+from .config import from_table, read_toml_file, with_overrides
 from .errors import ConfigError
 from .fileio import shipped_toml_dir
 
@@ -160,12 +154,7 @@ def load_protocol(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pr
         path = builtin_protocols_dir() / f"{name_or_path}.toml"
         if not path.is_file():
             raise ConfigError(f"unknown protocol {str(name_or_path)!r}; shipped: {', '.join(protocol_names())}, or pass a .toml file")
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ConfigError(f"cannot read protocol file {str(path)!r}: {err.strerror or err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    doc = read_toml_file(path, "protocol")
     unknown = sorted(set(doc) - {"protocol"})
     if unknown:
         raise ConfigError(f"{path}: unknown table or key {unknown[0]!r}; a protocol file has one [protocol] table")
