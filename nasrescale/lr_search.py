@@ -31,11 +31,14 @@ from typing import Any, Sequence
 from .errors import ConfigError, DataError
 from .families import CellFamily
 from .job import DataSpec, TrainJob
-from .lr_select import DEFAULT_REL_TOL, Selection, log_grid, select_lr
+from .lr_select import DEFAULT_REL_TOL, SELECTION_RULES, Selection, log_grid, select_lr
 from .protocol import Protocol
 
 __all__ = ["LrSearchSettings", "search_protocol", "search_jobs", "losses_from_rows", "format_table",
-           "selection_json", "plot_selection", "SEARCH_PREFIX"]
+           "selection_json", "plot_selection", "SEARCH_PREFIX", "LOSS_KINDS"]
+
+#: which final training loss a search run is judged by (:class:`LrSearchSettings`)
+LOSS_KINDS = ("tail", "epoch")
 
 #: the store's ``protocol`` column of a search job: ``lr-search:<protocol label>``
 SEARCH_PREFIX = "lr-search:"
@@ -51,8 +54,17 @@ class LrSearchSettings:
         points: LRs in the grid, log-spaced (default 13: ``10^(1/4)`` steps from 0.01 to 10).
         seeds: seeds per LR (the mean final loss over them is compared).
         epochs: training epochs per run (the paper: 1).
-        rel_tol: relative tolerance of a tie between mean losses (default 0.01 = 1%).
+        rel_tol: relative tolerance of a tie between mean losses (default 0.01 = 1%; the
+            ``within_tol`` rule only).
         arch: the architecture searched (``None``: the family's base architecture).
+        rule: the maximal-LR rule, ``argmin`` (the paper's: per seed, then the geometric
+            mean) or ``within_tol`` (the largest LR within ``rel_tol`` of the best mean loss);
+            :mod:`nasrescale.lr_select`.
+        loss: which final training loss a run is judged by: ``tail`` (mean over the last 10%
+            of the last epoch's steps, :data:`~nasrescale.train.setup.TAIL_FRACTION`) or
+            ``epoch`` (the last epoch's mean).
+        extend: ``lr_validation`` only: how many times the grid of an architecture whose
+            argmin sits at an edge is extended past that edge (2 grid steps each time); 0: only flag it.
     """
 
     lr_min: float = 0.01
@@ -62,8 +74,17 @@ class LrSearchSettings:
     epochs: int = 1
     rel_tol: float = DEFAULT_REL_TOL
     arch: str | None = None
+    rule: str = "argmin"
+    loss: str = "tail"
+    extend: int = 6
 
     def __post_init__(self) -> None:
+        if self.rule not in SELECTION_RULES:
+            raise ConfigError(f"lr_search.rule: unknown rule {self.rule!r}; rules: {', '.join(SELECTION_RULES)}")
+        if self.loss not in LOSS_KINDS:
+            raise ConfigError(f"lr_search.loss: expected one of {', '.join(LOSS_KINDS)}, got {self.loss!r}")
+        if self.extend < 0:
+            raise ConfigError(f"lr_search.extend: must be >= 0, got {self.extend}")
         log_grid(self.lr_min, self.lr_max, self.points)  # raises on a bad grid
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise ConfigError(f"lr_search.seeds: expected distinct integers, got {list(self.seeds)}")
@@ -87,7 +108,7 @@ def search_protocol(protocol: Protocol, lr: float, settings: LrSearchSettings, *
 
 def search_jobs(arch: str, family: CellFamily, data: DataSpec, protocol: Protocol, settings: LrSearchSettings,
                 label: str, width: int | None = None, cells: int | None = None,
-                **changes: Any) -> list[tuple[float, TrainJob]]:
+                lrs: Sequence[float] | None = None, **changes: Any) -> list[tuple[float, TrainJob]]:
     """``(grid LR, job)`` for every LR x seed of the search of ``arch``.
 
     Args:
@@ -99,23 +120,29 @@ def search_jobs(arch: str, family: CellFamily, data: DataSpec, protocol: Protoco
         label: the store's protocol label of these jobs.
         width: model width (``None``: the family's).
         cells: cells per stage (``None``: the family's).
+        lrs: the LRs to try (``None``: ``settings.grid()``).
         changes: further protocol changes (:func:`search_protocol`).
     """
     return [(lr, TrainJob(arch, family, data, search_protocol(protocol, lr, settings, **changes), seed, width,
                           cells, label))
-            for lr in settings.grid() for seed in settings.seeds]
+            for lr in (settings.grid() if lrs is None else lrs) for seed in settings.seeds]
 
 
-def losses_from_rows(pairs: Sequence[tuple[float, str]], rows: Sequence[dict[str, Any]]) -> dict[float, list]:
+def losses_from_rows(pairs: Sequence[tuple[float, str]], rows: Sequence[dict[str, Any]],
+                     loss: str = "epoch") -> dict[float, list]:
     """Final training loss per grid LR from store rows (``None`` where a run diverged).
 
     Args:
-        pairs: ``(grid LR, job key)`` of the search's jobs.
-        rows: the store's job rows (:meth:`~nasrescale.store.Store.rows`).
+        pairs: ``(grid LR, job key)`` of the search's jobs, seeds in order.
+        rows: the store's job rows (:meth:`~nasrescale.store.Store.rows`; for ``loss = "tail"``
+            with ``train_loss_tail``, :meth:`~nasrescale.store.Store.rows_with_tail`).
+        loss: ``epoch`` (``train_loss_last``) or ``tail`` (``train_loss_tail``).
 
     Raises:
-        DataError: some jobs have no final result (failed or not run), naming how many.
+        DataError: some jobs have no final result (failed or not run), naming how many; a
+            finished run has no tail loss (it was trained before nasrescale recorded one).
     """
+    column = "train_loss_tail" if loss == "tail" else "train_loss_last"
     by_key = {r["key"]: r for r in rows}
     out: dict[float, list] = {}
     missing = 0
@@ -124,9 +151,12 @@ def losses_from_rows(pairs: Sequence[tuple[float, str]], rows: Sequence[dict[str
         if row is None or row["status"] not in ("done", "diverged"):
             missing += 1
             continue
-        loss = row["train_loss_last"]
-        ok = row["status"] == "done" and loss is not None and math.isfinite(loss)
-        out.setdefault(lr, []).append(loss if ok else None)
+        if row["status"] == "done" and column not in row:
+            raise DataError(f"LR search: run {key} has no {column} (stored before nasrescale recorded it); "
+                            "set lr_search.loss = \"epoch\" or rerun it in a new results folder")
+        value = row.get(column)
+        ok = row["status"] == "done" and value is not None and math.isfinite(value)
+        out.setdefault(lr, []).append(value if ok else None)
     if missing:
         raise DataError(f"LR search: {missing} of {len(pairs)} runs have no result (failed or not run); "
                         "rerun to retry them (see `nasrescale status`)")

@@ -2,7 +2,10 @@
 
 A pipeline of ``kind = "lr_validation"`` grid-searches every selected architecture's maximal LR
 exactly as the base-LR search does (:mod:`nasrescale.lr_search`; same grid, seeds, epochs and
-tie rule), with the protocol's init and the grid LR used as is (``lr_rule = "fixed"``). The
+rule: by default the paper's argmin of the final training loss per seed, averaged over seeds),
+with the protocol's init and the grid LR used as is (``lr_rule = "fixed"``). Where a seed's
+argmin sits at the grid's edge, :func:`extend_plan` adds grid points past it (up to
+``lr_search.extend`` rounds), so a measured LR is an interior minimum or is flagged. The
 family's base architecture is always searched too: its measured LR is the ``base_lr`` of the
 prediction ``base_lr * lr_scale(arch) * kernel_factor(arch)`` (paper eqs. 8, 9). With
 ``[validation] kernels = [3, 5, 7]`` every conv op of the family is given each kernel size in
@@ -11,7 +14,8 @@ turn (the base is searched at ``kernel_base``), as the paper's CNN experiment va
 The run stores a plan (meta ``validation_plan``: per group and architecture its scale, kernel
 factor and job keys), so :func:`analyze` needs only the store; the report
 (:func:`nasrescale.lr_validation_report.write_validation_report`) adds Pearson r on log LR and
-on LR, Spearman rho and the predicted-vs-measured plot with y = x.
+on LR, Spearman rho, log-log slopes with CIs (:mod:`nasrescale.lr_validation_stats`) and the
+predicted-vs-measured plot with y = x and per-seed error bars.
 """
 
 from __future__ import annotations
@@ -26,12 +30,19 @@ from .errors import ConfigError, DataError
 from .families import CellFamily
 from .job import TrainJob
 from .lr_select import select_lr
-from .topology import is_degenerate, kernel_factor, lr_scale
+from .lr_validation_stats import correlations
+from .topology import is_degenerate, kernel_factor, lr_scale, sum_depth_cubed
 
 if TYPE_CHECKING:  # pipeline imports this module (for ValidationSettings)
     from .pipeline import Pipeline
 
-__all__ = ["ValidationSettings", "kernel_variant", "validation_plan", "validation_jobs", "analyze", "correlations"]
+__all__ = ["ValidationSettings", "kernel_variant", "validation_plan", "validation_jobs", "analyze", "correlations",
+           "extend_plan", "EXTEND_STEPS", "LR_BOUNDS"]
+
+#: grid steps added past an edge per extension round
+EXTEND_STEPS = 4
+#: the extension never goes below / above these LRs
+LR_BOUNDS = (1e-6, 1e3)
 
 
 @dataclass(frozen=True)
@@ -92,7 +103,11 @@ def validation_plan(pipeline: "Pipeline", archs: Sequence[str]) -> tuple[dict[st
     family = pipeline.family()
     base = format_arch(parse_arch(pipeline.lr_search.arch or family.base, family), family)
     arch_list = [base] + [a for a in archs if a != base]
-    plan: dict[str, Any] = {"base_arch": base, "rel_tol": pipeline.lr_search.rel_tol, "groups": {}}
+    settings = pipeline.lr_search
+    grid = settings.grid()
+    plan: dict[str, Any] = {"base_arch": base, "rel_tol": settings.rel_tol, "rule": settings.rule,
+                            "loss": settings.loss, "step": grid[1] / grid[0] if len(grid) > 1 else 2 ** 0.25,
+                            "groups": {}}
     jobs: list[TrainJob] = []
     for label, entry, fam, q in _groups(pipeline):
         base_group = label if q is None else f"{entry.label}@k{fam.kernel_base}"
@@ -106,7 +121,7 @@ def validation_plan(pipeline: "Pipeline", archs: Sequence[str]) -> tuple[dict[st
             if not degenerate:  # a degenerate cell's output is constant: it has no maximal LR
                 jobs += [job for _, job in pairs]
             members.append({"arch": arch, "degenerate": degenerate, "lr_scale": lr_scale(graph, fam),
-                            "kernel_factor": kernel_factor(graph, fam, rule),
+                            "kernel_factor": kernel_factor(graph, fam, rule), "sum_l3": sum_depth_cubed(graph, fam),
                             "runs": [] if degenerate else [[lr, job.key()] for lr, job in pairs]})
         plan["groups"][label] = {"protocol": entry.label, "kernel": q, "base_group": base_group, "archs": members}
     return plan, jobs
@@ -117,71 +132,108 @@ def validation_jobs(pipeline: "Pipeline", archs: Sequence[str]) -> list[tuple[No
     return [(None, job) for job in validation_plan(pipeline, archs)[1]]
 
 
-def correlations(predicted: Sequence[float], measured: Sequence[float]) -> dict[str, float | None]:
-    """Pearson r on log LR and on LR, Spearman rho; ``None`` where undefined (n < 3 or constant).
-
-    >>> c = correlations([0.1, 0.2, 0.4, 0.8], [0.12, 0.2, 0.5, 0.7])
-    >>> round(c["spearman"], 3), c["n"]
-    (1.0, 4)
-    """
-    from scipy import stats
-
-    out: dict[str, Any] = {"n": len(predicted), "pearson_log": None, "pearson": None, "spearman": None}
-    if len(predicted) < 3 or len(set(predicted)) < 2 or len(set(measured)) < 2:
-        return out
-    logp, logm = [math.log(x) for x in predicted], [math.log(x) for x in measured]
-    out["pearson_log"] = float(stats.pearsonr(logp, logm)[0])
-    out["pearson"] = float(stats.pearsonr(predicted, measured)[0])
-    out["spearman"] = float(stats.spearmanr(predicted, measured)[0])
-    return out
-
-
-def analyze(plan: dict[str, Any], rows: Sequence[dict[str, Any]], partial: bool = True) -> dict[str, Any]:
-    """Measured vs predicted maximal LR per architecture, and the correlations.
-
-    Args:
-        plan: the stored plan (:func:`validation_plan`).
-        rows: the store's job rows.
-        partial: skip architectures whose runs are not all finished (else raise).
-
-    Returns:
-        ``{"points": [...], "overall": correlations, "groups": {label: correlations}, "skipped": n}``;
-        each point has group, kernel, arch, lr_scale, kernel_factor, measured_lr, predicted_lr,
-        edge, base (bool) and curve (``[grid LR, mean final loss or None if diverged]``).
-    """
+def _selections(plan: dict[str, Any], rows: Sequence[dict[str, Any]], partial: bool) -> tuple[dict, int]:
+    """``{(group, arch): Selection}`` of every finished non-degenerate architecture, and how many were skipped."""
     from .lr_search import losses_from_rows
 
-    rel_tol = plan["rel_tol"]
-    measured: dict[tuple[str, str], Any] = {}
+    out: dict[tuple[str, str], Any] = {}
     skipped = 0
     for label, group in plan["groups"].items():
         for m in group["archs"]:
             if m["degenerate"]:
                 continue
             try:
-                losses = losses_from_rows([(lr, key) for lr, key in m["runs"]], rows)
-                measured[(label, m["arch"])] = select_lr(losses, rel_tol)
+                losses = losses_from_rows([(lr, key) for lr, key in m["runs"]], rows, plan.get("loss", "epoch"))
+                out[(label, m["arch"])] = select_lr(losses, plan["rel_tol"], plan.get("rule", "within_tol"))
             except DataError:
                 if not partial:
                     raise
                 skipped += 1
+    return out, skipped
+
+
+def _point(label: str, group: dict[str, Any], m: dict[str, Any], sel: Any, base_lr: float, base: bool) -> dict:
+    """One measured-vs-predicted point (see :func:`analyze`)."""
+    seeds = [lr for lr in sel.per_seed if lr is not None] or [sel.chosen_lr]
+    return {"group": label, "kernel": group["kernel"], "arch": m["arch"], "lr_scale": m["lr_scale"],
+            "kernel_factor": m["kernel_factor"], "sum_l3": m.get("sum_l3"), "measured_lr": sel.chosen_lr,
+            "predicted_lr": base_lr * m["lr_scale"] * m["kernel_factor"], "edge": sel.edge, "base": base,
+            "seed_lrs": list(sel.per_seed), "seed_min": min(seeds), "seed_max": max(seeds),
+            "curve": [[lr, sel.mean_loss[lr]] for lr in sel.grid]}  # mean over seeds; None: a seed diverged
+
+
+def _stats(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`correlations` of ``points``, with and without the base architecture."""
+    def corr(pts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        l3 = [p["sum_l3"] for p in pts]
+        return correlations([p["predicted_lr"] for p in pts], [p["measured_lr"] for p in pts],
+                            None if None in l3 else l3)
+
+    return {**corr(points), "without_base": corr([p for p in points if not p["base"]])}
+
+
+def analyze(plan: dict[str, Any], rows: Sequence[dict[str, Any]], partial: bool = True) -> dict[str, Any]:
+    """Measured vs predicted maximal LR per architecture, and the statistics.
+
+    Args:
+        plan: the stored plan (:func:`validation_plan`, extended by :func:`extend_plan`).
+        rows: the store's job rows (with ``train_loss_tail`` for ``loss = "tail"``:
+            :meth:`~nasrescale.store.Store.rows_with_tail`).
+        partial: skip architectures whose runs are not all finished (else raise).
+
+    Returns:
+        ``{"points": [...], "overall": stats, "groups": {label: stats}, "skipped": n, ...}``;
+        stats are :func:`correlations` with a ``without_base`` entry; each point has group,
+        kernel, arch, lr_scale, kernel_factor, sum_l3, measured_lr (the rule's choice: with
+        ``argmin``, the geometric mean of ``seed_lrs``), seed_lrs, seed_min, seed_max,
+        predicted_lr (the base architecture's measured LR x lr_scale x kernel_factor), edge,
+        base and curve (``[grid LR, mean final loss or None]``).
+    """
+    measured, skipped = _selections(plan, rows, partial)
     points = []
     for label, group in plan["groups"].items():
         base_sel = measured.get((group["base_group"], plan["base_arch"]))
         for m in group["archs"]:
             sel = measured.get((label, m["arch"]))
-            if sel is None or base_sel is None:
-                continue
-            predicted = base_sel.chosen_lr * m["lr_scale"] * m["kernel_factor"]
-            points.append({"group": label, "kernel": group["kernel"], "arch": m["arch"], "lr_scale": m["lr_scale"],
-                           "kernel_factor": m["kernel_factor"], "measured_lr": sel.chosen_lr,
-                           "predicted_lr": predicted, "edge": sel.edge, "base": m["arch"] == plan["base_arch"],
-                           "mean_loss_at_measured": sel.mean_loss[sel.chosen_lr],
-                           "curve": [[lr, sel.mean_loss[lr]] for lr in sel.grid]})  # None: diverged
-    overall = correlations([p["predicted_lr"] for p in points], [p["measured_lr"] for p in points])
-    groups = {label: correlations([p["predicted_lr"] for p in points if p["group"] == label],
-                                  [p["measured_lr"] for p in points if p["group"] == label])
-              for label in plan["groups"]}
-    return {"points": points, "overall": overall, "groups": groups, "skipped": skipped,
+            if sel is not None and base_sel is not None:
+                points.append(_point(label, group, m, sel, base_sel.chosen_lr, m["arch"] == plan["base_arch"]))
+    return {"points": points, "overall": _stats(points),
+            "groups": {label: _stats([p for p in points if p["group"] == label]) for label in plan["groups"]},
+            "skipped": skipped, "rule": plan.get("rule", "within_tol"), "loss": plan.get("loss", "epoch"),
             "degenerate": sum(m["degenerate"] for g in plan["groups"].values() for m in g["archs"]),
             "at_edge": sum(p["edge"] is not None for p in points)}
+
+
+def _beyond(sel: Any, step: float) -> list[float]:
+    """The LRs past the edge a selection sits at (:data:`EXTEND_STEPS` grid steps, within :data:`LR_BOUNDS`)."""
+    if sel.edge == "high":
+        lrs = [sel.grid[-1] * step ** i for i in range(1, EXTEND_STEPS + 1)]
+    elif sel.edge == "low":
+        lrs = [sel.grid[0] / step ** i for i in range(1, EXTEND_STEPS + 1)]
+    else:
+        return []
+    return [float(f"{lr:.6g}") for lr in lrs if LR_BOUNDS[0] <= lr <= LR_BOUNDS[1]]
+
+
+def extend_plan(pipeline: "Pipeline", plan: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[TrainJob]:
+    """Add grid points past the edge for every architecture whose selection sits at an edge of
+    its grid (a seed's argmin at the smallest or largest LR tried); ``plan`` is updated in
+    place (its ``runs``) and the new jobs are returned (none: nothing at an edge, or the
+    bounds reached). Architectures with unfinished runs are left for a later call."""
+    from .lr_search import search_jobs
+
+    measured, _ = _selections(plan, rows, partial=True)
+    groups = {label: (entry, fam) for label, entry, fam, _ in _groups(pipeline)}
+    jobs: list[TrainJob] = []
+    for label, group in plan["groups"].items():
+        entry, fam = groups[label]
+        for m in group["archs"]:
+            sel = measured.get((label, m["arch"]))
+            lrs = [] if sel is None else _beyond(sel, plan["step"])
+            if not lrs:
+                continue
+            pairs = search_jobs(m["arch"], fam, pipeline.data_spec(), entry.protocol, pipeline.lr_search, label,
+                                pipeline.budget.width, pipeline.budget.cells, lrs=lrs, lr_rule="fixed")
+            m["runs"] += [[lr, job.key()] for lr, job in pairs]
+            jobs += [job for _, job in pairs]
+    return jobs

@@ -1,9 +1,10 @@
 """The report of an ``lr_validation`` run: measured vs predicted maximal LR (paper Figs. 2, 3, 5).
 
 :func:`write_validation_report` reads the run's store (read-only; a partial run reports what
-is finished), applies :func:`nasrescale.lr_validation.analyze`, and writes ``report.md``,
-``lr_validation.png`` (predicted vs measured, log-log, with y = x), ``lr_validation_curves.png``
-(loss vs LR per architecture) and ``report.json``.
+is finished), applies :func:`nasrescale.lr_validation.analyze`, and writes ``report.md`` (the
+paper's statistics beside the paper's r, the budget and the provenance of the runs),
+``lr_validation.png`` (predicted vs measured, log-log, y = x, per-seed spread),
+``lr_validation_curves.png`` (loss vs LR per architecture) and ``report.json``.
 :func:`summary_text` is the table ``nasrescale run`` prints at the end.
 """
 
@@ -17,13 +18,17 @@ from typing import Any
 from .errors import DataError
 from .fileio import atomic_write_text
 from .lr_validation import analyze
+from .lr_validation_plots import plot_curves, plot_predicted_measured
+from .lr_validation_stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from .store import Store
 
 __all__ = ["write_validation_report", "summary_text", "load_analysis", "PAPER_R"]
 
-#: the paper's Pearson r between predicted and grid-searched maximal LR (CIFAR-10), per family
-PAPER_R = {"mlp_dag": [("MLP topologies", 0.838), ("MLP depth", 0.962)],
-           "cnn_dag": [("CNN topologies and kernel sizes", 0.856)]}
+#: the paper's Pearson r between predicted and measured maximal LR (CIFAR-10; Chen et al., ICLR
+#: 2024, Figs. 2, 3 and 5), by the family the experiment runs on
+PAPER_R = {"mlp_dag": [("MLP topologies (Fig. 2)", 0.838)],
+           "mlp_chain": [("MLP depth (Fig. 5)", 0.962)],
+           "cnn_dag": [("CNN topologies and kernel sizes (Fig. 3)", 0.856)]}
 
 
 def _paper_text(family: str) -> str | None:
@@ -41,7 +46,7 @@ def load_analysis(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """
     store = Store(Path(run_dir) / "store.sqlite", readonly=True)
     try:
-        meta, rows = store.meta(), store.rows()
+        meta, rows = store.meta(), store.rows_with_tail()
     finally:
         store.close()
     if "validation_plan" not in meta:
@@ -61,152 +66,132 @@ def _family(meta: dict[str, Any]) -> str:
 
 
 def summary_text(run_dir: Path) -> str:
-    """Per-architecture measured and predicted LR, and the correlations, as plain text."""
+    """Per-architecture measured and predicted LR, and the statistics, as plain text."""
     meta, res = load_analysis(run_dir)
-    lines = [f"{'group':<14} {'arch':<24} {'lr_scale':>8} {'predicted':>10} {'measured':>10}  note"]
+    lines = [f"{'group':<10} {'arch':<36} {'lr_scale':>8} {'predicted':>10} {'measured':>10} {'seeds':>17}  note"]
     for p in res["points"]:
-        note = ("base" if p["base"] else "") + (f" at grid {p['edge']} edge" if p["edge"] else "")
-        lines.append(f"{p['group']:<14} {p['arch']:<24} {p['lr_scale']:>8.4f} {p['predicted_lr']:>10.4g} "
-                     f"{p['measured_lr']:>10.4g}  {note.strip()}")
-    c = res["overall"]
-    lines.append(f"n = {c['n']}: Pearson r (log LR) = {_fmt(c['pearson_log'])}, Pearson r (LR) = {_fmt(c['pearson'])}, "
-                 f"Spearman rho = {_fmt(c['spearman'])}")
+        note = ("base" if p["base"] else "") + (f" argmin at grid {p['edge']} edge" if p["edge"] else "")
+        spread = f"{p['seed_min']:.3g}-{p['seed_max']:.3g}"
+        lines.append(f"{p['group']:<10} {p['arch']:<36} {p['lr_scale']:>8.4f} {p['predicted_lr']:>10.4g} "
+                     f"{p['measured_lr']:>10.4g} {spread:>17}  {note.strip()}")
+    for label, c in (("all", res["overall"]), ("without base", res["overall"]["without_base"])):
+        lines.append(f"{label}: n = {c['n']}, Pearson r (log LR) = {_fmt(c['pearson_log'])}, "
+                     f"Pearson r (LR) = {_fmt(c['pearson'])}, Spearman rho = {_fmt(c['spearman'])}, "
+                     f"log-log slope = {_fmt(c['slope'])} (predicted {PREDICTED_SLOPE:g})")
     paper = _paper_text(_family(meta))
     if paper:
         lines.append(paper)
     if res["skipped"]:
         lines.append(f"{res['skipped']} architecture(s) not finished yet (rerun `nasrescale run` to finish)")
     if res["at_edge"]:
-        lines.append(f"{res['at_edge']} measured LR(s) at the grid's edge: widen [lr_search] for those")
+        lines.append(f"{res['at_edge']} measured LR(s) with a seed's argmin at the grid's edge after the grid "
+                     "extensions: widen [lr_search] (or raise lr_search.extend) for those")
     return "\n".join(lines)
 
 
-def _log_ticks(axis: Any) -> None:
-    """1-2-5 major ticks as plain numbers, unlabelled minor ticks (no overlapping labels)."""
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
-
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FormatStrFormatter("%g"))
-    axis.set_minor_formatter(NullFormatter())
+def _ci(c: dict[str, Any], key: str) -> str:
+    ci = c.get(f"{key}_ci")
+    return f"{_fmt(c[key])} [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else _fmt(c[key])
 
 
-def _plot(res: dict[str, Any], path: Path, title: str) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.2, 5.0), dpi=120)
-    groups = list(dict.fromkeys(p["group"] for p in res["points"]))
-    for i, g in enumerate(groups):
-        pts = [p for p in res["points"] if p["group"] == g]
-        color = f"C{i % 10}"
-        inner = [p for p in pts if not p["edge"]]
-        edge = [p for p in pts if p["edge"]]
-        ax.scatter([p["predicted_lr"] for p in inner], [p["measured_lr"] for p in inner], s=28, color=color,
-                   label=g, alpha=0.8)
-        if edge:
-            ax.scatter([p["predicted_lr"] for p in edge], [p["measured_lr"] for p in edge], s=28, facecolors="none",
-                       edgecolors=color, label=f"{g} (at grid edge)")
-        base = [p for p in pts if p["base"]]
-        if base:
-            ax.scatter([base[0]["predicted_lr"]], [base[0]["measured_lr"]], marker="*", s=140, color=color,
-                       edgecolors="k", zorder=3, label=f"{g} base")
-    values = [v for p in res["points"] for v in (p["predicted_lr"], p["measured_lr"])]
-    if values:
-        lo, hi = min(values) / 1.5, max(values) * 1.5
-        ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="y = x")
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    _log_ticks(ax.xaxis)
-    _log_ticks(ax.yaxis)
-    ax.set_xlabel("predicted maximal LR  (base_lr x lr_scale x kernel factor)")
-    ax.set_ylabel("measured maximal LR (grid search)")
-    c = res["overall"]
-    ax.set_title(f"{title}\nPearson r: log {_fmt(c['pearson_log'])}, linear {_fmt(c['pearson'])}; "
-                 f"Spearman {_fmt(c['spearman'])} (n = {c['n']})", fontsize=9)
-    ax.legend(fontsize=7, loc="best")  # the spot with the fewest points
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+def _stats_rows(label: str, c: dict[str, Any], paper: float | None) -> list[str]:
+    rows = []
+    for what, stats in (("all", c), ("without base", c["without_base"])):
+        rows.append(f"| {label} | {what} | {stats['n']} | {_fmt(stats['pearson_log'])} | {_fmt(stats['pearson'])} | "
+                    f"{_fmt(stats['spearman'])} | {_ci(stats, 'slope')} | {_ci(stats, 'slope_l3')} | "
+                    f"{'-' if paper is None else paper} |")
+    return rows
 
 
-def _curves_plot(res: dict[str, Any], path: Path, title: str) -> Path:
-    """Mean final training loss vs LR per architecture (diverged LRs left out), the measured
-    maximal LR of each marked: the evidence behind every measured point."""
-    import matplotlib
+def _stats_table(meta: dict[str, Any], res: dict[str, Any]) -> list[str]:
+    """The statistics per group (and overall), with and without the base, beside the paper's r."""
+    figures = PAPER_R.get(_family(meta))
+    paper = figures[0][1] if figures else None
+    lines = ["| group | points | n | Pearson r (log LR) | Pearson r (LR) | Spearman rho | "
+             f"slope vs predicted [95% CI] (rule: {PREDICTED_SLOPE:g}) | "
+             f"slope vs sum L^3 [95% CI] (rule: {PREDICTED_SLOPE_L3:g}) | paper's r |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    if len(res["groups"]) > 1:
+        lines += _stats_rows("all groups", res["overall"], None)
+    for g, gc in res["groups"].items():
+        lines += _stats_rows(g, gc, paper)
+    return lines
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
-    finite = [loss for p in res["points"] for _, loss in p["curve"] if loss is not None]
-    cap = min(finite) * 1.6 if finite else 1.0  # exploding losses would flatten the interesting part
-    for i, p in enumerate(res["points"]):
-        xs = [lr for lr, loss in p["curve"] if loss is not None and loss <= cap]
-        ys = [loss for _, loss in p["curve"] if loss is not None and loss <= cap]
-        color = plt.get_cmap("tab20")(i % 20)
-        ax.plot(xs, ys, "-", color=color, lw=2.2 if p["base"] else 1.0,
-                label=f"{p['arch']} (s = {p['lr_scale']:.2f})" + (" base" if p["base"] else ""))
-        at = dict(p["curve"])[p["measured_lr"]]
-        ax.plot([p["measured_lr"]], [at], "o", color=color, ms=5)
-    ax.set_xscale("log")
-    _log_ticks(ax.xaxis)
-    ax.set_xlabel("learning rate")
-    ax.set_ylabel("mean final training loss (nats)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6, ncol=2, loc="upper left")
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+def _budget_lines(meta: dict[str, Any], plan: dict[str, Any], res: dict[str, Any]) -> list[str]:
+    """What was run: data, protocol, grid, seeds, rule, size, and the machine (from the store)."""
+    try:
+        pipe = json.loads(meta.get("pipeline", "{}"))
+    except ValueError:
+        pipe = {}
+    search, budget, data = pipe.get("lr_search", {}), pipe.get("budget", {}), pipe.get("data", {})
+    protos = pipe.get("protocols", {})
+    runs = sum(len(m["runs"]) for g in plan["groups"].values() for m in g["archs"])
+    proto_text = "; ".join(f"`{label}`: init {p.get('init')}, batch {p.get('batch_size')}, momentum "
+                           f"{p.get('momentum')}, weight decay {p.get('weight_decay')}, {p.get('epochs')} epoch(s), "
+                           f"{p.get('precision')}" for label, p in protos.items())
+    return [f"- data: `{data.get('name')}`"
+            + (f", {budget['train_subset']} training images" if budget.get("train_subset") else ", full training set"),
+            f"- protocols: {proto_text}",
+            f"- grid: {search.get('points')} LRs from {search.get('lr_min')} to {search.get('lr_max')} (log-spaced), "
+            f"extended past an edge up to {search.get('extend')} times; {runs} runs in the plan",
+            f"- seeds: {search.get('seeds')}; rule `{res['rule']}` on the `{res['loss']}` loss"
+            + (" (mean over the last 10% of the epoch's steps)" if res["loss"] == "tail" else ""),
+            f"- width {budget.get('width') or 'family default'}" + (f", cells {budget['cells']}" if budget.get("cells") else "")]
 
 
 def write_validation_report(run_dir: Path) -> Path:
-    """Write ``report.md``, ``lr_validation.png`` and ``report.json`` into ``run_dir``; return the .md path."""
+    """Write ``report.md``, the two figures and ``report.json`` into ``run_dir``; return the .md path."""
     run_dir = Path(run_dir)
     meta, res = load_analysis(run_dir)
     name = meta.get("name", run_dir.name)
     plan = json.loads(meta["validation_plan"])
-    fig = _plot(res, run_dir / "lr_validation.png", f"{name}: maximal LR, measured vs predicted")
-    curves = _curves_plot(res, run_dir / "lr_validation_curves.png",
-                          f"{name}: final training loss vs LR (dots: measured maximal LR)")
-    c = res["overall"]
+    fig = plot_predicted_measured(res, run_dir / "lr_validation.png", f"{name}: maximal LR, measured vs predicted")
+    curves = plot_curves(res, run_dir / "lr_validation_curves.png", name)
+    rule = ("the argmin of the final training loss per seed, averaged over seeds in log LR (the paper's rule)"
+            if res["rule"] == "argmin" else
+            f"the largest LR within {100 * plan['rel_tol']:g}% of the smallest mean final training loss")
     lines = [f"# LR validation: {name}", "",
-             f"Family `{_family(meta)}`, base architecture `{plan['base_arch']}`; each architecture's maximal LR "
-             f"is grid-searched (largest LR within {100 * plan['rel_tol']:g}% of the smallest mean final training "
-             "loss; diverged LRs lose) and compared with `base_lr x lr_scale(arch) x kernel factor`, base_lr being "
-             "the base architecture's measured maximal LR.", "",
-             f"![predicted vs measured]({fig.name})", "",
-             f"![loss vs LR per architecture]({curves.name})", "",
-             "| | n | Pearson r (log LR) | Pearson r (LR) | Spearman rho |", "|---|---:|---:|---:|---:|",
-             f"| all | {c['n']} | {_fmt(c['pearson_log'])} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} |"]
-    if len(res["groups"]) > 1:
-        for g, gc in res["groups"].items():
-            lines.append(f"| {g} | {gc['n']} | {_fmt(gc['pearson_log'])} | {_fmt(gc['pearson'])} | {_fmt(gc['spearman'])} |")
-    paper = _paper_text(_family(meta))
-    lines += [""] + ([f"{paper[0].upper()}{paper[1:]} (this run's size is in its pipeline file; small runs are "
-                      "not paper-size figures)."] if paper else [])
-    lines += ["", "| group | architecture | lr_scale | kernel factor | predicted LR | measured LR | note |",
-              "|---|---|---:|---:|---:|---:|---|"]
+             f"Family `{_family(meta)}`, base architecture `{plan['base_arch']}`. Each architecture's maximal LR is "
+             f"{rule}, and is compared with `base_lr x lr_scale(arch) x kernel factor`, base_lr being the base "
+             "architecture's measured maximal LR (Chen et al., ICLR 2024, eqs. 8-9).", "",
+             "## Statistics", ""] + _stats_table(meta, res) + ["",
+             "Slopes are least-squares fits in log-log with Student-t 95% intervals; "
+             "`sum L^3` is the sum over input-output paths of the path depth cubed.", "",
+             f"![predicted vs measured]({fig.name})", "", f"![loss vs LR per architecture]({curves.name})", "",
+             "## What ran", ""] + _budget_lines(meta, plan, res) + _provenance(run_dir) + ["",
+             "## Per architecture", "",
+             "| group | architecture | sum L^3 | lr_scale | predicted LR | measured LR | seeds' argmins | note |",
+             "|---|---|---:|---:|---:|---:|---|---|"]
     for p in res["points"]:
-        note = ("base; " if p["base"] else "") + (f"grid {p['edge']} edge" if p["edge"] else "")
-        lines.append(f"| {p['group']} | `{p['arch']}` | {p['lr_scale']:.4f} | {p['kernel_factor']:.3g} | "
-                     f"{p['predicted_lr']:.4g} | {p['measured_lr']:.4g} | {note.rstrip('; ')} |")
+        note = ("base; " if p["base"] else "") + (f"argmin at grid {p['edge']} edge" if p["edge"] else "")
+        seeds = ", ".join("diverged" if v is None else f"{v:.4g}" for v in p["seed_lrs"]) or "-"
+        lines.append(f"| {p['group']} | `{p['arch']}` | {p['sum_l3']} | {p['lr_scale']:.4f} | {p['predicted_lr']:.4g} | "
+                     f"{p['measured_lr']:.4g} | {seeds} | {note.rstrip('; ')} |")
     extra = []
     if res["skipped"]:
         extra.append(f"{res['skipped']} architecture(s) are not finished yet (partial run).")
     if res["degenerate"]:
         extra.append(f"{res['degenerate']} degenerate cell(s) (no input-output path) have no maximal LR; left out.")
     if res["at_edge"]:
-        extra.append(f"{res['at_edge']} measured LR(s) lie at the grid's edge (the true maximum may be beyond).")
+        extra.append(f"{res['at_edge']} measured LR(s) still have a seed's argmin at the grid's edge.")
     lines += [""] + extra + [""]
     atomic_write_text(run_dir / "report.json", json.dumps(res, indent=1, allow_nan=False, default=str))
     path = run_dir / "report.md"
     atomic_write_text(path, "\n".join(lines))
     return path
+
+
+def _provenance(run_dir: Path) -> list[str]:
+    """Machine, torch and wall time of the stored runs (from their records)."""
+    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
+    try:
+        recs = [store.record(r["key"]) or {} for r in store.rows() if r["status"] in ("done", "diverged")]
+    finally:
+        store.close()
+    if not recs:
+        return []
+    prov = {(r.get("provenance") or {}).get("device_name", "?") + " / torch " + (r.get("provenance") or {}).get("torch", "?")
+            for r in recs}
+    wall = sum(r.get("wall_time_s") or 0.0 for r in recs)
+    return [f"- ran on: {', '.join(sorted(prov))}; {len(recs)} runs, {wall / 60:.1f} min of summed job time"]

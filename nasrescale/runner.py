@@ -128,9 +128,33 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
             pipeline = pipeline.with_base_lrs(lrs)
             jobs = pipeline.jobs(archs)
         n, added, todo = run_jobs(store, jobs, pipeline.executor, checkpoints, progress=progress, executor=executor)
+        if pipeline.pipeline.kind == "lr_validation":
+            n2, added2, todo2 = _extend_validation(pipeline, store, checkpoints, progress, executor)
+            n, added, todo = n + n2, added + added2, todo + todo2
         return RunSummary(run_dir, total + n, new + added, ran + todo, store.counts())
     finally:
         store.close()
+
+
+def _extend_validation(pipeline: Pipeline, store: Store, checkpoints: Path, progress: bool,
+                       executor: Executor | None) -> tuple[int, int, int]:
+    """Extend the grids of an ``lr_validation`` run where a seed's argmin sits at an edge
+    (:func:`~nasrescale.lr_validation.extend_plan`), up to ``lr_search.extend`` rounds; the
+    stored plan is updated after each round's jobs ran (a killed round is re-derived alike)."""
+    from .lr_validation import extend_plan
+
+    plan = json.loads(store.get_meta("validation_plan"))
+    total = new = ran = 0
+    for _ in range(pipeline.lr_search.extend):
+        jobs = extend_plan(pipeline, plan, store.rows_with_tail())
+        if not jobs:
+            break
+        if progress:
+            print(f"extending the LR grid past its edge: {len(jobs)} more runs", file=sys.stderr)
+        n, added, todo = run_jobs(store, jobs, pipeline.executor, checkpoints, progress=progress, executor=executor)
+        store.set_meta("validation_plan", json.dumps(plan))
+        total, new, ran = total + n, new + added, ran + todo
+    return total, new, ran
 
 
 def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, checkpoints: Path, *,
@@ -158,10 +182,11 @@ def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, che
     return len(by_key), new, len(todo)
 
 
-def run_search(store: Store, pairs: list[tuple[float, TrainJob]], rel_tol: float, settings: ExecutorSettings,
+def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: Any, settings: ExecutorSettings,
                checkpoints: Path, *, progress: bool = True,
                executor: Executor | None = None) -> tuple[Selection, tuple[int, int, int]]:
-    """Run (what is missing of) an LR search's ``(grid LR, job)`` pairs and select the LR.
+    """Run (what is missing of) an LR search's ``(grid LR, job)`` pairs and select the LR with
+    the rule, loss and tolerance of ``search`` (:class:`~nasrescale.lr_search.LrSearchSettings`).
 
     Raises:
         DataError: some runs failed (rerun to retry them) or every LR diverged.
@@ -170,8 +195,8 @@ def run_search(store: Store, pairs: list[tuple[float, TrainJob]], rel_tol: float
     from .lr_select import select_lr
 
     counts = run_jobs(store, [job for _, job in pairs], settings, checkpoints, progress=progress, executor=executor)
-    losses = losses_from_rows([(lr, job.key()) for lr, job in pairs], store.rows())
-    return select_lr(losses, rel_tol), counts
+    losses = losses_from_rows([(lr, job.key()) for lr, job in pairs], store.rows_with_tail(), search.loss)
+    return select_lr(losses, search.rel_tol, search.rule), counts
 
 
 def _search_stage(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir: Path,
@@ -184,7 +209,7 @@ def _search_stage(pipeline: Pipeline, label: str, protocol: Any, store: Store, r
     arch = pipeline.lr_search.arch or family.base
     pairs = search_jobs(arch, family, pipeline.data_spec(), protocol, pipeline.lr_search, SEARCH_PREFIX + label,
                         pipeline.budget.width, pipeline.budget.cells)
-    sel, counts = run_search(store, pairs, pipeline.lr_search.rel_tol, pipeline.executor, run_dir / "checkpoints",
+    sel, counts = run_search(store, pairs, pipeline.lr_search, pipeline.executor, run_dir / "checkpoints",
                              progress=progress, executor=executor)
     store.set_meta(f"base_lr:{label}", json.dumps(sel.chosen_lr))
     store.set_meta(f"lr_search:{label}", json.dumps(selection_json(sel, arch=pairs[0][1].arch, protocol=label)))

@@ -231,6 +231,16 @@ class Store:
         cols = ("key", "arch", "protocol", "seed", "status", "attempts", "error", "degenerate") + _METRICS + ("updated_at",)
         return [dict(zip(cols, r)) for r in self.db.execute(f"SELECT {', '.join(cols)} FROM jobs ORDER BY rowid")]
 
+    def rows_with_tail(self) -> list[dict[str, Any]]:
+        """:meth:`rows`, each finished run's with ``train_loss_tail``: the tail loss of its last
+        epoch (the LR search's final loss), where its record has one."""
+        tails = {}
+        for key, rec in self.db.execute("SELECT key, record_json FROM jobs WHERE status = 'done'"):
+            history = (json.loads(rec) if rec else {}).get("history") or []
+            if history and "train_loss_tail" in history[-1]:
+                tails[key] = history[-1]["train_loss_tail"]
+        return [{**r, "train_loss_tail": tails[r["key"]]} if r["key"] in tails else r for r in self.rows()]
+
     def job_json(self, key: str) -> dict[str, Any]:
         """The stored definition of a job."""
         row = self.db.execute("SELECT job_json FROM jobs WHERE key = ?", (key,)).fetchone()

@@ -19,14 +19,17 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``lr-search`` command."""
-    from ..lr_search import LrSearchSettings
+    from ..lr_search import LOSS_KINDS, LrSearchSettings
+    from ..lr_select import SELECTION_RULES
 
     d = LrSearchSettings()
     p = sub.add_parser(
         "lr-search", help="grid-search the base learning rate on the family's base architecture (paper §4 step 1)",
         description="Train the base architecture for one epoch per LR of a log-spaced grid (several seeds) and "
-                    "pick the largest LR that reaches the smallest final training loss (ties within a relative "
-                    "tolerance; a diverged LR loses). Runs are stored and resumable.")
+                    "pick the maximal LR: by default the paper's rule, the LR of the smallest final training loss "
+                    "per seed (the mean loss of the epoch's last 10%% of steps), averaged over seeds in log LR "
+                    "(--rule within_tol: the largest LR within a relative tolerance of the best mean loss). "
+                    "Runs are stored and resumable.")
     p.add_argument("--family", default="nb201", help="cell family name (default nb201)")
     p.add_argument("--family-file", action="append", default=[], metavar="FILE", help="extra cell family file")
     p.add_argument("--arch", help="architecture to search (default: the family's base architecture)")
@@ -40,7 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=list(d.seeds), help="seeds per LR (default 0 1 2)")
     p.add_argument("--epochs", type=int, default=d.epochs, help="epochs per run (default 1, as the paper)")
     p.add_argument("--rel-tol", type=float, default=d.rel_tol,
-                   help=f"relative tolerance of a tie in mean final loss (default {d.rel_tol:g} = 1%%)")
+                   help=f"--rule within_tol: relative tolerance of a tie in mean final loss (default {d.rel_tol:g} = 1%%)")
+    p.add_argument("--rule", default=d.rule, choices=SELECTION_RULES,
+                   help=f"maximal-LR rule (default {d.rule}: per-seed argmin, the paper's)")
+    p.add_argument("--loss", default=d.loss, choices=LOSS_KINDS,
+                   help=f"final training loss judged (default {d.loss}: mean of the epoch's last 10%% of steps)")
     p.add_argument("--batch-size", type=int, help="override the protocol's batch size")
     p.add_argument("--width", type=int, help="model width (default: the family's)")
     p.add_argument("--cells", type=int, help="cells per stage (default: the family's)")
@@ -71,7 +78,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     overrides = list(args.set) + ([f"batch_size={args.batch_size}"] if args.batch_size else [])
     protocol = load_protocol(args.protocol, overrides)
     settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(args.seeds), args.epochs, args.rel_tol,
-                                args.arch)
+                                args.arch, rule=args.rule, loss=args.loss)
     data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
     pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,
                         args.cells)
@@ -83,7 +90,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     store = Store(run_dir / "store.sqlite")
     try:
         store.bind_pipeline(name, {**identity, "family": family.name}, identity)
-        sel, _ = run_search(store, pairs, settings.rel_tol, ExecutorSettings(device=args.device),
+        sel, _ = run_search(store, pairs, settings, ExecutorSettings(device=args.device),
                             run_dir / "checkpoints", progress=not args.quiet and not args.json)
         plot = plot_selection(sel, args.plot or run_dir / "lr_search.png",
                               f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})")

@@ -46,20 +46,23 @@ from ..protocol import Protocol, cosine_factor
 from .augment import normalize
 from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_identity, save_checkpoint
 from .result import TrainResult
-from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed
+from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, tail_start
 
 __all__ = ["train", "epoch_seed", "EpochDraw"]
 
 def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn.Module, images: torch.Tensor,
-                 labels: torch.Tensor, gen: torch.Generator, setup: RunSetup) -> tuple[float, float, int]:
-    """One pass over the training set. Returns (mean loss, accuracy %, images processed)."""
+                 labels: torch.Tensor, gen: torch.Generator, setup: RunSetup) -> tuple[float, float, int, float]:
+    """One pass over the training set. Returns (mean loss, accuracy %, images processed, mean
+    loss of the epoch's tail steps, :func:`~nasrescale.train.setup.tail_start`)."""
     dev = setup.device
     draw = EpochDraw(images.shape[0], gen, setup)
     loss_sum = torch.zeros((), dtype=torch.float64, device=dev)
+    tail_sum = torch.zeros((), dtype=torch.float64, device=dev)
     correct = torch.zeros((), dtype=torch.float64, device=dev)
-    seen = 0
+    seen = tail_seen = 0
+    tail_from = tail_start(len(draw.starts))
     net.train()
-    for s in draw.starts:
+    for step, s in enumerate(draw.starts):
         x, y = draw.batch(images, labels, s)
         with setup.autocast():
             out = net(x)
@@ -71,8 +74,11 @@ def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn
         loss_sum += loss.detach() * count
         correct += (out.detach().argmax(1) == y).sum()
         seen += count
-    total_loss, total_correct = torch.stack([loss_sum, correct]).tolist()  # the epoch's one host sync
-    return total_loss / seen, 100.0 * total_correct / seen, seen
+        if step >= tail_from:
+            tail_sum += loss.detach() * count
+            tail_seen += count
+    total_loss, total_correct, total_tail = torch.stack([loss_sum, correct, tail_sum]).tolist()  # one host sync
+    return total_loss / seen, 100.0 * total_correct / seen, seen, total_tail / tail_seen
 
 
 def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int,
@@ -211,11 +217,11 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             t0 = time.perf_counter()
             setup.seed_global(epoch_seed(seed, epoch) + GLOBAL_RNG_OFFSET)
             gen = setup.generator(epoch_seed(seed, epoch))
-            loss, acc, seen = _train_epoch(net, optimizer, criterion, train_x, train_y, gen, setup)
+            loss, acc, seen, tail = _train_epoch(net, optimizer, criterion, train_x, train_y, gen, setup)
             train_time += time.perf_counter() - t0
             images += seen
             history.append({"epoch": epoch + 1, "train_loss": loss, "train_acc": acc,
-                            "lr": float(optimizer.param_groups[0]["lr"])})
+                            "lr": float(optimizer.param_groups[0]["lr"]), "train_loss_tail": tail})
             if on_epoch is not None:
                 on_epoch(dict(history[-1]))
             bar.update(1)

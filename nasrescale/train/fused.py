@@ -41,7 +41,7 @@ from ..protocol import cosine_factor
 from .augment import crop_flip, normalize
 from .checkpoint import check_resumable, load_checkpoint, save_checkpoint
 from .engine import _check_args
-from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed
+from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, tail_start
 from .fused_members import FusedMember, check_identities, check_members, fusion_key, group_fingerprint, lr_rows
 from .fused_sgd import FusedSGD
 from .result import TrainResult
@@ -76,15 +76,18 @@ class _Batches:
 
 def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: torch.Tensor, labels: torch.Tensor,
                  draws: Sequence[EpochDraw], active: torch.Tensor, smoothing: float, setup: RunSetup
-                 ) -> tuple[list[float], list[float], int]:
-    """One pass of every member over the training set: (mean losses, accuracies %, images per member)."""
+                 ) -> tuple[list[float], list[float], int, list[float]]:
+    """One pass of every member over the training set: (mean losses, accuracies %, images per
+    member, mean losses of the epoch's tail steps)."""
     k, dev = fused.k, setup.device
     loss_sum = torch.zeros(k, dtype=torch.float64, device=dev)
+    tail_sum = torch.zeros(k, dtype=torch.float64, device=dev)
     correct = torch.zeros(k, dtype=torch.float64, device=dev)
-    seen = 0
+    seen = tail_seen = 0
+    tail_from = tail_start(len(draws[0].starts))
     fused.train()
     batches = _Batches(draws, images, labels, setup)
-    for s in draws[0].starts:  # same n and batch size: every member has the same batch boundaries
+    for step, s in enumerate(draws[0].starts):  # same n and batch size: the same batch boundaries
         x, y = batches.at(s)
         with setup.autocast():
             out = net(x)  # (B, K, classes)
@@ -99,8 +102,12 @@ def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: tor
         loss_sum += losses.detach() * count
         correct += (out.detach().argmax(2) == y).sum(0)
         seen += count
-    totals = torch.stack([loss_sum, correct]).tolist()  # the epoch's one host sync
-    return [t / seen for t in totals[0]], [100.0 * c / seen for c in totals[1]], seen
+        if step >= tail_from:
+            tail_sum += losses.detach() * count
+            tail_seen += count
+    totals = torch.stack([loss_sum, correct, tail_sum]).tolist()  # the epoch's one host sync
+    return ([t / seen for t in totals[0]], [100.0 * c / seen for c in totals[1]], seen,
+            [t / tail_seen for t in totals[2]])
 
 
 def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int,
@@ -210,7 +217,7 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
             setup.seed_global(epoch_seed(members[0].seed, epoch) + GLOBAL_RNG_OFFSET)  # dropout: none in NB201
             draws = [EpochDraw(train_x.shape[0], setup.generator(epoch_seed(m.seed, epoch)), setup) for m in members]
             active = torch.tensor([d is None for d in diverged], device=dev)
-            losses, accs, seen = _fused_epoch(fused, net, opt, train_x, train_y, draws, active,
+            losses, accs, seen, tails = _fused_epoch(fused, net, opt, train_x, train_y, draws, active,
                                               protocol.label_smoothing, setup)
             train_time += time.perf_counter() - t0
             images += seen
@@ -220,7 +227,8 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
                     entry.append(None)
                     continue
                 entry.append({"epoch": epoch + 1, "train_loss": losses[i], "train_acc": accs[i],
-                              "lr": float(groups[i][0]["lr"]) * factor})  # as LambdaLR: base x factor
+                              "lr": float(groups[i][0]["lr"]) * factor,  # as LambdaLR: base x factor
+                              "train_loss_tail": tails[i]})
                 if on_epoch is not None:
                     on_epoch(i, entry[-1])
                 if not math.isfinite(losses[i]):  # diverged: frozen from now on, the others go on

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 
 import torch
 
@@ -18,9 +19,25 @@ from ..protocol import Protocol
 from .augment import crop_flip, draw_augmentation, normalize, stats_tensor
 from .precision import no_tf32
 
-__all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET"]
+__all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET", "TAIL_FRACTION", "tail_start"]
 
 GLOBAL_RNG_OFFSET = 1 << 40  # keeps the global-RNG seed stream apart from the data stream
+
+
+#: share of an epoch's last steps whose mean loss is reported as ``train_loss_tail``: the loss
+#: "at the end of the epoch" that the maximal-LR rule reads (Chen et al., ICLR 2024, §4), less
+#: noisy than the last batch and less stale than the whole epoch's mean
+TAIL_FRACTION = 0.1
+
+
+def tail_start(steps: int) -> int:
+    """Index of the first step of an epoch's tail: the last ``ceil(TAIL_FRACTION * steps)`` steps
+    (at least one).
+
+    >>> tail_start(391), tail_start(10), tail_start(1)
+    (351, 9, 0)
+    """
+    return steps - max(1, math.ceil(TAIL_FRACTION * steps))
 
 
 def epoch_seed(seed: int, epoch: int) -> int:
