@@ -129,21 +129,22 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
             jobs = pipeline.jobs(archs)
         n, added, todo = run_jobs(store, jobs, pipeline.executor, checkpoints, progress=progress, executor=executor)
         if pipeline.pipeline.kind == "lr_validation":
-            n2, added2, todo2 = _extend_validation(pipeline, store, checkpoints, progress, executor)
+            plan = json.loads(extra["validation_plan"])  # as planned, not as stored: rounds re-derive alike
+            n2, added2, todo2 = _extend_validation(pipeline, plan, store, checkpoints, progress, executor)
             n, added, todo = n + n2, added + added2, todo + todo2
         return RunSummary(run_dir, total + n, new + added, ran + todo, store.counts())
     finally:
         store.close()
 
 
-def _extend_validation(pipeline: Pipeline, store: Store, checkpoints: Path, progress: bool,
+def _extend_validation(pipeline: Pipeline, plan: dict[str, Any], store: Store, checkpoints: Path, progress: bool,
                        executor: Executor | None) -> tuple[int, int, int]:
     """Extend the grids of an ``lr_validation`` run where a seed's argmin sits at an edge
-    (:func:`~nasrescale.lr_validation.extend_plan`), up to ``lr_search.extend`` rounds; the
-    stored plan is updated after each round's jobs ran (a killed round is re-derived alike)."""
+    (:func:`~nasrescale.lr_validation.extend_plan`), up to ``lr_search.extend`` rounds, from
+    ``plan`` as planned; the stored plan is updated after each round's jobs ran. A rerun derives
+    the same rounds from the same stored results, so it adds nothing (a killed round resumes)."""
     from .lr_validation import extend_plan
 
-    plan = json.loads(store.get_meta("validation_plan"))
     total = new = ran = 0
     for _ in range(pipeline.lr_search.extend):
         jobs = extend_plan(pipeline, plan, store.rows_with_tail())

@@ -42,6 +42,7 @@ lr_min = 0.001
 lr_max = 1.0
 points = 4
 seeds = [0]
+extend = 0
 
 [budget]
 batch_size = 20
@@ -109,7 +110,7 @@ def test_tiny_validation_run_resumes_and_reports(tmp_path, mlp_dag, capsys):
     assert summary.total == 12 and summary.counts["failed"] == 0
     store = Store(summary.run_dir / "store.sqlite", readonly=True)
     try:
-        plan, rows = json.loads(store.get_meta("validation_plan")), store.rows()
+        plan, rows = json.loads(store.get_meta("validation_plan")), store.rows_with_tail()
     finally:
         store.close()
     assert plan["base_arch"] == "1_01_001_0001"
@@ -121,7 +122,7 @@ def test_tiny_validation_run_resumes_and_reports(tmp_path, mlp_dag, capsys):
         losses: dict[float, list] = {}
         for lr, key in m["runs"]:
             row = next(r for r in rows if r["key"] == key)
-            losses.setdefault(lr, []).append(row["train_loss_last"] if row["status"] == "done" else None)
+            losses.setdefault(lr, []).append(row["train_loss_tail"] if row["status"] == "done" else None)
         assert pt["measured_lr"] == select_lr(losses).chosen_lr
         assert pt["predicted_lr"] == pytest.approx(base["measured_lr"] * lr_scale(parse_arch(pt["arch"], mlp_dag), mlp_dag))
     assert run_pipeline(load_pipeline(path), tmp_path / "results", progress=False).ran == 0
