@@ -62,6 +62,9 @@ class ArchSettings:
         names: the architectures of ``select = "list"``.
         file: the file of ``select = "file"`` (relative to the pipeline file).
         stratify_by: benchmark column for ``stratified`` (default: the pipeline's dataset).
+        sample_degenerate: whether ``uniform``/``stratified`` may draw degenerate cells (no
+            input-output path; chance accuracy). Default ``false``: the paper's released code
+            exits on them, so its samples never hold one; ``include`` still takes any cell.
     """
 
     select: Literal["uniform", "stratified", "list", "file"] = "uniform"
@@ -71,6 +74,7 @@ class ArchSettings:
     names: tuple[str, ...] = ()
     file: str | None = None
     stratify_by: str | None = None
+    sample_degenerate: bool = False
 
     def __post_init__(self) -> None:
         if self.count < 1:

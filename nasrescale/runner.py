@@ -29,7 +29,7 @@ from .store import Store
 __all__ = ["RunSummary", "run_dir_for", "run_pipeline", "run_jobs", "run_search", "status_text", "export_csv",
            "EXPORT_COLUMNS"]
 
-EXPORT_COLUMNS = ("arch", "protocol", "seed", "status", "test_accuracy", "test_loss", "train_loss_last", "lr",
+EXPORT_COLUMNS = ("arch", "protocol", "seed", "status", "test_accuracy", "test_accuracy_released10", "test_loss", "train_loss_last", "lr",
                   "lr_scale", "base_lr", "epochs", "wall_time_s", "degenerate", "attempts", "width", "cells",
                   "dataset", "test_split", "test_images", "device_name", "key", "error")
 

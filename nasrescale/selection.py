@@ -20,6 +20,7 @@ from typing import Any, Sequence
 from .encodings import format_arch, make_graph, parse_arch
 from .errors import ArchError, ConfigError, NasRescaleError
 from .families import CellFamily
+from .topology import is_degenerate
 
 __all__ = ["select_archs", "uniform_sample", "stratified_sample"]
 
@@ -48,8 +49,10 @@ def _cell_from_index(index: int, family: CellFamily) -> str:
     return format_arch(make_graph(edges, family, n), family)
 
 
-def uniform_sample(family: CellFamily, count: int, seed: int, exclude: Sequence[str] = ()) -> list[str]:
-    """``count`` distinct cells drawn uniformly from an enumerable family's space.
+def uniform_sample(family: CellFamily, count: int, seed: int, exclude: Sequence[str] = (),
+                   degenerate: bool = True) -> list[str]:
+    """``count`` distinct cells drawn uniformly from an enumerable family's space (without its
+    degenerate cells unless ``degenerate``).
 
     Raises:
         ConfigError: the family is not enumerable, or has fewer cells than asked for.
@@ -67,8 +70,12 @@ def uniform_sample(family: CellFamily, count: int, seed: int, exclude: Sequence[
     while len(out) < count:
         for index in rng.sample(range(size), min(size, count - len(out) + len(skip))):
             arch = _cell_from_index(index, family)
-            if arch not in skip and arch not in out and len(out) < count:
+            if arch in skip or arch in out or len(out) >= count:
+                continue
+            if degenerate or not is_degenerate(parse_arch(arch, family), family):
                 out.append(arch)
+            else:
+                skip.add(arch)
     return out
 
 
@@ -108,6 +115,7 @@ def select_archs(settings: Any, family: CellFamily, dataset: str | None = None, 
         ConfigError: naming the ``archs.*`` key at fault.
     """
     include = _canonical(settings.include, family, "archs.include")
+    keep_degenerate = getattr(settings, "sample_degenerate", True)
     if settings.select == "list":
         return _canonical([*include, *settings.names], family, "archs.names")
     if settings.select == "file":
@@ -117,7 +125,7 @@ def select_archs(settings: Any, family: CellFamily, dataset: str | None = None, 
         return _canonical([*include, *_read_file(path)], family, f"archs.file {path}")
     wanted = max(0, settings.count - len(include))
     if settings.select == "uniform":
-        return include + uniform_sample(family, wanted, settings.seed, include)
+        return include + uniform_sample(family, wanted, settings.seed, include, keep_degenerate)
     from .reference import benchmark_accuracies
 
     column = settings.stratify_by or dataset or "cifar10"
@@ -128,4 +136,5 @@ def select_archs(settings: Any, family: CellFamily, dataset: str | None = None, 
     if family.name != "nb201":
         raise ConfigError(f"archs.select: stratified sampling uses the NB201 benchmark table; family "
                           f"{family.name!r} has none (use uniform, list or file)")
-    return include + stratified_sample(acc, wanted, settings.seed, include)
+    exclude = include if keep_degenerate else include + [a for a in acc if is_degenerate(parse_arch(a, family), family)]
+    return include + stratified_sample(acc, wanted, settings.seed, exclude)

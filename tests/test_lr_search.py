@@ -24,54 +24,59 @@ from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
 NAN = float("nan")
 
 
+def select_within_tol(*args, **kwargs):
+    """The earlier rule (largest LR within rel_tol of the best mean loss), which these tests pin."""
+    return select_lr(*args, rule="within_tol", **kwargs)
+
+
 # -- the selection rule on constructed losses ------------------------------------------------
 def test_largest_of_the_tied_lrs_wins():
     # 0.2 is the best (1.400); 0.4 is 0.5% worse (tie at 1%), 0.8 is 3% worse (no tie)
-    s = select_lr({0.1: [1.6, 1.6], 0.2: [1.40, 1.40], 0.4: [1.405, 1.409], 0.8: [1.44, 1.445]})
+    s = select_within_tol({0.1: [1.6, 1.6], 0.2: [1.40, 1.40], 0.4: [1.405, 1.409], 0.8: [1.44, 1.445]})
     assert (s.best_lr, s.chosen_lr, s.tied, s.edge) == (0.2, 0.4, [0.2, 0.4], None)
     assert s.mean_loss[0.4] == pytest.approx(1.407)
     # the same losses with a tolerance of 0: the best itself
-    assert select_lr({0.1: [1.6], 0.2: [1.40], 0.4: [1.407]}, rel_tol=0.0).chosen_lr == 0.2
+    assert select_within_tol({0.1: [1.6], 0.2: [1.40], 0.4: [1.407]}, rel_tol=0.0).chosen_lr == 0.2
     # a wider tolerance admits 0.8
-    assert select_lr({0.1: [1.6], 0.2: [1.40], 0.4: [1.407], 0.8: [1.442]}, rel_tol=0.05).chosen_lr == 0.8
+    assert select_within_tol({0.1: [1.6], 0.2: [1.40], 0.4: [1.407], 0.8: [1.442]}, rel_tol=0.05).chosen_lr == 0.8
 
 
 def test_tie_uses_the_mean_over_seeds():
     # at 0.4 one seed is better than anything at 0.2 but the mean is 10% worse: no tie
-    s = select_lr({0.2: [1.0, 1.0], 0.4: [0.9, 1.3]})
+    s = select_within_tol({0.2: [1.0, 1.0], 0.4: [0.9, 1.3]})
     assert s.mean_loss[0.4] == pytest.approx(1.1) and s.chosen_lr == 0.2
 
 
 @pytest.mark.parametrize("bad", [NAN, math.inf, None])
 def test_divergence_at_high_lr_loses_even_with_one_bad_seed(bad):
     # 1.6 has one seed with the lowest loss of all, but its other seed diverged
-    s = select_lr({0.1: [2.0, 2.0], 0.4: [1.5, 1.52], 1.6: [0.5, bad], 6.4: [bad, bad]})
+    s = select_within_tol({0.1: [2.0, 2.0], 0.4: [1.5, 1.52], 1.6: [0.5, bad], 6.4: [bad, bad]})
     assert s.diverged == [1.6, 6.4] and s.mean_loss[1.6] is None
     assert s.chosen_lr == 0.4 and s.edge is None
     assert "diverged" in format_table(s)
 
 
 def test_best_at_the_high_edge_is_flagged():
-    s = select_lr({0.01: [2.0], 0.03: [1.5], 0.1: [1.2]})
+    s = select_within_tol({0.01: [2.0], 0.03: [1.5], 0.1: [1.2]})
     assert s.chosen_lr == 0.1 and s.edge == "high"
     assert "extend the grid upwards" in s.edge_message()
     assert "warning:" in format_table(s)
 
 
 def test_best_at_the_low_edge_is_flagged():
-    s = select_lr({0.01: [1.0], 0.03: [1.5], 0.1: [NAN]})
+    s = select_within_tol({0.01: [1.0], 0.03: [1.5], 0.1: [NAN]})
     assert s.chosen_lr == 0.01 and s.edge == "low" and "downwards" in s.edge_message()
 
 
 def test_everything_diverged_and_bad_grids():
     with pytest.raises(DataError, match="every LR of the grid diverged"):
-        select_lr({0.1: [NAN], 1.0: [None]})
+        select_within_tol({0.1: [NAN], 1.0: [None]})
     with pytest.raises(ConfigError, match="empty"):
-        select_lr({})
+        select_within_tol({})
     with pytest.raises(ConfigError, match="rel_tol"):
-        select_lr({0.1: [1.0]}, rel_tol=-0.1)
+        select_within_tol({0.1: [1.0]}, rel_tol=-0.1)
     with pytest.raises(ConfigError, match="no runs"):
-        select_lr({0.1: [1.0], 0.2: []})
+        select_within_tol({0.1: [1.0], 0.2: []})
 
 
 def test_log_grid_is_log_spaced():
@@ -107,7 +112,7 @@ def test_tiny_end_to_end_search_is_stored_and_resumable(tmp_path, capsys):
     assert all(len(v) == 2 for v in out["losses"].values())
     # the choice is what the rule says of the stored losses
     losses = {float(k): v for k, v in out["losses"].items()}
-    assert out["chosen_lr"] == select_lr(losses, out["rel_tol"]).chosen_lr
+    assert out["chosen_lr"] == select_within_tol(losses, out["rel_tol"]).chosen_lr
     assert Path(out["plot"]).stat().st_size > 10_000
     store = Store(out["store"], readonly=True)
     try:

@@ -44,6 +44,7 @@ from ..data.types import ImageData
 from ..errors import ConfigError, DataError
 from ..protocol import Protocol, cosine_factor
 from .augment import normalize
+from .metrics import class_counts, released_class_mean
 from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_identity, save_checkpoint
 from .result import TrainResult
 from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, tail_start
@@ -81,16 +82,19 @@ def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn
     return total_loss / seen, 100.0 * total_correct / seen, seen, total_tail / tail_seen
 
 
-def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int,
-              setup: RunSetup) -> tuple[float | None, float | None]:
-    """Test accuracy (%) and mean plain cross-entropy over the test set; ``None`` if it is empty."""
+def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int, setup: RunSetup,
+              num_classes: int) -> tuple[float | None, float | None, float | None]:
+    """Test accuracy (%), mean plain cross-entropy and the released code's class-mean accuracy
+    (:mod:`~nasrescale.train.metrics`) over the test set; ``None`` if it is empty."""
     m = images.shape[0]
     if m == 0:
-        return None, None
+        return None, None, None
     net.eval()
     with torch.inference_mode():
         loss_sum = torch.zeros((), dtype=torch.float64, device=setup.device)
         correct = torch.zeros((), dtype=torch.float64, device=setup.device)
+        hits = torch.zeros(num_classes, dtype=torch.float64, device=setup.device)
+        counts = torch.zeros(num_classes, dtype=torch.float64, device=setup.device)
         for s in range(0, m, batch_size):
             x = normalize(images[s:s + batch_size], setup.mean, setup.std).contiguous(memory_format=setup.memory_format)
             y = labels[s:s + batch_size]
@@ -98,8 +102,10 @@ def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_
                 out = net(x)
             loss_sum += F.cross_entropy(out.float(), y, reduction="sum")
             correct += (out.argmax(1) == y).sum()
+            h, c = class_counts(out.argmax(1), y, num_classes)
+            hits, counts = hits + h, counts + c
         total_loss, total_correct = torch.stack([loss_sum, correct]).tolist()
-    return 100.0 * total_correct / m, total_loss / m
+    return 100.0 * total_correct / m, total_loss / m, released_class_mean(hits.cpu(), counts.cpu())
 
 
 def _check_args(param_groups: Sequence[dict], data: ImageData, checkpoint_every: int, eval_batch_size: int,
@@ -236,11 +242,11 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
                 save(done)
 
     finished = diverged_epoch is not None or stop is None or start >= protocol.epochs
-    test_acc = test_loss = None
+    test_acc = test_loss = released = None
     if finished and diverged_epoch is None:
         with setup.precision_scope():
-            test_acc, test_loss = _evaluate(net, data.test_images.to(dev), data.test_labels.to(dev),
-                                            eval_batch_size, setup)
+            test_acc, test_loss, released = _evaluate(net, data.test_images.to(dev), data.test_labels.to(dev),
+                                                      eval_batch_size, setup, data.num_classes)
     if finished and not keep_checkpoint and checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     finite = [h["train_loss"] for h in history if math.isfinite(h["train_loss"])]
@@ -251,4 +257,4 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
         diverged=diverged_epoch is not None, diverged_epoch=diverged_epoch,
         wall_time_s=time.perf_counter() - wall_start, images_per_s=images / train_time if images else None,
         lrs=lrs, history=history, resumed_from=resumed_from, finished=finished,
-        test_split=data.test_split, test_images=int(data.test_images.shape[0]))
+        test_split=data.test_split, test_images=int(data.test_images.shape[0]), test_accuracy_released10=released)

@@ -41,6 +41,7 @@ from ..protocol import cosine_factor
 from .augment import crop_flip, normalize
 from .checkpoint import check_resumable, load_checkpoint, save_checkpoint
 from .engine import _check_args
+from .metrics import class_counts, released_class_mean
 from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, tail_start
 from .fused_members import FusedMember, check_identities, check_members, fusion_key, group_fingerprint, lr_rows
 from .fused_sgd import FusedSGD
@@ -111,8 +112,9 @@ def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: tor
 
 
 def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int,
-              setup: RunSetup) -> tuple[list[float], list[float]] | None:
-    """Per-member test accuracy (%) and mean cross-entropy; ``None`` if the test set is empty."""
+              setup: RunSetup, num_classes: int) -> tuple[list[float], list[float], list[float]] | None:
+    """Per-member test accuracy (%), mean cross-entropy and released-code class-mean accuracy
+    (:mod:`~nasrescale.train.metrics`); ``None`` if the test set is empty."""
     m, k = images.shape[0], fused.k
     if m == 0:
         return None
@@ -120,6 +122,8 @@ def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels:
     with torch.inference_mode():
         loss_sum = torch.zeros(k, dtype=torch.float64, device=setup.device)
         correct = torch.zeros(k, dtype=torch.float64, device=setup.device)
+        hits = torch.zeros(k, num_classes, dtype=torch.float64, device=setup.device)
+        counts = torch.zeros(k, num_classes, dtype=torch.float64, device=setup.device)
         for s in range(0, m, batch_size):
             x = normalize(images[s:s + batch_size], setup.mean, setup.std).repeat(1, k, 1, 1)  # every member sees all
             x = x.contiguous(memory_format=setup.memory_format)
@@ -129,8 +133,13 @@ def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels:
             yk = y[:, None].expand(-1, k)
             loss_sum += F.cross_entropy(out.float().flatten(0, 1), yk.flatten(), reduction="none").view(-1, k).sum(0)
             correct += (out.argmax(2) == yk).sum(0)
+            for j in range(k):
+                h, c = class_counts(out[:, j].argmax(1), y, num_classes)
+                hits[j] += h
+                counts[j] += c
         totals = torch.stack([loss_sum, correct]).tolist()
-    return [100.0 * c / m for c in totals[1]], [t / m for t in totals[0]]
+    released = [released_class_mean(hits[j].cpu(), counts[j].cpu()) for j in range(k)]
+    return [100.0 * c / m for c in totals[1]], [t / m for t in totals[0]], released
 
 
 def _member_result(k: int, history: list[dict], diverged: int | None, test: tuple | None, lrs: list[float],
@@ -138,13 +147,15 @@ def _member_result(k: int, history: list[dict], diverged: int | None, test: tupl
                    data: ImageData) -> TrainResult:
     own = [e["members"][k] for e in history if e["members"][k] is not None]
     finite = [h["train_loss"] for h in own if math.isfinite(h["train_loss"])]
-    acc, loss = (test[0][k], test[1][k]) if test is not None and diverged is None else (None, None)
+    acc, loss, released = (test[0][k], test[1][k], test[2][k]) if test is not None and diverged is None \
+        else (None, None, None)
     return TrainResult(
         test_accuracy=acc, test_loss=loss, train_loss_last=own[-1]["train_loss"],
         train_loss_best=min(finite) if finite else math.nan, train_accuracy_last=own[-1]["train_acc"],
         epochs_run=len(own), diverged=diverged is not None, diverged_epoch=diverged, wall_time_s=wall,
         images_per_s=ips, lrs=lrs, history=own, resumed_from=resumed_from, finished=finished or diverged is not None,
-        test_split=data.test_split, test_images=int(data.test_images.shape[0]))  # as train() reports them
+        test_split=data.test_split, test_images=int(data.test_images.shape[0]),  # as train() reports them
+        test_accuracy_released10=released)
 
 
 def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str | torch.device = "cpu",
@@ -246,7 +257,8 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
     test = None
     if finished and any(d is None for d in diverged):
         with setup.precision_scope():
-            test = _evaluate(fused, net, data.test_images.to(dev), data.test_labels.to(dev), eval_batch_size, setup)
+            test = _evaluate(fused, net, data.test_images.to(dev), data.test_labels.to(dev), eval_batch_size, setup,
+                             data.num_classes)
     if finished and not keep_checkpoint and checkpoint is not None:
         Path(checkpoint).unlink(missing_ok=True)
     for i, m in enumerate(members):  # each member's weights back into its own model, as train() leaves them

@@ -49,6 +49,9 @@ class TrainResult:
         test_split: which test images the metrics are on (``full``, ``x-test``, ``x-valid``;
             ``ImageData.test_split``).
         test_images: how many test images the metrics are on.
+        test_accuracy_released10: the paper's released-code "accuracy" (mean recall over classes
+            0-9 only, :mod:`~nasrescale.train.metrics`), a compatibility metric; ``None`` as
+            ``test_accuracy``.
     """
 
     test_accuracy: float | None
@@ -67,6 +70,7 @@ class TrainResult:
     finished: bool
     test_split: str = "full"
     test_images: int = 0
+    test_accuracy_released10: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serializable dict of every field; NaN/inf become ``None``."""
