@@ -10,7 +10,7 @@ of the LR rule, the kernel rule, and the macro skeleton the model builder wraps 
     encoding = "nb201"        # default string form: nb201 | digits | edges
     depth_offset = 1          # L_p = depth_offset + sum of relu_depth along p
     base = "|skip_connect~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"
-    kernel_rule = "none"      # none | network | per_layer   (paper eq. 9)
+    kernel_rule = "none"      # none | network (paper eq. 9) | per_layer (our extension)
     kernel_base = 3           # q_base of the kernel factor q_base / q
 
     [[ops]]                   # order matters: it is the digit code of the paper's strings

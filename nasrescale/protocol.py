@@ -59,7 +59,8 @@ class Protocol:
         lr_rule: ``fixed`` (every architecture gets ``lr``) or ``path_depth``
             (``lr * lr_scale(arch)``, paper eq. 8).
         kernel_rule: kernel factor rule (paper eq. 9): ``family`` (the family's setting),
-            ``none``, ``network`` or ``per_layer``; used with ``lr_rule = path_depth``.
+            ``none``, ``network`` (the paper's eq. 9) or ``per_layer`` (this project's
+            extension, not in the paper); used with ``lr_rule = path_depth``.
         precision: ``bf16`` (bf16 autocast on CUDA) or ``fp32`` (full fp32, TF32 off, as
             the benchmark trained). The CPU trains in fp32 either way. Part of a run's identity.
         mup_base_width: ``init = "mup"`` only: width of μP's base model (``None``: the

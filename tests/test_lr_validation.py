@@ -60,10 +60,10 @@ def test_shipped_validation_pipelines_plan(mlp_dag):
     cnn = load_pipeline("lr_validation_cnn")
     plan, jobs = validation_plan(cnn, cnn.arch_list())
     groups = plan["groups"]
-    assert list(groups) == ["rescaled@k3", "rescaled@k5", "rescaled@k7"]
-    assert all(g["base_group"] == "rescaled@k3" for g in groups.values())
+    assert list(groups) == ["source@k3", "source@k5", "source@k7"]
+    assert all(g["base_group"] == "source@k3" for g in groups.values())
     # the kernel factor is q_base / q for a cell with a conv edge, 1 for the conv-free base
-    for label, q in (("rescaled@k5", 5), ("rescaled@k7", 7)):
+    for label, q in (("source@k5", 5), ("source@k7", 7)):
         factors = {m["arch"]: m["kernel_factor"] for m in groups[label]["archs"]}
         assert factors[plan["base_arch"]] == 1.0
         assert any(f == pytest.approx(3 / q) for f in factors.values())

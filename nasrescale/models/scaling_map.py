@@ -19,20 +19,22 @@ cell edge u->v      effective in-degree of v     raw in-degree of u (node 0: 1)
 skeleton conv       in-degree of the node it     the released code's own divisor
 (NB201 reduction    writes into: conv_a 1,       (conv_a 2, conv_b 1, shortcut 2)
 block)              conv_b 2, shortcut 2
-readout             fan_in (variance 2/n^2,      1 with power 2 (std 2/fan,
-                    paper eq. 2)                 variance 4/n^2)
+readout             fan_in (variance 2/n^2,      1 with power 2 (std 2/fan: NB201
+                    paper eq. 2)                 2/fan_in; MLP/CNN 2/classes = 0.2)
 ==================  ===========================  ===================================
 
 The target rule follows the paper's derivation (Appendix A: a weight is divided by the
 in-degree of the node it writes into; the reduction block's output node sums two branches)
 and its eq. 2 readout; the source rule reproduces the released code, whose readout std is
-``2/fan_in``. The fan mode is ``fan_in`` for the target rule and the network's
+``2/fan`` in its fan mode: ``2/fan_in`` on NB201 (variance ``4/n^2``), ``2/fan_out`` =
+``2/classes`` (0.2 for 10 classes, at any width) on the MLP/CNN DAG nets. The fan mode is ``fan_in`` for the target rule and the network's
 ``released_fan_mode`` for the source rule (``fan_in`` NB201, ``fan_out`` MLP/CNN DAG nets).
 
 **LR factor** (paper eq. 9, by kernel rule): ``none`` 1 everywhere; ``network`` the cell's
 ``q_base / q`` on every parameter (one LR for the whole network, as the paper's single
 param group); ``per_layer`` ``q_base / q_e`` on the weight and bias of each *cell-edge* conv
-(its own kernel ``q_e``), 1 on everything else. Skeleton convs (stem, NB201's reduction
+(its own kernel ``q_e``), 1 on everything else. ``network`` is the paper's eq. 9 (one q per
+network); ``per_layer`` is this project's extension, not in the paper. Skeleton convs (stem, NB201's reduction
 blocks and 1x1 shortcut) keep 1 under ``per_layer``: they are the same in every
 architecture of the family, its base architecture included, and the LR scale is relative to
 that base, so their factor relative to it is 1.

@@ -7,8 +7,10 @@
   ``conv_b`` and the shortcut 2; stem 1); the readout variance ``2 / n^2`` (paper eq. 2).
 * ``in_degree_source`` -- the paper's released code, reproduced exactly: cell edges divided
   by the raw in-degree of the *source* node, stem by 1, NB201's reduction block ``conv_a``
-  by 2, ``conv_b`` by 1, its 1x1 shortcut by 2, readout ``std = 2 / fan`` (variance
-  ``4 / n^2``), with the code's fan mode (``fan_in`` NB201, ``fan_out`` MLP/CNN DAG nets).
+  by 2, ``conv_b`` by 1, its 1x1 shortcut by 2, with the code's fan mode (``fan_in`` NB201,
+  ``fan_out`` MLP/CNN DAG nets); readout ``std = 2 / fan`` in that mode: ``2 / fan_in`` on
+  NB201 (variance ``4 / n^2``), ``2 / classes`` on the MLP/CNN nets (0.2 for 10 classes, at
+  any width).
 
 Both in-degree rules set every bias to 0 and every BatchNorm to weight 1, bias 0 (as the
 released code does). What each parameter gets is read from the network's scaling map
