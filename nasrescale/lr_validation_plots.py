@@ -74,8 +74,9 @@ def plot_predicted_measured(res: dict[str, Any], path: Path, title: str) -> Path
     ax.set_xlabel("predicted maximal LR  (base LR x lr_scale x kernel factor)")
     ax.set_ylabel("measured maximal LR  (bars: range over seeds)")
     c = res["overall"]
-    ax.set_title(f"{title}\nPearson r: log LR {_fmt(c['pearson_log'])}, LR {_fmt(c['pearson'])}; "
-                 f"Spearman {_fmt(c['spearman'])}; n = {c['n']}", fontsize=9)
+    nb = c["without_base"]
+    ax.set_title(f"{title}\nPearson r (log LR) {_fmt(c['pearson_log'])}, without the base {_fmt(nb['pearson_log'])}; "
+                 f"Spearman {_fmt(c['spearman'])}; n = {c['n']}", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
@@ -87,7 +88,7 @@ def plot_curves(res: dict[str, Any], path: Path, title: str) -> Path:
     """Write the loss-vs-LR figure (module docstring) to ``path``: one panel per group."""
     plt = _pyplot()
     groups = list(dict.fromkeys(p["group"] for p in res["points"])) or ["-"]
-    fig, axes = plt.subplots(1, len(groups), figsize=(6.4 * len(groups), 4.6), dpi=110, squeeze=False)
+    fig, axes = plt.subplots(1, len(groups), figsize=(6.4 * len(groups), 6.2), dpi=110, squeeze=False)
     for ax, g in zip(axes[0], groups):
         pts = [p for p in res["points"] if p["group"] == g]
         finite = [loss for p in pts for _, loss in p["curve"] if loss is not None]
@@ -103,8 +104,8 @@ def plot_curves(res: dict[str, Any], path: Path, title: str) -> Path:
         ax.set_xlabel("learning rate  (dotted: measured maximal LR)")
         ax.set_ylabel("final training loss, mean over seeds (nats)")
         ax.set_title(f"{title}: {g}", fontsize=9)
-        if pts:
-            ax.legend(fontsize=6, ncol=2, loc="upper center")
+        if pts:  # below the axes: the curves fill the panel
+            ax.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
