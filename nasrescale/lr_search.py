@@ -60,9 +60,9 @@ class LrSearchSettings:
         rule: the maximal-LR rule, ``argmin`` (the paper's: per seed, then the geometric
             mean) or ``within_tol`` (the largest LR within ``rel_tol`` of the best mean loss);
             :mod:`nasrescale.lr_select`.
-        loss: which final training loss a run is judged by: ``tail`` (mean over the last 10%
-            of the last epoch's steps, :data:`~nasrescale.train.setup.TAIL_FRACTION`) or
-            ``epoch`` (the last epoch's mean).
+        loss: which final training loss a run is judged by: ``epoch`` (the last epoch's mean
+            training loss: what the paper's released code logs and compares) or ``tail`` (mean
+            over the last 10% of the last epoch's steps, :data:`~nasrescale.train.setup.TAIL_FRACTION`).
         extend: ``lr_validation`` only: how many times the grid of an architecture whose
             argmin sits at an edge is extended past that edge (2 grid steps each time); 0: only flag it.
     """
@@ -75,7 +75,7 @@ class LrSearchSettings:
     rel_tol: float = DEFAULT_REL_TOL
     arch: str | None = None
     rule: str = "argmin"
-    loss: str = "tail"
+    loss: str = "epoch"
     extend: int = 6
 
     def __post_init__(self) -> None:

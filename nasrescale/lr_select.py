@@ -2,8 +2,9 @@
 
 Each LR of a log-spaced grid is trained for a short run (one epoch by default) with several
 seeds; :func:`select_lr` then applies one of two rules, pure functions of the per-LR losses
-(a run's loss is its final training loss: by default the mean over the last 10% of the
-epoch's steps, ``train_loss_tail``; a ``None``/NaN/inf loss is a diverged run).
+(a run's loss is its final training loss: by default the epoch's mean training loss, as the
+paper's released code logs it, or the mean over the epoch's last 10% of steps; a
+``None``/NaN/inf loss is a diverged run).
 
 ``argmin`` (the default; the paper's rule)
     The paper defines the maximal LR as "the maximal learning rate which achieves the smallest

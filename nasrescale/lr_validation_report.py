@@ -19,6 +19,8 @@ from .errors import DataError
 from .fileio import atomic_write_text
 from .lr_validation import analyze
 from .lr_validation_plots import plot_curves, plot_predicted_measured
+from .lr_search import LOSS_KINDS
+from .lr_select import SELECTION_RULES
 from .lr_validation_stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from .store import Store
 
@@ -36,6 +38,14 @@ def _paper_text(family: str) -> str | None:
     if not figures:
         return None
     return "paper (CIFAR-10, full size): " + "; ".join(f"{what} r = {r}" for what, r in figures)
+
+
+def _rows(run_dir: Path) -> list[dict[str, Any]]:
+    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
+    try:
+        return store.rows_with_tail()
+    finally:
+        store.close()
 
 
 def load_analysis(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -118,6 +128,38 @@ def _stats_table(meta: dict[str, Any], res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _sensitivity(plan: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """Pearson r (log LR) of the same runs read under every rule x loss: how much the figure
+    depends on the choice of "maximal LR" (no new training)."""
+    lines = ["| rule | loss | r (log LR), all | r (log LR), without base | slope vs predicted | at grid edge |",
+             "|---|---|---:|---:|---:|---:|"]
+    for rule in SELECTION_RULES:
+        for loss in LOSS_KINDS:
+            try:
+                res = analyze({**plan, "rule": rule, "loss": loss}, rows)
+            except DataError:  # runs stored before the tail loss was recorded
+                continue
+            c = res["overall"]
+            mark = " (this report)" if (rule, loss) == (plan.get("rule"), plan.get("loss")) else ""
+            lines.append(f"| `{rule}`{mark} | `{loss}` | {_fmt(c['pearson_log'])} | "
+                         f"{_fmt(c['without_base']['pearson_log'])} | {_fmt(c['slope'])} | {res['at_edge']} |")
+    return lines
+
+
+def _vs_paper(meta: dict[str, Any], res: dict[str, Any]) -> list[str]:
+    """One sentence per paper figure: our r beside it and the difference."""
+    out = []
+    for what, r in PAPER_R.get(_family(meta), []):
+        c = res["overall"]
+        if c["pearson_log"] is None:
+            continue
+        nb = c["without_base"]["pearson_log"]
+        out.append(f"**{what}**: r (log LR) = {c['pearson_log']:.3f} against the paper's {r} "
+                   f"({c['pearson_log'] - r:+.3f})" + ("" if nb is None else
+                   f"; without the base architecture {nb:.3f} ({nb - r:+.3f})") + ".")
+    return out
+
+
 def _budget_lines(meta: dict[str, Any], plan: dict[str, Any], res: dict[str, Any]) -> list[str]:
     """What was run: data, protocol, grid, seeds, rule, size, and the machine (from the store)."""
     try:
@@ -136,7 +178,8 @@ def _budget_lines(meta: dict[str, Any], plan: dict[str, Any], res: dict[str, Any
             f"- grid: {search.get('points')} LRs from {search.get('lr_min')} to {search.get('lr_max')} (log-spaced), "
             f"extended past an edge up to {search.get('extend')} times; {runs} runs in the plan",
             f"- seeds: {search.get('seeds')}; rule `{res['rule']}` on the `{res['loss']}` loss"
-            + (" (mean over the last 10% of the epoch's steps)" if res["loss"] == "tail" else ""),
+            + (" (mean over the last 10% of the epoch's steps)" if res["loss"] == "tail" else
+               " (the epoch's mean training loss, as the paper's released code logs it)"),
             f"- width {budget.get('width') or 'family default'}" + (f", cells {budget['cells']}" if budget.get("cells") else "")]
 
 
@@ -146,6 +189,7 @@ def write_validation_report(run_dir: Path) -> Path:
     meta, res = load_analysis(run_dir)
     name = meta.get("name", run_dir.name)
     plan = json.loads(meta["validation_plan"])
+    rows = _rows(run_dir)
     fig = plot_predicted_measured(res, run_dir / "lr_validation.png", f"{name}: maximal LR, measured vs predicted")
     curves = plot_curves(res, run_dir / "lr_validation_curves.png", name)
     rule = ("the argmin of the final training loss per seed, averaged over seeds in log LR (the paper's rule)"
@@ -155,10 +199,13 @@ def write_validation_report(run_dir: Path) -> Path:
              f"Family `{_family(meta)}`, base architecture `{plan['base_arch']}`. Each architecture's maximal LR is "
              f"{rule}, and is compared with `base_lr x lr_scale(arch) x kernel factor`, base_lr being the base "
              "architecture's measured maximal LR (Chen et al., ICLR 2024, eqs. 8-9).", "",
-             "## Statistics", ""] + _stats_table(meta, res) + ["",
+             "## Statistics", ""] + _vs_paper(meta, res) + [""] + _stats_table(meta, res) + ["",
              "Slopes are least-squares fits in log-log with Student-t 95% intervals; "
              "`sum L^3` is the sum over input-output paths of the path depth cubed.", "",
              f"![predicted vs measured]({fig.name})", "", f"![loss vs LR per architecture]({curves.name})", "",
+             "## How much the figure depends on the definition of the maximal LR", "",
+             "The same runs, read under each rule and training-loss definition (`nasrescale.lr_select`):", ""]
+    lines += _sensitivity(plan, rows) + ["",
              "## What ran", ""] + _budget_lines(meta, plan, res) + _provenance(run_dir) + ["",
              "## Per architecture", "",
              "| group | architecture | sum L^3 | lr_scale | predicted LR | measured LR | seeds' argmins | note |",

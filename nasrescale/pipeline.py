@@ -57,7 +57,7 @@ from .lr_validation import ValidationSettings
 from .pipeline_protocols import ProtocolEntry, protocol_entry
 from .pipeline_tables import ArchSettings, Budget, DataSettings, PipelineSettings
 
-__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry", "Pipeline",
+__all__ = ["ANALYSIS_ONLY", "strip_keys", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry", "Pipeline",
            "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
 
 
@@ -149,13 +149,36 @@ class Pipeline:
 
     def identity(self, archs: Sequence[str]) -> dict[str, Any]:
         """What determines the run's results: :meth:`resolved` without the executor, data path,
-        description and reference (changing those never changes a stored result)."""
+        description, reference and the LR search's analysis-only keys (:data:`ANALYSIS_ONLY`:
+        changing those never changes a stored result)."""
         out = self.resolved(archs)
         out.pop("executor")
         out["data"].pop("path", None)
         for key in ("description", "reference"):
             out["pipeline"].pop(key, None)
-        return out
+        return strip_keys(out, ANALYSIS_ONLY)
+
+
+#: keys that do not determine stored results, so a store made under other values (or before
+#: the key existed) is the same experiment: how stored runs are read (the maximal-LR rule, its
+#: loss and tolerance, how often a grid may be extended) and ``archs.sample_degenerate`` (the
+#: identity holds the ``arch_list`` it produced)
+ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
+                 "archs.sample_degenerate")
+
+
+def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
+    """``doc`` without the dotted key ``paths`` (a copy of the tables touched).
+
+    >>> strip_keys({"a": {"b": 1, "c": 2}, "d": 3}, ["a.b", "x.y"])
+    {'a': {'c': 2}, 'd': 3}
+    """
+    out = dict(doc)
+    for path in paths:
+        table, key = path.split(".")
+        if isinstance(out.get(table), dict) and key in out[table]:
+            out[table] = {k: v for k, v in out[table].items() if k != key}
+    return out
 
 
 def pipeline_names() -> list[str]:

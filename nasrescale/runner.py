@@ -23,7 +23,7 @@ from .executors import get_executor
 from .executors.base import Executor, ExecutorSettings, Outcome
 from .job import TrainJob
 from .lr_select import Selection
-from .pipeline import Pipeline
+from .pipeline import ANALYSIS_ONLY, Pipeline, strip_keys
 from .store import Store
 
 __all__ = ["RunSummary", "run_dir_for", "run_pipeline", "run_jobs", "run_search", "status_text", "export_csv",
@@ -117,7 +117,8 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
     store = Store(run_dir / "store.sqlite")
     checkpoints = run_dir / "checkpoints"
     try:
-        store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra)
+        store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra,
+                            normalize=lambda old: strip_keys(old, ANALYSIS_ONLY))
         total = new = ran = 0
         if pipeline.needs_search():  # base_lr = "search": the LR search's jobs first, then the chosen LRs
             lrs = {}
@@ -131,6 +132,7 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
         if pipeline.pipeline.kind == "lr_validation":
             plan = json.loads(extra["validation_plan"])  # as planned, not as stored: rounds re-derive alike
             n2, added2, todo2 = _extend_validation(pipeline, plan, store, checkpoints, progress, executor)
+            store.set_meta("pipeline", json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
             n, added, todo = n + n2, added + added2, todo + todo2
         return RunSummary(run_dir, total + n, new + added, ran + todo, store.counts())
     finally:
@@ -155,6 +157,8 @@ def _extend_validation(pipeline: Pipeline, plan: dict[str, Any], store: Store, c
         n, added, todo = run_jobs(store, jobs, pipeline.executor, checkpoints, progress=progress, executor=executor)
         store.set_meta("validation_plan", json.dumps(plan))
         total, new, ran = total + n, new + added, ran + todo
+    # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
+    store.set_meta("validation_plan", json.dumps(plan))
     return total, new, ran
 
 

@@ -35,7 +35,7 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import ConfigError, DataError
 
@@ -136,7 +136,8 @@ class Store:
         return {r[0]: r[1] for r in self.db.execute("SELECT key, value FROM meta")}
 
     def bind_pipeline(self, name: str, resolved: dict[str, Any], identity: dict[str, Any],
-                      extra: dict[str, str] | None = None) -> None:
+                      extra: dict[str, str] | None = None,
+                      normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         """Record the resolved pipeline, or refuse one that differs from the stored one.
 
         Args:
@@ -144,6 +145,8 @@ class Store:
             resolved: the whole resolved pipeline (stored as ``meta.pipeline``).
             identity: the part that determines results; a rerun must match it exactly.
             extra: further meta entries (``base_lr:<protocol>``), written with it.
+            normalize: applied to the stored identity before comparing (drops keys that an
+                older version counted but that do not determine results).
 
         Raises:
             ConfigError: the store holds a pipeline of this name with another identity
@@ -153,6 +156,7 @@ class Store:
             row = db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
             if row is not None:
                 old = json.loads(row[0])
+                old = normalize(old) if normalize is not None else old
                 if old != identity:
                     diff = _diff_keys(old, identity)
                     raise ConfigError(

@@ -135,7 +135,7 @@ def test_depth_pipeline_covers_depths_3_to_10():
     assert depths == [[L] for L in range(3, 11)]
     for a, (L,) in zip(archs, depths):
         assert lr_scale(parse_arch(a, fam), fam) == pytest.approx((3 / L) ** 1.5, rel=1e-12)
-    assert (p.lr_search.rule, p.lr_search.loss, p.lr_search.seeds) == ("argmin", "tail", (0, 1, 2))
+    assert (p.lr_search.rule, p.lr_search.loss, p.lr_search.seeds) == ("argmin", "epoch", (0, 1, 2))
     grid = p.lr_search.grid()
     assert grid[1] / grid[0] == pytest.approx(2 ** 0.25, rel=1e-5)
     assert p.data.name == "cifar10" and p.budget.batch_size is None and p.protocols[0].protocol.batch_size == 128
@@ -195,4 +195,4 @@ def test_tiny_validation_extends_the_grid_and_reports_the_papers_statistics(tmp_
     assert main(["report", str(path), "--results", str(tmp_path / "r")]) == 0
     md = (summary.run_dir / "report.md").read_text()
     assert "| paper's r |" in md and "0.838" in md
-    assert "rule `argmin` on the `tail` loss" in md
+    assert "rule `argmin` on the `epoch` loss" in md

@@ -26,8 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "lr-search", help="grid-search the base learning rate on the family's base architecture (paper §4 step 1)",
         description="Train the base architecture for one epoch per LR of a log-spaced grid (several seeds) and "
-                    "pick the maximal LR: by default the paper's rule, the LR of the smallest final training loss "
-                    "per seed (the mean loss of the epoch's last 10%% of steps), averaged over seeds in log LR "
+                    "pick the maximal LR: by default the paper's rule, the LR of the smallest final training "
+                    "loss per seed (the epoch's mean, as the paper's released code logs it), averaged over "
+                    "seeds in log LR "
                     "(--rule within_tol: the largest LR within a relative tolerance of the best mean loss). "
                     "Runs are stored and resumable.")
     p.add_argument("--family", default="nb201", help="cell family name (default nb201)")
@@ -47,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rule", default=d.rule, choices=SELECTION_RULES,
                    help=f"maximal-LR rule (default {d.rule}: per-seed argmin, the paper's)")
     p.add_argument("--loss", default=d.loss, choices=LOSS_KINDS,
-                   help=f"final training loss judged (default {d.loss}: mean of the epoch's last 10%% of steps)")
+                   help=f"final training loss judged (default {d.loss}: the epoch's mean; tail: its last 10%% of steps)")
     p.add_argument("--batch-size", type=int, help="override the protocol's batch size")
     p.add_argument("--width", type=int, help="model width (default: the family's)")
     p.add_argument("--cells", type=int, help="cells per stage (default: the family's)")
