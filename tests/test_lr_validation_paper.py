@@ -14,17 +14,17 @@ from torch import nn
 
 from nasrescale.cli.main import main
 from nasrescale.data.types import ImageData
-from nasrescale.encodings import parse_arch
+from nasrescale.space.encodings import parse_arch
 from nasrescale.errors import ConfigError, DataError
-from nasrescale.lr_search import LrSearchSettings, losses_from_rows
-from nasrescale.lr_select import select_lr
-from nasrescale.lr_validation import EXTEND_STEPS, analyze
-from nasrescale.pipeline import load_pipeline
+from nasrescale.lrsearch.search import LrSearchSettings, losses_from_rows
+from nasrescale.lrsearch.select import select_lr
+from nasrescale.lrsearch.validation import EXTEND_STEPS, analyze
+from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.protocol import Protocol, load_protocol
-from nasrescale.registry import get_family
-from nasrescale.runner import run_pipeline
-from nasrescale.store import Store
-from nasrescale.topology import path_depths, lr_scale
+from nasrescale.space.registry import get_family
+from nasrescale.pipeline.runner import run_pipeline
+from nasrescale.store.write import Store
+from nasrescale.space.topology import path_depths, lr_scale
 from nasrescale.train import train
 from nasrescale.train.setup import EpochDraw, RunSetup, epoch_seed, tail_start
 
