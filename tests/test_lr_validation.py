@@ -122,7 +122,7 @@ def test_tiny_validation_run_resumes_and_reports(tmp_path, mlp_dag, capsys):
         losses: dict[float, list] = {}
         for lr, key in m["runs"]:
             row = next(r for r in rows if r["key"] == key)
-            losses.setdefault(lr, []).append(row["train_loss_tail"] if row["status"] == "done" else None)
+            losses.setdefault(lr, []).append(row["train_loss_last"] if row["status"] == "done" else None)
         assert pt["measured_lr"] == select_lr(losses).chosen_lr
         assert pt["predicted_lr"] == pytest.approx(base["measured_lr"] * lr_scale(parse_arch(pt["arch"], mlp_dag), mlp_dag))
     assert run_pipeline(load_pipeline(path), tmp_path / "results", progress=False).ran == 0
