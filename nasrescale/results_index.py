@@ -31,7 +31,7 @@ from .report_md import md_table
 from .sources import load_source, store_source
 from .store_read import StoreData, dataset_name, pipeline_value, read_store
 
-__all__ = ["provenance", "provenance_lines", "index_text", "write_index", "run_folders"]
+__all__ = ["provenance", "provenance_lines", "index_text", "write_index", "run_folders", "visits_section"]
 
 
 def run_folders(root: Path) -> list[Path]:
@@ -160,6 +160,44 @@ def _run_section(run_dir: Path) -> list[str]:
     return lines
 
 
+def _key_values(path: Path) -> dict[str, str]:
+    """``key: value`` lines of a text file (``env.txt``, the lines of ``bench.txt``)."""
+    if not path.is_file():
+        return {}
+    out: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in out:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _bench_line(path: Path, prefix: str) -> str:
+    if not path.is_file():
+        return "-"
+    lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.startswith(prefix)]
+    return lines[-1][len(prefix):].strip() if lines else "-"
+
+
+def visits_section(root: Path) -> list[str]:
+    """The GPU visits whose files ``tools/gpu_visit.sh collect`` put in ``<root>/gpu_visits/``."""
+    folders = sorted(p for p in (Path(root) / "gpu_visits").glob("*") if p.is_dir())
+    if not folders:
+        return []
+    rows = []
+    for folder in folders:
+        env = _key_values(folder / "env.txt")
+        visit = json.loads((folder / "visit.json").read_text(encoding="utf-8")) if (folder / "visit.json").is_file() else {}
+        steps = ", ".join(f"{s['step']} {s['status']}" for s in visit.get("steps", [])) or "-"
+        device = env.get("device") or env.get("nvidia-smi") or ("CPU" if env.get("CUDA available") == "False" else "?")
+        rows.append([f"[{folder.name}](gpu_visits/{folder.name}/)" + (" (dry run)" if visit.get("dry_run") else ""),
+                     device, f"torch {env.get('torch', '?')}, CUDA {env.get('torch CUDA', '?')}", steps,
+                     _bench_line(folder / "bench.txt", "ratio="), _bench_line(folder / "bench.txt", "best:")])
+    return ["## GPU visits", "", "Files of each device call (`tools/gpu_visit.sh collect`): env.txt, pytest_gpu.txt, "
+            "bench.txt (the throughput table), bench.json, reeval.log, visit.json.", "",
+            *md_table(["visit", "device", "software", "steps", "ratio", "best configuration"], rows), ""]
+
+
 def index_text(root: Path) -> str:
     """The Markdown of ``<root>/README.md``."""
     folders = run_folders(root)
@@ -168,7 +206,7 @@ def index_text(root: Path) -> str:
              "by hand. Each run folder holds `store.sqlite` (every job, its record and provenance), and "
              "`report.md` with its figures where one was written.", ""]
     if not folders:
-        return "\n".join(lines + ["No results yet.", ""])
+        return "\n".join(lines + (visits_section(root) or ["No results yet.", ""]))
     summary = []
     for run_dir in folders:
         try:
@@ -183,7 +221,7 @@ def index_text(root: Path) -> str:
     lines += md_table(["pipeline", "data", "device", "jobs done/total"], summary) + [""]
     for run_dir in folders:
         lines += _run_section(run_dir)
-    return "\n".join(lines)
+    return "\n".join(lines + visits_section(root))
 
 
 def write_index(root: str | Path) -> Path:

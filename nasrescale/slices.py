@@ -84,7 +84,7 @@ def _chunks(cells: list[str], size: int) -> list[list[str]]:
 
 def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cells: int, deadline_s: float,
               chunk_cells: int | None = None, progress: bool = False, visit: dict[str, Any] | None = None,
-              log: Callable[[str], None] = print) -> SliceSummary:
+              log: Callable[[str], None] = print, after_chunk: Callable[[], None] | None = None) -> SliceSummary:
     """Run up to ``max_cells`` unfinished cells of ``pipeline`` (spread order) within ``deadline_s``.
 
     Args:
@@ -97,6 +97,8 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
         progress: the executor's progress bar.
         visit: extra facts recorded in the store's meta ``visit:<n>`` (device, data copy...).
         log: where one line per chunk goes.
+        after_chunk: called after each chunk's results are stored (e.g. to copy the store out,
+            so a visit cut off later still brings back what it finished).
 
     Raises:
         ConfigError: an LR-validation pipeline or one whose base LR comes from a search, or a
@@ -122,7 +124,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
                             "job_json": json.dumps(j.to_json())} for j in jobs)
             todo = _pending_cells(visit_cells(archs), jobs_by_arch, _final_keys(store))[:max_cells]
             _run_chunks(store, pipeline, run_dir, _chunks(todo, size), jobs_by_arch, start + deadline_s,
-                        summary, progress, log)
+                        summary, progress, log, after_chunk)
             final = _final_keys(store)
             summary.jobs_done = len(final & {j.key() for j in jobs})
             summary.cells_done = sum(all(j.key() in final for j in jobs_by_arch[a]) for a in archs)
@@ -135,7 +137,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
 
 def _run_chunks(store: Store, pipeline: Pipeline, run_dir: Path, chunks: list[list[str]],
                 jobs_by_arch: dict[str, list[Any]], deadline: float, summary: SliceSummary, progress: bool,
-                log: Callable[[str], None]) -> None:
+                log: Callable[[str], None], after_chunk: Callable[[], None] | None) -> None:
     """Run chunk after chunk until done or the next one would end past ``deadline``."""
     per_cell: float | None = None
     for i, chunk in enumerate(chunks):
@@ -152,6 +154,8 @@ def _run_chunks(store: Store, pipeline: Pipeline, run_dir: Path, chunks: list[li
         summary.cells_run += chunk
         summary.jobs_run += len(chunk_jobs)
         log(f"slice: chunk {i + 1}/{len(chunks)}: {len(chunk)} cell(s), {len(chunk_jobs)} jobs in {took:.1f} s")
+        if after_chunk is not None:
+            after_chunk()
     summary.stopped = "slice finished"
 
 
