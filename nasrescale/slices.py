@@ -1,7 +1,7 @@
 """Running a pipeline in slices: a few cells per short GPU visit, one store across visits.
 
 A GPU visit is short (minutes), so a long re-evaluation is cut into slices of cells. The cells
-are visited in *spread order* (:func:`spread_order`: a bit-reversal permutation of the
+are visited in *spread order* (:func:`spread_order`: the van der Corput sequence over the
 selection order), so that when the selection is ordered by benchmark accuracy, as a stratified
 one is, every slice and every prefix of slices covers the whole accuracy range: the ranking of
 what is finished after any visit is itself a stratified sample.
@@ -14,6 +14,8 @@ the deadline, judged by the chunks already timed. Each visit is recorded in the 
 
 >>> spread_order(8)
 [0, 4, 2, 6, 1, 5, 3, 7]
+>>> spread_order(6)
+[0, 3, 1, 4, 2, 5]
 >>> sorted(spread_order(5)) == list(range(5))
 True
 """
@@ -35,13 +37,28 @@ from .store import FINAL, Store
 __all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records"]
 
 
+def _radical_inverse(k: int) -> float:
+    """``k``'s binary digits mirrored behind the point (van der Corput): 0, 1/2, 1/4, 3/4, 1/8..."""
+    value, scale = 0.0, 0.5
+    while k:
+        k, bit = divmod(k, 2)
+        value, scale = value + bit * scale, scale / 2
+    return value
+
+
 def spread_order(n: int) -> list[int]:
-    """``0..n-1`` in bit-reversal order: each prefix spreads evenly over the range."""
-    if n <= 0:
-        return []
-    bits = max(1, (n - 1).bit_length())
-    order = [int(format(i, f"0{bits}b")[::-1], 2) for i in range(1 << bits)]
-    return [i for i in order if i < n]
+    """``0..n-1`` in van der Corput order: for every power of two ``m <= n``, the first ``m``
+    indices fall one in each of ``m`` equal parts of the range (and other prefixes nearly so)."""
+    order: list[int] = []
+    seen: set[int] = set()
+    k = 0
+    while len(order) < n:
+        i = int(_radical_inverse(k) * n)
+        if i not in seen:
+            seen.add(i)
+            order.append(i)
+        k += 1
+    return order
 
 
 def visit_cells(archs: Sequence[str]) -> list[str]:
