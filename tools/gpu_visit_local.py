@@ -68,7 +68,8 @@ def check_size(root: Path, carry: list[Path]) -> int:
     total = sum(parts.values())
     for name, size in parts.items():
         print(f"  {name:<32} {size / 2**20:8.2f} MiB")
-    print(f"  {'total (du -cb)':<32} {total / 2**20:8.2f} MiB of {LIMIT_BYTES / 2**20:.0f} MiB")
+    print(f"  {'total (du -cb)':<32} {total / 2**20:8.2f} MiB of {LIMIT_BYTES / 2**20:.0f} MiB "
+          f"({(LIMIT_BYTES - total) / 2**20:.2f} MiB to spare)")
     if total > LIMIT_BYTES:
         print(f"gpu_visit size: what travels is {total / 2**20:.1f} MiB, over the device tool's 64 MiB: do not "
               "call the device; ignore or delete untracked files (git status), or carry less", file=sys.stderr)
