@@ -208,7 +208,7 @@ def bench_args(visit: Visit, share: float) -> list[str]:
                 "--seeds", "1", "--time-budget", str(max(5, int(share - 5)))]
     return [*common, "--device", "cuda", "--data", str(visit.data), "--width", "16", "--cells", "5",
             "--train-images", "10000", "--epochs", "2", "--ks", "2,6,12", "--jobs-per-gpu", "2,4", "--workers", "8",
-            "--acc-images", "50000", "--acc-epochs", "3", "--seeds", "2", "--time-budget", str(int(share - 40))]
+            "--acc-images", "50000", "--acc-epochs", "2", "--seeds", "2", "--time-budget", str(int(share - 40))]
 
 
 def step_bench(visit: Visit, share: float) -> None:
