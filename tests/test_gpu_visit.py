@@ -74,6 +74,27 @@ def test_dry_run_store_comes_back_whole_with_its_visit(dry_visit) -> None:  # no
     assert visit["data_copy"] == "shipped CIFAR-10 subset (dry run)"
 
 
+def test_collect_takes_the_store_report_and_files_into_results(dry_visit, tmp_path: Path,  # noqa: ANN001
+                                                                capsys: pytest.CaptureFixture) -> None:
+    out, _ = dry_visit
+    local = _module("gpu_visit_local")
+    assert local.collect(out, tmp_path, n_boot=0) == 0
+    run = tmp_path / "gpu_slices_dryrun"
+    assert (run / "store.sqlite").is_file() and "## Provenance" in (run / "report.md").read_text()
+    (visit_dir,) = (tmp_path / "gpu_visits").iterdir()
+    assert {p.name for p in visit_dir.iterdir()} == {"env.txt", "pytest_gpu.txt", "bench.txt", "bench.json",
+                                                     "reeval.log", "visit.json"}
+    index = (tmp_path / "README.md").read_text()
+    assert "## GPU visits" in index and "(dry run)" in index and "| [gpu_slices_dryrun](gpu_slices_dryrun/) |" in index
+    db = sqlite3.connect(run / "store.sqlite")  # a store with fewer finished jobs is refused
+    db.execute("INSERT INTO jobs(key, status) VALUES ('extra', 'done')")
+    db.commit()
+    db.close()
+    capsys.readouterr()
+    assert local.collect(out, tmp_path, n_boot=0) == 2
+    assert "fewer than the" in capsys.readouterr().err
+
+
 def test_spread_order_prefixes_cover_the_range() -> None:
     order = spread_order(100)
     assert sorted(order) == list(range(100))

@@ -119,8 +119,9 @@ def _visit_folder(files_at: Path, results: Path) -> Path:
     return results / "gpu_visits" / started.replace(":", "").replace("-", "")
 
 
-def collect(files_at: Path, results: Path) -> int:
-    """Take a device call's files into ``results``; write the report and index. Exit code."""
+def collect(files_at: Path, results: Path, n_boot: int = 1000) -> int:
+    """Take a device call's files into ``results``; write the report (``n_boot`` bootstrap
+    resamples) and the index. Exit code."""
     from nasrescale.report import write_report
     from nasrescale.results_index import write_index
 
@@ -139,6 +140,6 @@ def collect(files_at: Path, results: Path) -> int:
         if path.is_file() and path.suffix in (".txt", ".json", ".log"):
             shutil.copyfile(path, target / path.name)
     if run_dir is not None:
-        print(f"wrote {write_report(run_dir)}")
+        print(f"wrote {write_report(run_dir, n_boot=n_boot)}")
     print(f"wrote {write_index(results)}\ncopied the visit's files to {target}; now: git add {results} && git commit")
     return 0
