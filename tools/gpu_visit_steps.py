@@ -12,15 +12,17 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 __all__ = ["Visit", "STEPS", "finish_visit", "run_logged", "out_tree", "limit_problems"]
 
@@ -229,10 +231,10 @@ def step_reeval(visit: Visit, share: float) -> None:
         folder = visit.step_dir("reeval")
         overrides = DRY_REEVAL if visit.dry_run else [f"data.path={visit.data}"]
         pipeline = load_pipeline(visit.root / visit.pipeline, overrides)
-        results = visit.results or (Path(tempfile.mkdtemp(prefix="gpu_visit_")) if visit.dry_run
-                                    else visit.root / "results")
+        throwaway = Path(tempfile.mkdtemp(prefix="gpu_visit_")) if visit.dry_run and not visit.results else None
+        results = visit.results or throwaway or visit.root / "results"
         store = results / pipeline.name / "store.sqlite"
-        with open(folder / "reeval.log", "a", encoding="utf-8") as log_file:
+        with open(folder / "reeval.log", "a", encoding="utf-8") as log_file, _removed(throwaway):
             def log(line: str) -> None:
                 print(line, flush=True)
                 log_file.write(line + "\n")
@@ -250,6 +252,16 @@ def step_reeval(visit: Visit, share: float) -> None:
         return "ok"
 
     _step(visit, "reeval", share, body)
+
+
+@contextmanager
+def _removed(folder: Path | None) -> Iterator[None]:
+    """Delete ``folder`` (a dry run's throw-away results) on the way out."""
+    try:
+        yield
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _visit_facts(visit: Visit) -> dict[str, Any]:
