@@ -19,6 +19,12 @@ batch size, epochs) and reports training images/s (evaluation excluded) and mode
     ``["cpu"] * N``): a stand-in for the code path, labelled as such, not a GPU figure;
 (e) CUDA graphs: not implemented (not measured on a GPU yet).
 
+(b)-(d) run once per ``--precisions`` entry (``bf16,fp32``: the protocol's ``precision``; the
+CPU always trains in fp32); (a) is fp32, as the released code. On CUDA every in-process
+configuration reports its peak GPU memory (``torch.cuda.max_memory_allocated``; (d)'s
+processes are not measured). ``--time-budget S`` skips what would not end within S seconds
+(the table is printed either way); ``--json FILE`` writes every figure.
+
 With ``--accuracy`` each configuration also trains a short recipe and reports the mean test
 accuracy of its runs (reference and engine: ``--seeds`` seeds; fused K: its K members); a
 configuration counts for the ratio only at parity, i.e. its mean within the larger of
@@ -32,14 +38,17 @@ Usage:
         --accuracy --acc-images 50000 --acc-epochs 5 --data .data/cifar10.npz  # H100, full size
     python benchmarks/train_throughput.py --width 4 --cells 1 --train-images 256 --epochs 1 --ks 2 \
         --jobs-per-gpu 1,2 --workers 0                                      # CPU smoke run (seconds)
+    tools/gpu_visit.sh bench                 # the full-size run of a GPU visit (bf16 and fp32, JSON)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import time
+from dataclasses import dataclass
 
 import torch
 from PIL import Image
@@ -59,6 +68,7 @@ from nasrescale.jobs.fusion import build_member
 from nasrescale.train import train
 from nasrescale.train.fused import train_fused
 
+START = time.perf_counter()  # --time-budget counts from here (data loading included)
 ARCH = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|"
 
 
@@ -170,7 +180,54 @@ def parity(accs: list[float], ref: list[float]) -> tuple[bool, str]:
                f"{'parity' if ok else 'NO parity'})"
 
 
-def main() -> None:
+@dataclass
+class Row:
+    """One configuration's measurement (and, with ``--accuracy``, its verdict)."""
+
+    label: str
+    ips: float
+    runs: int
+    precision: str
+    peak_mib: float | None = None
+    accuracy: str = "-"
+    counts: bool = True
+    checked: bool = False
+    note: str = ""
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "model_ips": self.ips * self.runs}
+
+
+class Clock:
+    """``--time-budget``: a step is skipped when the budget is spent or would be by a step as
+    long as the longest so far, so the script ends (with its table) inside its time share."""
+
+    def __init__(self, budget: float | None) -> None:
+        self.start, self.budget, self.longest, self.skipped = START, budget, 0.0, []
+
+    def run(self, label: str, fn):  # noqa: ANN001, ANN201 - any callable, its result or None
+        elapsed = time.perf_counter() - self.start
+        if self.budget is not None and elapsed + self.longest > self.budget:
+            self.skipped.append(label)
+            print(f"  {label}: skipped (time budget {self.budget:.0f} s: {elapsed:.0f} s used)", flush=True)
+            return None
+        t0 = time.perf_counter()
+        out = fn()
+        self.longest = max(self.longest, time.perf_counter() - t0)
+        return out
+
+
+def with_peak(fn, cuda: bool):  # noqa: ANN001, ANN201
+    """``(fn(), peak GPU memory in MiB)`` (``None`` on the CPU)."""
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    out = fn()
+    return out, (torch.cuda.max_memory_allocated() / 2**20 if cuda else None)
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--data", help="dataset: an image pack (.npz, tools/pack_cifar10.py) loaded as cifar10; "
@@ -187,81 +244,167 @@ def main() -> None:
     parser.add_argument("--acc-epochs", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=3, help="seeds of the reference and engine recipes")
     parser.add_argument("--jobs-per-gpu", default="2,4", help="(d): concurrent pool processes on one device")
-    args = parser.parse_args()
-    ks = [int(k) for k in args.ks.split(",")]
-    pool_ns = [int(n) for n in args.jobs_per_gpu.split(",") if n.strip()]
+    parser.add_argument("--precisions", default="bf16", help="precisions of (b)-(d), e.g. bf16,fp32 (the CPU always "
+                                                             "trains in fp32); (a) is fp32, as the released code")
+    parser.add_argument("--time-budget", type=float, default=None, help="seconds: skip what would not end in time")
+    parser.add_argument("--json", help="also write every figure to this JSON file")
+    return parser.parse_args()
 
-    family = get_family("nb201")
-    data = load_dataset("cifar10", args.data) if args.data else load_dataset("cifar10-subset")
-    timing_data = subset(data, args.train_images, 256, seed=0)
-    cuda = args.device.startswith("cuda")
-    name = torch.cuda.get_device_name() if cuda else f"CPU ({torch.get_num_threads()} threads)"
-    print(f"device: {name}; torch {torch.__version__}; arch {ARCH}; C={args.width}, N={args.cells}; "
-          f"{args.train_images} images x {args.epochs} epochs, batch 256; reference workers {args.workers}; "
-          f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
-    warm = load_protocol("nb201", ["epochs=1"])
-    timed = load_protocol("nb201", [f"epochs={args.epochs}"])
+class Bench:
+    """The configurations of one benchmark run (see the module docstring)."""
 
-    def model(d, seed: int) -> nn.Module:  # noqa: ANN001
-        return fresh_model(family, d, args.width, args.cells, seed)
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args, self.family = args, get_family("nb201")
+        self.data = load_dataset("cifar10", args.data) if args.data else load_dataset("cifar10-subset")
+        self.timing_data = subset(self.data, args.train_images, 256, seed=0)
+        self.cuda = args.device.startswith("cuda")
+        self.clock = Clock(args.time_budget)
+        self.rows: list[Row] = []
+        self.precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
 
-    rows: list[tuple[str, float, int]] = []  # (configuration, images/s, runs at once)
-    reference_train(model(timing_data, 0), timing_data, warm, args.device, args.workers, 0)
-    rows.append(("(a) reference loop", reference_train(model(timing_data, 0), timing_data, timed, args.device,
-                                                       args.workers, 0)[0], 1))
-    print(f"  {rows[-1][0]}: {rows[-1][1]:,.1f} img/s", flush=True)
-    ours_train(model(timing_data, 0), timing_data, warm, args.device, 0, args.compile)
-    rows.append(("(b) engine, 1 run", ours_train(model(timing_data, 0), timing_data, timed, args.device, 0,
-                                                 args.compile)[0], 1))
-    print(f"  {rows[-1][0]}: {rows[-1][1]:,.1f} img/s", flush=True)
-    for k in ks:
-        fused_train(k, family, timing_data, warm, args.device, args.width, args.cells, args.compile)
-        ips = fused_train(k, family, timing_data, timed, args.device, args.width, args.cells, args.compile)[0]
-        rows.append((f"(c) fused K={k}", ips, k))
-        print(f"  {rows[-1][0]}: {ips:,.1f} img/s = {k * ips:,.1f} model-img/s", flush=True)
-    pool_notes: dict[str, str] = {}
-    for n in pool_ns:  # each process warms up in its own first epoch (counted: a pipeline job does too)
-        ips, wall_ips = pool_train(n, family, args, timed, cuda)
-        label = f"(d) jobs_per_gpu={n}" if cuda else f"(d) {n} CPU process{'es' if n > 1 else ''}*"
-        rows.append((label, ips, n))
-        pool_notes[label] = f"pool wall clock {wall_ips:,.1f} img/s incl. spawn, data, eval"
-        print(f"  {label}: {ips:,.1f} img/s per process = {n * ips:,.1f} model-img/s ({pool_notes[label]})",
-              flush=True)
+    def model(self, d, seed: int) -> nn.Module:  # noqa: ANN001
+        return fresh_model(self.family, d, self.args.width, self.args.cells, seed)
 
-    accuracy: dict[str, str] = {}
-    counts = {row[0]: True for row in rows}
-    if args.accuracy:
-        recipe = load_protocol("nb201", [f"epochs={args.acc_epochs}"])
-        acc_data = subset(data, args.acc_images, None, seed=0) if args.acc_images else data
-        ref = [reference_train(model(acc_data, s), acc_data, recipe, args.device, args.workers, s)[1]
-               for s in range(args.seeds)]
-        accuracy[rows[0][0]] = parity(ref, ref)[1]
-        eng = [ours_train(model(acc_data, s), acc_data, recipe, args.device, s, args.compile)[1]
-               for s in range(args.seeds)]
-        counts[rows[1][0]], accuracy[rows[1][0]] = parity(eng, ref)
-        for (label, _, k) in rows[2:]:
-            if label.startswith("(d)"):  # each process runs the engine itself: (b)'s runs, verdict
-                counts[label], accuracy[label] = counts[rows[1][0]], "as (b): the engine in each process"
-                continue
-            accs = fused_train(k, family, acc_data, recipe, args.device, args.width, args.cells, args.compile)[1]
-            counts[label], accuracy[label] = parity(accs, ref)
-        print(f"accuracy: {args.acc_epochs} epochs on {acc_data.train_images.shape[0]} images, "
-              f"test {acc_data.test_images.shape[0]} images", flush=True)
+    def protocol(self, epochs: int, precision: str = "fp32"):  # noqa: ANN201
+        return load_protocol("nb201", [f"epochs={epochs}", f"precision={precision}"])
 
-    print(f"{'configuration':<22} {'images/s':>10} {'model-img/s':>12}  accuracy")
-    for label, ips, k in rows:
-        print(f"{label:<22} {ips:>10,.1f} {k * ips:>12,.1f}  {accuracy.get(label, '-')}")
-    if not cuda and pool_ns:
-        print("* (d) on the CPU: N processes share the cores (devices ['cpu'] * N), a stand-in for the "
-              "jobs_per_gpu code path, not a GPU figure")
-    for label, note in pool_notes.items():
-        print(f"  {label}: {note}")
-    print(f"{'(e) CUDA graphs':<22} not implemented (not measured: no GPU in the session that built this)")
-    ref_ips = rows[0][1]
-    best = max((row for row in rows[1:] if counts[row[0]]), key=lambda r: r[1] * r[2])
-    print(f"best: {best[0]} ({best[1] * best[2]:,.1f} model-img/s)")
-    print(f"ratio={best[1] * best[2] / ref_ips:.2f}")
+    def add(self, label: str, fn, runs: int, precision: str) -> None:  # noqa: ANN001
+        """Time one configuration (a warm-up inside ``fn``) and print it."""
+        got = self.clock.run(label, lambda: with_peak(fn, self.cuda))
+        if got is None:
+            return
+        ips, peak = got
+        self.rows.append(Row(label, ips, runs, precision, peak))
+        mem = f", peak {peak:,.0f} MiB" if peak is not None else ""
+        print(f"  {label}: {ips:,.1f} img/s = {runs * ips:,.1f} model-img/s{mem}", flush=True)
+
+    def timing(self) -> None:
+        """Rows (a)-(d): (a) once, (b)-(d) per precision."""
+        a, d, dev = self.args, self.timing_data, self.args.device
+        warm, timed = self.protocol(1), self.protocol(a.epochs)
+
+        def reference() -> float:
+            reference_train(self.model(d, 0), d, warm, dev, a.workers, 0)
+            return reference_train(self.model(d, 0), d, timed, dev, a.workers, 0)[0]
+
+        self.add("(a) reference loop", reference, 1, "fp32")
+        for p in self.precisions:
+            warm, timed = self.protocol(1, p), self.protocol(a.epochs, p)
+            self.add(f"(b) engine, 1 run {p}", self._engine(warm, timed), 1, p)
+            for k in (int(k) for k in a.ks.split(",") if k.strip()):
+                self.add(f"(c) fused K={k} {p}", self._fused(k, warm, timed), k, p)
+            for n in (int(n) for n in a.jobs_per_gpu.split(",") if n.strip()):
+                self._pool_row(n, timed, p)
+
+    def _engine(self, warm, timed):  # noqa: ANN001, ANN202
+        d, a = self.timing_data, self.args
+        return lambda: (ours_train(self.model(d, 0), d, warm, a.device, 0, a.compile),
+                        ours_train(self.model(d, 0), d, timed, a.device, 0, a.compile)[0])[1]
+
+    def _fused(self, k: int, warm, timed):  # noqa: ANN001, ANN202
+        a, d = self.args, self.timing_data
+        return lambda: (fused_train(k, self.family, d, warm, a.device, a.width, a.cells, a.compile),
+                        fused_train(k, self.family, d, timed, a.device, a.width, a.cells, a.compile)[0])[1]
+
+    def _pool_row(self, n: int, timed, precision: str) -> None:  # noqa: ANN001
+        """(d): each process warms up in its own first epoch (counted: a pipeline job does too)."""
+        label = (f"(d) jobs_per_gpu={n}" if self.cuda else f"(d) {n} CPU proc*") + f" {precision}"
+        got = self.clock.run(label, lambda: pool_train(n, self.family, self.args, timed, self.cuda))
+        if got is None:
+            return
+        ips, wall_ips = got
+        note = f"pool wall clock {wall_ips:,.1f} img/s incl. spawn, data, eval; memory: separate processes"
+        self.rows.append(Row(label, ips, n, precision, None, note=note))
+        print(f"  {label}: {ips:,.1f} img/s per process = {n * ips:,.1f} model-img/s ({note})", flush=True)
+
+    def accuracy(self) -> dict:
+        """Mean test accuracy per configuration after a short recipe; parity with (a); bf16 vs fp32."""
+        a = self.args
+        data = subset(self.data, a.acc_images, None, seed=0) if a.acc_images else self.data
+        ref = self.clock.run("accuracy (a)", lambda: [
+            reference_train(self.model(data, s), data, self.protocol(a.acc_epochs), a.device, a.workers, s)[1]
+            for s in range(a.seeds)])
+        if ref is None:
+            return {}
+        engine: dict[str, list[float]] = {}
+        order = sorted(self.rows, key=lambda r: (r.label[:3], self.precisions.index(r.precision)
+                                                 if r.precision in self.precisions else -1))
+        for row in order:  # (a), every (b), then (c) and (d): what a time budget cuts is the least needed
+            accs = self._row_accuracies(row, data, ref, engine)
+            if accs is not None:
+                row.checked = True
+                row.counts, row.accuracy = parity(accs, ref)
+        print(f"accuracy: {a.acc_epochs} epochs on {data.train_images.shape[0]} images, "
+              f"test {data.test_images.shape[0]} images", flush=True)
+        if "bf16" in engine and "fp32" in engine:
+            return {"bf16_vs_fp32": parity(engine["bf16"], engine["fp32"])[1]}
+        return {}
+
+    def _row_accuracies(self, row: Row, data, ref: list[float], engine: dict) -> list[float] | None:  # noqa: ANN001
+        a, recipe = self.args, self.protocol(self.args.acc_epochs, row.precision)
+        if row.label.startswith("(a)"):
+            return ref
+        if row.label.startswith("(b)"):
+            engine[row.precision] = self.clock.run(f"accuracy {row.label}", lambda: [
+                ours_train(self.model(data, s), data, recipe, a.device, s, a.compile)[1] for s in range(a.seeds)])
+            return engine[row.precision]
+        if row.label.startswith("(d)"):  # each process runs the engine itself: (b)'s verdict
+            if engine.get(row.precision):
+                row.checked = True
+                row.counts, row.accuracy = parity(engine[row.precision], ref)[0], "as (b): the engine in each process"
+            return None
+        k = row.runs
+        return self.clock.run(f"accuracy {row.label}", lambda: fused_train(
+            k, self.family, data, recipe, a.device, a.width, a.cells, a.compile)[1])
+
+    def table(self, extra: dict) -> dict:
+        """Print the table, the notes and ``ratio=``; return everything as JSON-ready data."""
+        print(f"{'configuration':<28} {'images/s':>10} {'model-img/s':>12} {'peak MiB':>9}  accuracy")
+        for r in self.rows:
+            peak = f"{r.peak_mib:>9,.0f}" if r.peak_mib is not None else f"{'-':>9}"
+            print(f"{r.label:<28} {r.ips:>10,.1f} {r.ips * r.runs:>12,.1f} {peak}  {r.accuracy}")
+        if not self.cuda:
+            print("* (d) on the CPU: N processes share the cores (devices ['cpu'] * N), a stand-in for the "
+                  "jobs_per_gpu code path, not a GPU figure; the CPU trains in fp32 whatever the precision says")
+        for r in (r for r in self.rows if r.note):
+            print(f"  {r.label}: {r.note}")
+        print(f"{'(e) CUDA graphs':<28} not implemented (not measured: no GPU in the session that built this)")
+        for key, value in extra.items():
+            print(f"{key}: {value}")
+        if self.clock.skipped:
+            print(f"skipped for the time budget: {', '.join(self.clock.skipped)}")
+        return {"rows": [r.to_json() for r in self.rows], "skipped": self.clock.skipped, **extra, **self.ratio()}
+
+    def ratio(self) -> dict:
+        """Best nasrescale model-images/s at parity (or unchecked) over the reference's images/s."""
+        ref = next((r for r in self.rows if r.label.startswith("(a)")), None)
+        ours = [r for r in self.rows if not r.label.startswith("(a)") and r.counts]
+        if ref is None or not ours:
+            print("ratio: not measured (reference or every configuration missing)")
+            return {"ratio": None}
+        best = max(ours, key=lambda r: r.ips * r.runs)
+        unchecked = " (accuracy not checked)" if not best.checked else ""
+        print(f"best: {best.label} ({best.ips * best.runs:,.1f} model-img/s){unchecked}")
+        print(f"ratio={best.ips * best.runs / ref.ips:.2f}")
+        return {"best": best.label, "ratio": best.ips * best.runs / ref.ips, "best_checked": best.checked}
+
+
+def main() -> None:
+    args = parse_args()
+    bench = Bench(args)
+    name = torch.cuda.get_device_name() if bench.cuda else f"CPU ({torch.get_num_threads()} threads)"
+    header = (f"device: {name}; torch {torch.__version__}; CUDA {torch.version.cuda}; arch {ARCH}; C={args.width}, "
+              f"N={args.cells}; {args.train_images} images x {args.epochs} epochs, batch 256; precisions "
+              f"{','.join(bench.precisions)}; reference workers {args.workers}; load average {os.getloadavg()[0]:.1f}")
+    print(header, flush=True)
+    bench.timing()
+    extra = bench.accuracy() if args.accuracy else {}
+    result = {"header": header, "device": name, "torch": torch.__version__, "cuda": torch.version.cuda,
+              "args": vars(args), **bench.table(extra)}
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1)
 
 
 if __name__ == "__main__":

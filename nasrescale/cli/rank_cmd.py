@@ -43,7 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("report", help="write results/<pipeline>/report.md with plots",
                        description="Write a Markdown report with PNG plots comparing the protocols of a "
                                    "pipeline's run with each other and with the benchmark reference.")
-    r.add_argument("pipeline", metavar="PIPELINE", help="pipeline name (results/<name>/) or run folder")
+    r.add_argument("pipeline", metavar="PIPELINE", nargs="?",
+                   help="pipeline name (results/<name>/) or run folder; omit with --index")
+    r.add_argument("--index", action="store_true",
+                   help="only regenerate the results index <results>/README.md (a report also refreshes it)")
     r.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
     r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     r.set_defaults(func=_run_report)
@@ -70,9 +73,20 @@ def _run_rank(args: argparse.Namespace) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..errors import ConfigError
     from ..report.report import write_report
+    from ..report.results_index import write_index
     from ..store.read import store_path
 
-    path = write_report(store_path(args.pipeline, args.results).parent, n_boot=args.bootstrap)
-    print(f"wrote {path}")
+    if args.pipeline is None:
+        if not args.index:
+            raise ConfigError("give a PIPELINE to report on, or --index to regenerate only results/README.md")
+        print(f"wrote {write_index(Path(args.results or 'results'))}")
+        return 0
+    run_dir = store_path(args.pipeline, args.results).parent
+    if not args.index:
+        print(f"wrote {write_report(run_dir, n_boot=args.bootstrap)}")
+    print(f"wrote {write_index(run_dir.parent)}")
     return 0

@@ -175,6 +175,9 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
              "created": store.meta.get("created_at")}
     lines += [", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)", ""]
     lines += status_table(store, labels) + [""]
+    from .results_index import provenance_lines  # imports this module: not at the top
+
+    lines += provenance_lines(store)
     failed = store.jobs[store.jobs["status"] == "failed"]
     if len(failed):
         lines += [f"Failed jobs ({len(failed)}):", ""]

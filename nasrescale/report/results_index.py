@@ -1,0 +1,235 @@
+"""``results/README.md``: an index of every run folder under a results root, from the stores.
+
+For each ``<root>/<name>/store.sqlite``: the pipeline and its description, the data copy it
+trained on, the hardware and software its finished jobs ran on (device, torch, CUDA, the
+precision actually used: the CPU always trains in fp32), the dates, jobs done / total, the
+GPU visits recorded by :mod:`nasrescale.pipeline.slices`, and a ranking table (each protocol against
+the benchmark reference, and the protocols against each other: Kendall tau over the
+architectures finished so far). :func:`provenance_lines` is the same provenance as a few
+Markdown lines for a run's own ``report.md``.
+
+>>> from pathlib import Path
+>>> import tempfile
+>>> index_text(Path(tempfile.mkdtemp())).splitlines()[0]
+'# Results'
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from ..errors import NasRescaleError
+from ..fileio import atomic_write_text
+from ..ranking.compare import compare
+from ..ranking.sources import load_source, store_source
+from ..ranking.text import fmt
+from ..store.read import StoreData, dataset_name, pipeline_value, read_store
+from .markdown import md_table
+from .report import protocol_order, reference_spec
+
+__all__ = ["provenance", "provenance_lines", "index_text", "write_index", "run_folders", "visits_section"]
+
+
+def run_folders(root: Path) -> list[Path]:
+    """The run folders under ``root`` that hold a ``store.sqlite``, by name."""
+    return sorted(p.parent for p in Path(root).glob("*/store.sqlite"))
+
+
+def _records(store: StoreData) -> list[dict[str, Any]]:
+    jobs = store.jobs
+    if "record_json" not in jobs:
+        return []
+    out = []
+    for text in jobs.loc[jobs["status"].isin(["done", "diverged"]), "record_json"].dropna():
+        try:
+            out.append(json.loads(text))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def _precision(record: dict[str, Any]) -> str:
+    device = str((record.get("provenance") or {}).get("device", ""))
+    declared = str(record.get("precision") or "?")
+    return declared if device.startswith("cuda") else "fp32 (CPU)"
+
+
+def _counted(values: list[str]) -> str:
+    counts = Counter(v for v in values if v)
+    return ", ".join(f"{v} ({n})" if len(counts) > 1 else v for v, n in counts.most_common()) or "-"
+
+
+def provenance(store: StoreData) -> dict[str, str]:
+    """Device, torch, CUDA, precision and data copy of a store's finished jobs (counts when mixed)."""
+    records = [r for r in _records(store) if not r.get("degenerate")]
+    prov = [r.get("provenance") or {} for r in records]
+    data = pipeline_value(store.pipeline, "data") or {}
+    visits = _visits(store)
+    copy = next((v.get("data_copy") for v in reversed(visits) if v.get("data_copy")), None)
+    where = data.get("path") if isinstance(data, dict) else None
+    return {
+        "device": _counted([str(p.get("device_name") or p.get("device") or "") for p in prov]),
+        "torch": _counted([str(p.get("torch") or "") for p in prov]),
+        "CUDA": _counted([str(p.get("cuda") or "") for p in prov if str(p.get("device", "")).startswith("cuda")]),
+        "precision": _counted([_precision(r) for r in records]),
+        "data": f"{dataset_name(store.pipeline) or '?'}" + (f" from `{where}`" if where else "")
+                + (f"; {copy}" if copy else ""),
+    }
+
+
+def provenance_lines(store: StoreData) -> list[str]:
+    """The provenance of :func:`provenance` as Markdown lines (for ``report.md``)."""
+    facts = provenance(store)
+    lines = ["## Provenance", "", *md_table(["", "finished jobs ran with"], [[k, v] for k, v in facts.items()]), ""]
+    visits = _visits(store)
+    if visits:
+        lines += _visit_table(visits) + [""]
+    return lines
+
+
+def _visits(store: StoreData) -> list[dict[str, Any]]:
+    out = []
+    for key in sorted(k for k in store.meta if k.startswith("visit:")):
+        try:
+            out.append(json.loads(store.meta[key]))
+        except (TypeError, json.JSONDecodeError):
+            continue
+    return out
+
+
+def _visit_table(visits: list[dict[str, Any]]) -> list[str]:
+    rows = [[i + 1, v.get("finished_at", "?"), v.get("device", "?"), v.get("jobs_run", "?"),
+             f"{v.get('jobs_done', '?')}/{v.get('jobs_total', '?')}", fmt(v.get("wall_s"), 0), v.get("stopped", "")]
+            for i, v in enumerate(visits)]
+    return md_table(["visit", "finished (UTC)", "device", "jobs run", "jobs done/total", "wall (s)", "ended"], rows)
+
+
+def _ranking_rows(store: StoreData) -> list[list[Any]]:
+    """Per protocol: finished architectures, mean accuracy, tau against the reference; then each pair."""
+    labels = protocol_order(store)
+    sources = {p: store_source(store, p, p) for p in labels}
+    spec, nats_file = reference_spec(store.pipeline)
+    try:
+        ref = load_source(spec, nats_file=nats_file) if spec else None
+    except NasRescaleError:
+        ref = None
+    rows = []
+    for label, src in sources.items():
+        if src.runs.empty:
+            rows.append([label, ref.label if ref else "-", 0, "-", "-"])
+            continue
+        if ref is None:
+            rows.append([label, "-", "-", "-", "-"])
+            continue
+        r = compare(ref, src, n_boot=0)[0]
+        rows.append([label, ref.label, r["n"], fmt(r["mean_b"], 2), fmt(r["kendall_tau"])])
+    for x, y in combinations(labels, 2):
+        if sources[x].runs.empty or sources[y].runs.empty:
+            continue
+        r = compare(sources[x], sources[y], n_boot=0)[0]
+        rows.append([y, x, r["n"], fmt(r["mean_b"], 2), fmt(r["kendall_tau"])])
+    return rows
+
+
+def _run_section(run_dir: Path) -> list[str]:
+    try:
+        store = read_store(run_dir / "store.sqlite")
+    except NasRescaleError as err:
+        return [f"## {run_dir.name}", "", f"Store not readable: {err}", ""]
+    name = str(store.meta.get("name") or run_dir.name)
+    jobs = store.jobs
+    done = int(jobs["status"].isin(["done", "diverged"]).sum())
+    last = jobs["updated_at"].dropna().max() if "updated_at" in jobs and done else None
+    description = pipeline_value(store.pipeline, "pipeline.description") or ""
+    report = "report.md" if (run_dir / "report.md").is_file() else None
+    title = run_dir.name if name == run_dir.name else f"{run_dir.name} (pipeline {name})"
+    lines = [f"## {title}", "", str(description), ""] if description else [f"## {title}", ""]
+    lines += [f"Jobs done {done}/{len(jobs)} (failed {int((jobs['status'] == 'failed').sum())}); "
+              f"created {store.meta.get('created_at', '?')}, last result {last or '-'}."
+              + (f" Full report: [{run_dir.name}/report.md]({run_dir.name}/report.md)." if report else ""), ""]
+    lines += md_table(["", ""], [[k, v] for k, v in provenance(store).items()]) + [""]
+    visits = _visits(store)
+    if visits:
+        lines += ["GPU visits:", "", *_visit_table(visits), ""]
+    lines += ["Ranking (Kendall tau-b over the architectures finished under both; mean accuracy of B, %):", ""]
+    lines += md_table(["B", "A", "architectures", "mean acc. B", "Kendall tau"], _ranking_rows(store)) + [""]
+    return lines
+
+
+def _key_values(path: Path) -> dict[str, str]:
+    """``key: value`` lines of a text file (``env.txt``, the lines of ``bench.txt``)."""
+    if not path.is_file():
+        return {}
+    out: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in out:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _bench_line(path: Path, prefix: str) -> str:
+    if not path.is_file():
+        return "-"
+    lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.startswith(prefix)]
+    return lines[-1][len(prefix):].strip() if lines else "-"
+
+
+def visits_section(root: Path) -> list[str]:
+    """The GPU visits whose files ``tools/gpu_visit.sh collect`` put in ``<root>/gpu_visits/``."""
+    folders = sorted(p for p in (Path(root) / "gpu_visits").glob("*") if p.is_dir())
+    if not folders:
+        return []
+    rows = []
+    for folder in folders:
+        env = _key_values(folder / "env.txt")
+        visit = json.loads((folder / "visit.json").read_text(encoding="utf-8")) if (folder / "visit.json").is_file() else {}
+        steps = ", ".join(f"{s['step']} {s['status']}" for s in visit.get("steps", [])) or "-"
+        device = env.get("device") or env.get("nvidia-smi") or ("CPU" if env.get("CUDA available") == "False" else "?")
+        rows.append([f"[{folder.name}](gpu_visits/{folder.name}/)" + (" (dry run)" if visit.get("dry_run") else ""),
+                     device, f"torch {env.get('torch', '?')}, CUDA {env.get('torch CUDA', '?')}", steps,
+                     _bench_line(folder / "bench.txt", "ratio="), _bench_line(folder / "bench.txt", "best:")])
+    return ["## GPU visits", "", "Files of each device call (`tools/gpu_visit.sh collect`): env.txt, pytest_gpu.txt, "
+            "bench.txt (the throughput table), bench.json, reeval.log, visit.json.", "",
+            *md_table(["visit", "device", "software", "steps", "ratio", "best configuration"], rows), ""]
+
+
+def index_text(root: Path) -> str:
+    """The Markdown of ``<root>/README.md``."""
+    folders = run_folders(root)
+    lines = ["# Results", "",
+             "Generated by `nasrescale report` (or `nasrescale report --index`) from the stores below; do not edit "
+             "by hand. Each run folder holds `store.sqlite` (every job, its record and provenance) and, once "
+             "reported, `report.md` and `report.json`; `nasrescale report PIPELINE` redraws the figures (the "
+             "GPU-sliced run keeps them out of git, so that what travels to a GPU visit stays under 64 MiB).", ""]
+    if not folders:
+        return "\n".join(lines + (visits_section(root) or ["No results yet.", ""]))
+    summary = []
+    for run_dir in folders:
+        try:
+            store = read_store(run_dir / "store.sqlite")
+        except NasRescaleError:
+            summary.append([f"[{run_dir.name}]({run_dir.name}/)", "?", "?", "?"])
+            continue
+        jobs = store.jobs
+        done = int(jobs["status"].isin(["done", "diverged"]).sum())
+        summary.append([f"[{run_dir.name}]({run_dir.name}/)", dataset_name(store.pipeline) or "?",
+                        provenance(store)["device"], f"{done}/{len(jobs)}"])
+    lines += md_table(["pipeline", "data", "device", "jobs done/total"], summary) + [""]
+    for run_dir in folders:
+        lines += _run_section(run_dir)
+    return "\n".join(lines + visits_section(root))
+
+
+def write_index(root: str | Path) -> Path:
+    """Write ``<root>/README.md`` (the folder must exist) and return its path."""
+    root = Path(root)
+    if not root.is_dir():
+        raise NasRescaleError(f"no results folder {str(root)!r}: run a pipeline first, or pass --results DIR")
+    path = root / "README.md"
+    atomic_write_text(path, index_text(root))
+    return path
