@@ -1,0 +1,95 @@
+"""What a new user hits first (issue 14): family_file alone, strict NB201 strings, messages
+that name what the user typed, runs refused before anything is stored."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from nasrescale.encodings import format_arch, parse_arch
+from nasrescale.errors import ArchError, ConfigError
+from nasrescale.pipeline import load_pipeline
+
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import TINY  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CONV5 = "|nor_conv_5x5~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"
+
+
+def conv5_pipeline(tmp_path: Path, family_line: str = "") -> Path:
+    """The tiny pipeline on the example family nb201_conv5 (a copy beside the pipeline file)."""
+    shutil.copy(ROOT / "examples" / "cells" / "nb201_conv5.toml", tmp_path / "nb5.toml")
+    text = TINY.replace('name = "tiny"', f'name = "tiny"\nfamily_file = "nb5.toml"\n{family_line}')
+    text = text.replace('names = ["|none~0|+|none~0|none~1|+|none~0|none~1|none~2|", "3_11_111"]',
+                        f'names = ["{CONV5}"]')
+    path = tmp_path / "conv5.toml"
+    path.write_text(text)
+    return path
+
+
+def test_family_file_alone_defines_the_family(tmp_path):
+    p = load_pipeline(conv5_pipeline(tmp_path))
+    assert p.family().name == "nb201_conv5" and p.arch_list() == [CONV5]
+    assert {j.family.name for j in p.jobs()} == {"nb201_conv5"}
+    assert p.resolved(p.arch_list())["pipeline"]["family"] == "nb201_conv5"
+
+
+def test_family_and_family_file_that_disagree_name_both(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_pipeline(conv5_pipeline(tmp_path, 'family = "nb201"')).arch_list()
+    assert "pipeline.family = 'nb201'" in str(err.value) and "'nb201_conv5'" in str(err.value)
+    agreeing = load_pipeline(conv5_pipeline(tmp_path, 'family = "nb201_conv5"'))
+    assert agreeing.family().name == "nb201_conv5"
+
+
+def test_pipeline_without_family_keeps_nb201_and_its_identity():
+    p = load_pipeline("quickstart")
+    assert p.family().name == "nb201" and p.identity(p.arch_list())["pipeline"]["family"] == "nb201"
+
+
+SHORT = "|nor_conv_3x3~0|+|skip_connect~0|none~1|+|skip_connect~0|none~1|"
+
+
+def test_short_nb201_group_is_refused_naming_the_missing_source(nb201):
+    with pytest.raises(ArchError) as err:
+        parse_arch(SHORT, nb201)
+    assert "node 3" in str(err.value) and "none~2" in str(err.value) and "complete=True" in str(err.value)
+
+
+def test_short_nb201_group_completes_only_when_asked(nb201):
+    full = SHORT[:-1] + "|none~2|"
+    assert format_arch(parse_arch(SHORT, nb201, complete=True), nb201) == full
+    assert format_arch(parse_arch(full, nb201), nb201) == full
+
+
+def test_short_nb201_string_is_refused_by_the_cli(capsys):
+    from nasrescale.cli.main import main
+
+    assert main(["analyze", SHORT]) == 2
+    assert "lacks source(s) 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("override", "named"), [
+    ("protocols.rescaled.base_lr=-1", "protocols.rescaled.base_lr: value -1"),
+    ("protocols.default.lr=-1", "protocols.default.lr: value -1"),
+    ("protocols.default.momentum=2", "protocols.default.momentum: value 2"),
+    ("budget.batch_size=0", "budget.batch_size"),
+])
+def test_bad_protocol_value_names_the_key_typed(tmp_path, override, named):
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    with pytest.raises(ConfigError) as err:
+        load_pipeline(path, [override])
+    assert str(err.value).startswith(named)
+
+
+def test_analyze_help_cites_nothing_missing_from_the_repository(capsys):
+    from nasrescale.cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["analyze", "--help"])
+    assert "DESIGN.md" not in capsys.readouterr().out
