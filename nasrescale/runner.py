@@ -24,6 +24,7 @@ from .executors.base import Executor, ExecutorSettings, Outcome
 from .job import TrainJob
 from .lr_select import Selection
 from .pipeline import Pipeline
+from .preflight import PIPELINE_KEYS, check_data, check_executor
 from .store import Store
 
 __all__ = ["RunSummary", "run_dir_for", "run_pipeline", "run_jobs", "run_search", "status_text", "export_csv",
@@ -69,7 +70,10 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
         The :class:`RunSummary`.
 
     Raises:
-        ConfigError: the store holds results of a different pipeline under this name.
+        ConfigError: the store holds results of a different pipeline under this name, or the
+            executor's package or device is missing (before anything is written).
+        DataError: the data is missing or smaller than the budget's subsets (before anything
+            is written).
     """
     run_dir = run_dir_for(pipeline.name, results)
     archs = pipeline.arch_list()
@@ -83,6 +87,8 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     elif not pipeline.needs_search():
         jobs = pipeline.jobs(archs)  # checks every architecture before anything is written
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
+    check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
+    check_data(pipeline.data_spec(), PIPELINE_KEYS)
     with _driver_lock(run_dir):
         return _drive(pipeline, run_dir, archs, jobs, extra, progress, executor)
 

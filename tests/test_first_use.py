@@ -93,3 +93,85 @@ def test_analyze_help_cites_nothing_missing_from_the_repository(capsys):
     with pytest.raises(SystemExit):
         main(["analyze", "--help"])
     assert "DESIGN.md" not in capsys.readouterr().out
+
+
+def cli(capsys, *argv: str) -> tuple[int, str]:
+    from nasrescale.cli.main import main
+
+    code = main(list(argv))
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture()
+def tiny(tmp_path) -> Path:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    return path
+
+
+@pytest.mark.parametrize(("argv", "fragments"), [
+    (["--set", "data.name=cifar10", "--set", "data.path=NOWHERE"], ["CIFAR-10 not found", "data.path = PATH"]),
+    (["--set", "budget.train_subset=999999"], ["budget.train_subset = 999999", "it has 5000"]),
+    (["--set", "budget.test_subset=999999"], ["budget.test_subset = 999999"]),
+    (["--set", "data.name=imagefolder", "--set", "data.path=NOWHERE"], ["image folder", "data.path = PATH"]),
+])
+def test_run_with_bad_data_exits_2_before_storing_anything(capsys, tiny, tmp_path, argv, fragments):
+    argv = [a.replace("NOWHERE", str(tmp_path / "nowhere")) for a in argv]
+    code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--quiet", *argv)
+    assert code == 2 and all(f in err for f in fragments), err
+    assert "pass --download" not in err and "--data PATH" not in err  # `run` has neither option
+    assert not (tmp_path / "res").exists()  # nothing written, not even the run folder
+
+
+def test_run_on_a_missing_device_or_package_exits_2_before_storing(capsys, tiny, tmp_path, monkeypatch):
+    import torch
+
+    import nasrescale.preflight
+
+    if not torch.cuda.is_available():
+        code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--set", "executor.device=cuda")
+        assert code == 2 and "executor.device = 'cuda'" in err and not (tmp_path / "res").exists()
+    real = nasrescale.preflight.importlib.util.find_spec
+    monkeypatch.setattr(nasrescale.preflight.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ray" else real(name, *a))
+    code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--set", "executor.kind=ray")
+    assert code == 2 and "pip install 'nasrescale[ray]'" in err and not (tmp_path / "res").exists()
+
+
+def test_lr_search_with_bad_data_exits_2_before_storing_anything(capsys, tmp_path):
+    res = tmp_path / "res"
+    code, err = cli(capsys, "lr-search", "--dataset", "cifar10", "--data-path", str(tmp_path / "nowhere"),
+                    "--results", str(res), "--quiet")
+    assert code == 2 and "--data-path PATH" in err and "pass --download" not in err and not res.exists(), err
+    code, err = cli(capsys, "lr-search", "--train-subset", "999999", "--results", str(res), "--quiet")
+    assert code == 2 and "--train-subset 999999" in err and not res.exists(), err
+
+
+def test_a_store_that_ran_nothing_takes_corrected_settings(tmp_path):
+    from nasrescale.store import Store
+
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        store.bind_pipeline("p", {"a": 1}, {"a": 1})
+        store.add_jobs([{"key": "k1", "arch": "x", "protocol": "d", "seed": 0, "job_json": "{}"}])
+        store.bind_pipeline("p", {"a": 2}, {"a": 2})  # only pending jobs: rebound, pending dropped
+        assert store.rows() == [] and store.get_meta("identity") == '{"a": 2}'
+        store.add_jobs([{"key": "k2", "arch": "x", "protocol": "d", "seed": 0, "job_json": "{}"}])
+        store.finish("k2", "failed", None, "boom", 1)
+        with pytest.raises(ConfigError, match=r"differs in: a.*\(--name NAME\)"):
+            store.bind_pipeline("p", {"a": 3}, {"a": 3}, rename_hint="--name NAME")
+    finally:
+        store.close()
+
+
+def test_refused_second_lr_search_suggests_the_name_option(capsys, tmp_path):
+    from nasrescale.store import Store
+
+    res = tmp_path / "res"
+    store = Store(res / "lr-search-nb201-rescaled" / "store.sqlite")
+    store.bind_pipeline("lr-search-nb201-rescaled", {"other": 1}, {"other": 1})
+    store.add_jobs([{"key": "k", "arch": "x", "protocol": "d", "seed": 0, "job_json": "{}"}])
+    store.finish("k", "failed", None, "boom", 1)
+    store.close()
+    code, err = cli(capsys, "lr-search", "--results", str(res), "--quiet", "--train-subset", "100")
+    assert code == 2 and "(--name NAME)" in err and "pipeline.name" not in err, err

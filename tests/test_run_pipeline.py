@@ -142,6 +142,7 @@ def test_failed_job_is_recorded_the_run_continues_and_a_rerun_retries_it(capsys,
     results = str(tmp_path / "res")
     code, _, err = cli(capsys, "run", str(tiny), "--results", results, "--quiet")
     assert code == 1 and "1 job(s) failed" in err
+    assert f"see `nasrescale status {tiny} --results {results}`" in err  # the hint keeps --results
     store = tmp_path / "res" / "tiny" / "store.sqlite"
     with sqlite3.connect(store) as db:
         statuses = dict(db.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall())

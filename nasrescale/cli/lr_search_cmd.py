@@ -62,6 +62,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     from ..executors.base import ExecutorSettings
     from ..job import DataSpec
     from ..lr_search import LrSearchSettings, format_table, plot_selection, search_jobs, selection_json
+    from ..preflight import LR_SEARCH_KEYS, check_data, check_executor
     from ..protocol import load_protocol
     from ..registry import resolve_family
     from ..runner import run_dir_for, run_search
@@ -75,6 +76,9 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
     pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,
                         args.cells)
+    executor = ExecutorSettings(device=args.device)
+    check_executor(executor, "--device")  # everything the runs need, before the first row is stored
+    check_data(data, LR_SEARCH_KEYS)
     name = args.name or f"lr-search-{family.name}-{protocol.name}"
     run_dir = run_dir_for(name, args.results)
     identity = {"kind": "lr-search", "arch": pairs[0][1].arch, "family_digest": family.digest(),
@@ -82,8 +86,8 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
                 "size": pairs[0][1].size()}
     store = Store(run_dir / "store.sqlite")
     try:
-        store.bind_pipeline(name, {**identity, "family": family.name}, identity)
-        sel, _ = run_search(store, pairs, settings.rel_tol, ExecutorSettings(device=args.device),
+        store.bind_pipeline(name, {**identity, "family": family.name}, identity, rename_hint="--name NAME")
+        sel, _ = run_search(store, pairs, settings.rel_tol, executor,
                             run_dir / "checkpoints", progress=not args.quiet and not args.json)
         plot = plot_selection(sel, args.plot or run_dir / "lr_search.png",
                               f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})")
