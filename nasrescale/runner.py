@@ -246,6 +246,16 @@ def status_text(run_dir: Path) -> str:
         store.close()
 
 
+def _export_base_lr(record: dict[str, Any], protocol: dict[str, Any]) -> float | None:
+    """The base LR of a job, ``None`` for a protocol that has none (a fixed LR without μP;
+    records stored before that rule still carry the LR there)."""
+    from .job import has_base_lr
+
+    if not has_base_lr(record.get("lr_rule", protocol.get("lr_rule")), record.get("init", protocol.get("init"))):
+        return None
+    return record.get("base_lr", protocol.get("lr"))
+
+
 def export_csv(run_dir: Path, out: str | Path) -> int:
     """Write one tidy row per job (:data:`EXPORT_COLUMNS`) to ``out``; returns the row count."""
     from .fileio import atomic_writer
@@ -258,7 +268,7 @@ def export_csv(run_dir: Path, out: str | Path) -> int:
             job = store.job_json(row["key"])
             rows.append({
                 **{c: rec.get(c) for c in EXPORT_COLUMNS}, **{c: row[c] for c in row if c in EXPORT_COLUMNS},
-                "base_lr": rec.get("base_lr", job.get("protocol", {}).get("lr")),
+                "base_lr": _export_base_lr(rec, job.get("protocol", {})),
                 "epochs": row["epochs"] if row["epochs"] is not None else job.get("protocol", {}).get("epochs"),
                 "degenerate": None if row["degenerate"] is None else bool(row["degenerate"]),
                 "device_name": (rec.get("provenance") or {}).get("device_name"),

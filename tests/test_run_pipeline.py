@@ -85,6 +85,8 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
     assert code == 0 and len(table) == 4
     assert {"arch", "protocol", "seed", "status", "test_accuracy", "lr", "lr_scale", "epochs", "wall_time_s"} <= set(table[0])
     trained = [r for r in table if r["degenerate"] == "False"]
+    assert {r["base_lr"] for r in table if r["protocol"] == "default"} == {""}  # nb201 has no base LR
+    assert {r["base_lr"] for r in table if r["protocol"] == "rescaled"} == {"0.3"}
     assert {r["protocol"] for r in trained} == {"default", "rescaled"} and all(float(r["wall_time_s"]) > 0 for r in trained)
 
 
