@@ -63,7 +63,9 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
     code, out, err = cli(capsys, "run", str(tiny), "--results", results, "--quiet")
     assert code == 0, err
     assert "default" in out and "rescaled" in out  # the final table
-    assert (tmp_path / "res" / "tiny" / "report.md").is_file()
+    report = (tmp_path / "res" / "tiny" / "report.md").read_text()
+    assert "| epochs | 1 |" in report and "| precision (as trained) | fp32 |" in report and "| device | cpu (" in report
+    assert "1 epochs, not the benchmark's 200" in report  # and what that budget cannot show
     store = tmp_path / "res" / "tiny" / "store.sqlite"
     before = dump(store)
     with sqlite3.connect(store) as db:
