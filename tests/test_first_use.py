@@ -175,3 +175,14 @@ def test_refused_second_lr_search_suggests_the_name_option(capsys, tmp_path):
     store.close()
     code, err = cli(capsys, "lr-search", "--results", str(res), "--quiet", "--train-subset", "100")
     assert code == 2 and "(--name NAME)" in err and "pipeline.name" not in err, err
+
+
+def test_readme_command_summary_is_the_parsers_usage():
+    from nasrescale.cli.main import command_summary
+
+    text = (ROOT / "README.md").read_text()
+    head = "## Command line\n\n```text\n"
+    block = text[text.index(head) + len(head):text.index("```", text.index(head) + len(head))]
+    assert block == command_summary(), "the README's command summary drifted: run python tools/readme_cli.py"
+    for option in ("--subset", "--test-subset", "--family-file", "--name", "--results"):  # once omitted
+        assert option in block
