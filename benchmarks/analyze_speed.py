@@ -19,12 +19,12 @@ from pathlib import Path
 
 import networkx as nx
 
-from nasrescale.analysis import enumerate_space
+from nasrescale.space.analysis import enumerate_space
 from nasrescale.cli.main import main as cli_main
-from nasrescale.encodings import format_arch, make_graph, parse_arch
-from nasrescale.families import parse_family
-from nasrescale.registry import get_family
-from nasrescale.topology import effective_graph, path_moments
+from nasrescale.space.encodings import format_arch, make_graph, parse_arch
+from nasrescale.space.families import parse_family
+from nasrescale.space.registry import get_family
+from nasrescale.space.topology import effective_graph, path_moments
 
 DAG_FAMILY = parse_family(
     '[family]\nname = "bench"\ndepth_offset = 3\nbase = \'[[0, 1, "skip"]]\'\n'

@@ -50,12 +50,12 @@ from torchvision import transforms
 from nasrescale.data import load_dataset, subset
 from nasrescale.executors.base import ExecutorSettings
 from nasrescale.executors.pool import PoolExecutor
-from nasrescale.job import DataSpec, TrainJob
+from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
-from nasrescale.registry import get_family
+from nasrescale.space.registry import get_family
 from nasrescale.scaling import param_groups
-from nasrescale.fusion import build_member
+from nasrescale.jobs.fusion import build_member
 from nasrescale.train import train
 from nasrescale.train.fused import train_fused
 

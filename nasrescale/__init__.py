@@ -4,18 +4,18 @@ The public API, re-exported from the modules that define it:
 
 * cell families: :func:`get_family`, :func:`load_families`, :class:`CellFamily`
 * the canonical graph: :func:`parse_arch`, :func:`format_arch`, :func:`make_graph`
-* topology analysis: :mod:`nasrescale.topology` and :func:`analyze`
+* topology analysis: :mod:`nasrescale.space.topology` and :func:`analyze`
 """
 
 __version__ = "0.1.0"
 
-from .analysis import ArchAnalysis, analyze, enumerate_space
-from .encodings import format_arch, make_graph, parse_arch
 from .errors import ArchError, ConfigError, DataError, FamilyError, NasRescaleError
-from .families import CellFamily
-from .ops import CellOp, OpKind, register_op_kind
-from .registry import get_family, load_families
-from .topology import (
+from .space.analysis import ArchAnalysis, analyze, enumerate_space
+from .space.encodings import format_arch, make_graph, parse_arch
+from .space.families import CellFamily
+from .space.ops import CellOp, OpKind, register_op_kind
+from .space.registry import get_family, load_families
+from .space.topology import (
     depth_histogram,
     edge_kernel_factors,
     effective_graph,

@@ -25,6 +25,7 @@ A reduced budget (``epochs = 12``) keeps the cosine schedule over the reduced ru
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
@@ -100,10 +101,9 @@ class Protocol:
             raise ConfigError("protocol.nesterov: Nesterov momentum needs momentum > 0")
         if self.mup_base_width is not None and (self.init != "mup" or self.mup_base_width < 1):
             raise ConfigError("protocol.mup_base_width: a positive width, only with init = \"mup\"")
-        if self.init == "mup":  # selecting μP without the extra fails here, naming the install command
-            from .scaling.mup_param import require_mup
-
-            require_mup()
+        if self.init == "mup" and importlib.util.find_spec("mup") is None:  # μP without the extra fails here
+            raise ConfigError("protocol init = \"mup\" needs Microsoft's mup package, which is not installed; "
+                              "install the extra: pip install 'nasrescale[mup]'")
 
     def require_lr(self) -> float:
         """The base LR, or an error saying how to give it."""

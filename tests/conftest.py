@@ -8,8 +8,8 @@ from typing import Iterator
 import pytest
 import torch
 
-from nasrescale.families import parse_family
-from nasrescale.registry import get_family
+from nasrescale.space.families import parse_family
+from nasrescale.space.registry import get_family
 
 # A family with no fixed node count, used by the random-DAG property tests: a zero op, a
 # ReLU-free op and a parametric op of relu_depth 1, with kernels for the kernel-rule tests.

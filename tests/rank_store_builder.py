@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nasrescale.reference import benchmark_table
+from nasrescale.space.benchmark import benchmark_table
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -43,7 +43,7 @@ def build_store(folder: Path, *, n_archs: int = 24, seeds=(0, 1), protocols=("de
     conn = sqlite3.connect(path)
     conn.executescript(SCHEMA)
     conn.execute("PRAGMA journal_mode=WAL")
-    pipeline = pipeline if pipeline is not None else {  # the shape nasrescale.pipeline saves
+    pipeline = pipeline if pipeline is not None else {  # the shape nasrescale.pipeline.spec saves
         "pipeline": {"name": folder.name, "family": "nb201", "seeds": list(seeds), "reference": "nb201:cifar10"},
         "data": {"name": "cifar10-subset", "path": None, "test_split": None},
         "protocols": {p: {"source": p} for p in protocols}}

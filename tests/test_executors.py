@@ -234,7 +234,7 @@ def test_ray_pipeline_worker_killed_mid_job_is_retried_and_stored_once(ray_clust
     import sqlite3
 
     from nasrescale.cli.main import main
-    from nasrescale.pipeline import load_pipeline
+    from nasrescale.pipeline.spec import load_pipeline
 
     pipeline = load_pipeline("quickstart", TINY)
     jobs = pipeline.jobs(pipeline.arch_list())
@@ -262,8 +262,8 @@ def test_pool_pipeline_worker_killed_mid_job_is_retried_and_stored_once(tmp_path
     """The GPU pool's code path on two CPU slots, driven by the real pipeline runner."""
     import sqlite3
 
-    from nasrescale.pipeline import load_pipeline
-    from nasrescale.runner import run_pipeline
+    from nasrescale.pipeline.spec import load_pipeline
+    from nasrescale.pipeline.runner import run_pipeline
 
     pipeline = load_pipeline("quickstart", TINY[:-3])
     jobs = pipeline.jobs(pipeline.arch_list())
@@ -289,7 +289,7 @@ def test_ray_fused_group_killed_mid_job_is_retried_as_a_group_and_resumes(ray_cl
     import sqlite3
 
     from nasrescale.cli.main import main
-    from nasrescale.pipeline import load_pipeline
+    from nasrescale.pipeline.spec import load_pipeline
 
     settings = TINY + ["executor.fuse=true"]
     pipeline = load_pipeline("quickstart", settings)

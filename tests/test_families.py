@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from nasrescale.analysis import analyze, enumerate_space, space_size
-from nasrescale.encodings import make_graph
+from nasrescale.space.analysis import analyze, enumerate_space, space_size
+from nasrescale.space.encodings import make_graph
 from nasrescale.errors import FamilyError
-from nasrescale.families import parse_family, read_family_file
-from nasrescale.registry import builtin_cells_dir, get_family, load_families, resolve_family
+from nasrescale.space.families import parse_family, read_family_file
+from nasrescale.space.registry import builtin_cells_dir, get_family, load_families, resolve_family
 
 SHIPPED = sorted(p.stem for p in builtin_cells_dir().glob("*.toml"))
 
@@ -39,13 +39,13 @@ def test_every_shipped_family_loads_and_analyzes(name):
 
 
 def edges_of(arch: str, family) -> list[tuple[int, int, str]]:
-    from nasrescale.encodings import parse_arch
+    from nasrescale.space.encodings import parse_arch
 
     return [(u, v, d["op"]) for u, v, d in parse_arch(arch, family).edges(data=True)]
 
 
 def base_nodes(family) -> int:
-    from nasrescale.encodings import parse_arch
+    from nasrescale.space.encodings import parse_arch
 
     return parse_arch(family.base, family).number_of_nodes()
 

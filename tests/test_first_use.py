@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nasrescale.encodings import format_arch, parse_arch
+from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.errors import ArchError, ConfigError
-from nasrescale.pipeline import load_pipeline
+from nasrescale.pipeline.spec import load_pipeline
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import TINY  # noqa: E402
@@ -126,13 +126,13 @@ def test_run_with_bad_data_exits_2_before_storing_anything(capsys, tiny, tmp_pat
 def test_run_on_a_missing_device_or_package_exits_2_before_storing(capsys, tiny, tmp_path, monkeypatch):
     import torch
 
-    import nasrescale.preflight
+    import nasrescale.pipeline.preflight as preflight
 
     if not torch.cuda.is_available():
         code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--set", "executor.device=cuda")
         assert code == 2 and "executor.device = 'cuda'" in err and not (tmp_path / "res").exists()
-    real = nasrescale.preflight.importlib.util.find_spec
-    monkeypatch.setattr(nasrescale.preflight.importlib.util, "find_spec",
+    real = preflight.importlib.util.find_spec
+    monkeypatch.setattr(preflight.importlib.util, "find_spec",
                         lambda name, *a: None if name == "ray" else real(name, *a))
     code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--set", "executor.kind=ray")
     assert code == 2 and "pip install 'nasrescale[ray]'" in err and not (tmp_path / "res").exists()
@@ -148,7 +148,7 @@ def test_lr_search_with_bad_data_exits_2_before_storing_anything(capsys, tmp_pat
 
 
 def test_a_store_that_ran_nothing_takes_corrected_settings(tmp_path):
-    from nasrescale.store import Store
+    from nasrescale.store.write import Store
 
     store = Store(tmp_path / "store.sqlite")
     try:
@@ -165,7 +165,7 @@ def test_a_store_that_ran_nothing_takes_corrected_settings(tmp_path):
 
 
 def test_refused_second_lr_search_suggests_the_name_option(capsys, tmp_path):
-    from nasrescale.store import Store
+    from nasrescale.store.write import Store
 
     res = tmp_path / "res"
     store = Store(res / "lr-search-nb201-rescaled" / "store.sqlite")

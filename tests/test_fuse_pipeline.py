@@ -15,14 +15,14 @@ from typing import Iterator
 import pytest
 import torch
 
-import nasrescale.fusion
+import nasrescale.jobs.fusion
 from nasrescale.cli.main import main
 from nasrescale.executors.base import ExecutorSettings
-from nasrescale.executors.grouping import JobGroup, plan_units
+from nasrescale.jobs.grouping import JobGroup, plan_units
 from nasrescale.executors.pool import PoolExecutor
-from nasrescale.pipeline import load_pipeline
-from nasrescale.runner import run_pipeline
-from nasrescale.store import Store
+from nasrescale.pipeline.spec import load_pipeline
+from nasrescale.pipeline.runner import run_pipeline
+from nasrescale.store.write import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import DEGENERATE, one_thread, private_cache, tiny_pipeline  # noqa: E402,F401  (autouse fixtures)
@@ -134,14 +134,14 @@ def test_pool_executor_fuses_on_two_cpu_slots(tiny, tmp_path):
 
 
 def test_a_failing_group_fails_each_member_and_the_run_goes_on(tiny, unfused, tmp_path, capsys, monkeypatch):
-    real = nasrescale.fusion.train_jobs_fused
+    real = nasrescale.jobs.fusion.train_jobs_fused
 
     def flaky(jobs, **kwargs):
         if jobs[0].arch.count("nor_conv_3x3") == 3:  # the group of 3_31_013
             raise RuntimeError("boom: simulated group fault")
         return real(jobs, **kwargs)
 
-    monkeypatch.setattr(nasrescale.fusion, "train_jobs_fused", flaky)
+    monkeypatch.setattr(nasrescale.jobs.fusion, "train_jobs_fused", flaky)
     argv = ["run", str(tiny), "--set", "executor.fuse=true", "--results", str(tmp_path), "--quiet"]
     code = main(argv)
     assert code == 1 and "4 job(s) failed" in capsys.readouterr().err
@@ -152,7 +152,7 @@ def test_a_failing_group_fails_each_member_and_the_run_goes_on(tiny, unfused, tm
     with sqlite3.connect(tmp_path / "fusetiny" / "store.sqlite") as db:
         errors = [e for (e,) in db.execute("SELECT error FROM jobs WHERE status = 'failed'")]
     assert all("RuntimeError: boom: simulated group fault" in e for e in errors)
-    monkeypatch.setattr(nasrescale.fusion, "train_jobs_fused", real)
+    monkeypatch.setattr(nasrescale.jobs.fusion, "train_jobs_fused", real)
     assert main(argv) == 0  # the rerun trains only the failed group
     stored = records(tmp_path / "fusetiny")
     assert all(s == "done" for s, _, _ in stored.values())

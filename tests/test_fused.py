@@ -14,7 +14,7 @@ from nasrescale.errors import ConfigError
 from nasrescale.models import build_model
 from nasrescale.models.fused import FusedNetwork
 from nasrescale.protocol import Protocol, load_protocol
-from nasrescale.registry import get_family
+from nasrescale.space.registry import get_family
 from nasrescale.scaling import apply_init, param_groups
 from nasrescale.train import train
 from nasrescale.train.fused import FusedMember, fusion_key, train_fused

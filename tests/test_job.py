@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nasrescale.errors import ConfigError, DataError
-from nasrescale.job import DataSpec, TrainJob
+from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.protocol import load_protocol
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -11,11 +11,11 @@ import pytest
 
 from nasrescale.cli.main import main
 from nasrescale.errors import ConfigError, DataError
-from nasrescale.lr_search import LrSearchSettings, format_table, losses_from_rows
-from nasrescale.lr_select import log_grid, select_lr
-from nasrescale.pipeline import load_pipeline
-from nasrescale.runner import run_pipeline
-from nasrescale.store import Store
+from nasrescale.lrsearch.search import LrSearchSettings, format_table, losses_from_rows
+from nasrescale.lrsearch.select import log_grid, select_lr
+from nasrescale.pipeline.spec import load_pipeline
+from nasrescale.pipeline.runner import run_pipeline
+from nasrescale.store.write import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
@@ -182,7 +182,7 @@ def test_base_lr_search_in_a_pipeline(tmp_path):
     finally:
         store.close()
     assert (summary.run_dir / "lr_search_rescaled.png").is_file()
-    from nasrescale.report import write_report
+    from nasrescale.report.report import write_report
 
     md = write_report(summary.run_dir, n_boot=10).read_text()  # the search runs are no protocol of the report
     assert "rescaled" in md and "lr-search:" not in md

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.encodings import parse_arch
+from nasrescale.space.encodings import parse_arch
 from nasrescale.errors import ConfigError
-from nasrescale.lr_select import select_lr
-from nasrescale.lr_validation import analyze, correlations, validation_plan
-from nasrescale.pipeline import load_pipeline, pipeline_names
-from nasrescale.runner import run_pipeline
-from nasrescale.store import Store
-from nasrescale.topology import lr_scale
+from nasrescale.lrsearch.select import select_lr
+from nasrescale.lrsearch.validation import analyze, correlations
+from nasrescale.pipeline.spec import load_pipeline, pipeline_names
+from nasrescale.pipeline.runner import run_pipeline
+from nasrescale.store.write import Store
+from nasrescale.space.topology import lr_scale
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
@@ -57,7 +57,7 @@ device = "cpu"
 def test_shipped_validation_pipelines_plan(mlp_dag):
     assert {"lr_validation_mlp", "lr_validation_cnn", "lr_validation_nb201"} <= set(pipeline_names())
     cnn = load_pipeline("lr_validation_cnn")
-    plan, jobs = validation_plan(cnn, cnn.arch_list())
+    plan, jobs = cnn.validation_plan(cnn.arch_list())
     groups = plan["groups"]
     assert list(groups) == ["rescaled@k3", "rescaled@k5", "rescaled@k7"]
     assert all(g["base_group"] == "rescaled@k3" for g in groups.values())
@@ -69,9 +69,9 @@ def test_shipped_validation_pipelines_plan(mlp_dag):
     assert len({j.key() for j in jobs}) == len(jobs)  # kernels give distinct jobs
     assert all(j.protocol.lr_rule == "fixed" and j.protocol.epochs == 1 for j in jobs)
     with pytest.raises(ConfigError, match="kernel_base"):
-        validation_plan(load_pipeline("lr_validation_cnn", ["validation.kernels=[5, 7]"]), cnn.arch_list())
+        load_pipeline("lr_validation_cnn", ["validation.kernels=[5, 7]"]).validation_plan(cnn.arch_list())
     with pytest.raises(ConfigError, match="no conv op"):
-        validation_plan(load_pipeline("lr_validation_mlp", ["validation.kernels=[3, 5]"]), ["1_01_001_0001"])
+        load_pipeline("lr_validation_mlp", ["validation.kernels=[3, 5]"]).validation_plan(["1_01_001_0001"])
 
 
 def test_correlations_are_the_textbook_ones():

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from nasrescale.analysis import analyze
-from nasrescale.encodings import format_arch, make_graph, parse_arch
+from nasrescale.space.analysis import analyze
+from nasrescale.space.encodings import format_arch, make_graph, parse_arch
 from nasrescale.errors import ArchError, ConfigError, FamilyError
-from nasrescale.families import parse_family
+from nasrescale.space.families import parse_family
 from nasrescale.models import (
     Cell,
     CellNetwork,
@@ -35,12 +35,12 @@ from nasrescale.models import (
     macro_kinds,
     model_cost,
 )
-from nasrescale.ops import CellOp, OpKind, op_kinds
-from nasrescale.families import KERNEL_RULES
+from nasrescale.space.ops import CellOp, OpKind, op_kinds
+from nasrescale.space.families import KERNEL_RULES
 from nasrescale.protocol import load_protocol
-from nasrescale.registry import get_family, load_families
+from nasrescale.space.registry import get_family, load_families
 from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
-from nasrescale.topology import effective_graph, is_degenerate
+from nasrescale.space.topology import effective_graph, is_degenerate
 
 NB201 = get_family("nb201")
 NB201_OPS = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from nasrescale.errors import ConfigError
-from nasrescale.job import DataSpec, TrainJob
+from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import param_groups

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from nasrescale.errors import ConfigError
-from nasrescale.pipeline import load_pipeline, pipeline_names
-from nasrescale.reference import benchmark_accuracies
-from nasrescale.selection import select_archs, stratified_sample
-from nasrescale.topology import is_degenerate
-from nasrescale.encodings import parse_arch
+from nasrescale.pipeline.spec import load_pipeline, pipeline_names
+from nasrescale.space.benchmark import benchmark_accuracies
+from nasrescale.space.selection import select_archs, stratified_sample
+from nasrescale.space.topology import is_degenerate
+from nasrescale.space.encodings import parse_arch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import DEGENERATE, TINY  # noqa: E402

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nasrescale.rank import (
+from nasrescale.ranking.rank import (
     K_PERCENTS,
     bootstrap_cis,
     kendall_tau,

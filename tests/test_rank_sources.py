@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.compare import aggregate, compare
-from nasrescale.encodings import format_arch, parse_arch
+from nasrescale.ranking.compare import aggregate, compare
+from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.errors import ConfigError, DataError
-from nasrescale.rank import kendall_tau
-from nasrescale.reference import benchmark_accuracies, nats_bench_accuracies, read_accuracy_csv
-from nasrescale.sources import load_source
+from nasrescale.ranking.rank import kendall_tau
+from nasrescale.space.benchmark import benchmark_accuracies, nats_bench_accuracies, read_accuracy_csv
+from nasrescale.ranking.sources import load_source
 
 sys.path.insert(0, str(Path(__file__).parent))
 from rank_store_builder import DEGENERATE, build_store  # noqa: E402

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from nasrescale.encodings import format_arch, parse_arch
+from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.errors import ConfigError
-from nasrescale.reference import (
+from nasrescale.space.benchmark import (
     DATASETS,
     benchmark_accuracies,
     benchmark_table,
@@ -42,7 +42,7 @@ def test_benchmark_table_returns_a_copy():
 
 @pytest.mark.skipif(not SHARED_CSV.is_file(), reason="the shared reference CSV is not on this machine")
 def test_shipped_copy_equals_the_shared_csv():
-    shipped = Path(__file__).resolve().parents[1] / "nasrescale" / "reference_data" / "nb201_200ep_test_accuracy.csv.gz"
+    shipped = Path(__file__).resolve().parents[1] / "nasrescale" / "space" / "reference_data" / "nb201_200ep_test_accuracy.csv.gz"
     import gzip
 
     assert hashlib.sha256(gzip.decompress(shipped.read_bytes())).digest() == hashlib.sha256(SHARED_CSV.read_bytes()).digest()
@@ -62,7 +62,7 @@ def test_accuracies_by_dataset_and_alias(nb201):
 
 
 def test_degenerate_cells_have_chance_accuracy(nb201):
-    from nasrescale.topology import is_degenerate
+    from nasrescale.space.topology import is_degenerate
 
     t = benchmark_table().sample(400, random_state=0)
     degenerate = [is_degenerate(parse_arch(a, nb201), nb201) for a in t["arch"]]

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.compare import compare
-from nasrescale.report import protocol_order, reference_spec, write_report
-from nasrescale.sources import load_source
-from nasrescale.store_read import read_store
+from nasrescale.ranking.compare import compare
+from nasrescale.report.report import protocol_order, reference_spec, write_report
+from nasrescale.ranking.sources import load_source
+from nasrescale.store.read import read_store
 
 sys.path.insert(0, str(Path(__file__).parent))
 from rank_store_builder import build_store  # noqa: E402
@@ -110,7 +110,7 @@ def test_report_by_pipeline_file(tmp_path, capsys, monkeypatch):
 
 def test_ranking_text_for_the_end_of_a_run(tmp_path):
     run, _ = build_store(tmp_path / "txt", n_archs=8, seeds=(0, 1))
-    from nasrescale.report import ranking_text
+    from nasrescale.report.report import ranking_text
 
     text = ranking_text(run.parent, n_boot=0)
     expected, _ = compare(load_source("txt:default", results=tmp_path), load_source("txt:rescaled", results=tmp_path),
@@ -132,7 +132,7 @@ def test_rank_and_report_leave_the_store_untouched(tmp_path, capsys):
 
 
 def test_training_curves_are_labelled_with_role_and_arch_and_mapped_in_report_json(tmp_path, monkeypatch):
-    import nasrescale.report_plots as plots
+    import nasrescale.report.plots as plots
 
     run, truth = build_store(tmp_path / "curves", n_archs=10, seeds=(0,))
     seen = {}
@@ -169,7 +169,7 @@ def test_report_states_its_budget_and_what_it_cannot_show(tmp_path):
 
 
 def _captured_figures(monkeypatch) -> list:
-    import nasrescale.report_plots as plots
+    import nasrescale.report.plots as plots
 
     figures = []
     real = plots._save

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.job import TrainJob
-from nasrescale.pipeline import load_pipeline
+from nasrescale.jobs.job import TrainJob
+from nasrescale.pipeline.spec import load_pipeline
 
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import DEGENERATE, TINY, one_thread, private_cache  # noqa: E402,F401  (autouse fixtures)

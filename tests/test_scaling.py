@@ -8,15 +8,15 @@ import pytest
 import torch
 from torch import nn
 
-from nasrescale.encodings import parse_arch
+from nasrescale.space.encodings import parse_arch
 from nasrescale.errors import ConfigError
-from nasrescale.families import read_family_file
+from nasrescale.space.families import read_family_file
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
-from nasrescale.registry import get_family
+from nasrescale.space.registry import get_family
 from nasrescale.scaling import apply_init, lr_plan, param_groups
 from nasrescale.scaling.diagnose import diagnose_rule
-from nasrescale.topology import init_divisors, lr_scale
+from nasrescale.space.topology import init_divisors, lr_scale
 
 from pathlib import Path
 

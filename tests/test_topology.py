@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nasrescale.analysis import analyze, analyze_graph, enumerate_space
-from nasrescale.encodings import make_graph, parse_arch
+from nasrescale.space.analysis import analyze, analyze_graph, enumerate_space
+from nasrescale.space.encodings import make_graph, parse_arch
 from nasrescale.errors import ArchError
-from nasrescale.topology import (
+from nasrescale.space.topology import (
     depth_histogram,
     edge_kernel_factors,
     effective_graph,

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..analysis import ArchAnalysis, analyze, analyze_graph, enumerate_space, space_size
-from ..encodings import parse_arch
 from ..errors import NasRescaleError
-from ..families import CellFamily
 from ..fileio import atomic_writer
-from ..registry import load_families
-from ..topology import enumerate_paths
+from ..space.analysis import ArchAnalysis, analyze, analyze_graph, enumerate_space, space_size
+from ..space.encodings import parse_arch
+from ..space.families import CellFamily
+from ..space.registry import load_families
+from ..space.topology import enumerate_paths
 from .common import add_family_options, family_from_args, read_archs
 
 __all__ = ["register"]

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Iterable
 
-from ..families import CellFamily
-from ..registry import resolve_family
+from ..space.families import CellFamily
+from ..space.registry import resolve_family
 
 __all__ = ["add_family_options", "add_model_options", "family_from_args", "read_archs"]
 

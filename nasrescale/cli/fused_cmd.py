@@ -1,8 +1,8 @@
 """``nasrescale train ARCH --seeds 0,1,2 --protocols nb201,rescaled [--fuse]``: several runs of one cell.
 
-Every (protocol, seed) pair is one :class:`~nasrescale.job.TrainJob`, keyed, built and
+Every (protocol, seed) pair is one :class:`~nasrescale.jobs.job.TrainJob`, keyed, built and
 initialized exactly as ``nasrescale train`` does it; ``--fuse`` trains them all as one fused
-network (:func:`nasrescale.fusion.train_jobs_fused`: each run in its own channel slice, equal to
+network (:func:`nasrescale.jobs.fusion.train_jobs_fused`: each run in its own channel slice, equal to
 its independent run), otherwise one after another. One JSON line per run, in protocol-major
 order, with the fields of ``train`` (``run_key`` = the job's key) plus ``fused`` (the group's
 size: 1 without ``--fuse``, 0 for a degenerate cell, which is never trained). ``--base-lr`` goes to the protocols without an
@@ -66,11 +66,11 @@ def _protocols(args: argparse.Namespace) -> list[Protocol]:
 
 
 def run_fused(args: argparse.Namespace) -> int:
-    """Build a :class:`~nasrescale.job.TrainJob` per (protocol, seed), train them (fused with
-    ``--fuse``: :func:`nasrescale.fusion.train_jobs_fused`), print one JSON line per run."""
+    """Build a :class:`~nasrescale.jobs.job.TrainJob` per (protocol, seed), train them (fused with
+    ``--fuse``: :func:`nasrescale.jobs.fusion.train_jobs_fused`), print one JSON line per run."""
     from ..data.paths import resolve_cache_dir
-    from ..fusion import group_checkpoint_name, train_jobs_fused
-    from ..job import DataSpec, TrainJob, resolve_device
+    from ..jobs.fusion import group_checkpoint_name, train_jobs_fused
+    from ..jobs.job import DataSpec, TrainJob, resolve_device
 
     family = family_from_args(args)
     seeds = _int_list(args.seeds, "--seeds") if args.seeds else [args.seed]

@@ -4,7 +4,7 @@ Trains the base architecture (or ``--arch``) for ``--epochs`` (default 1) at eve
 log-spaced grid with several seeds, as stored, resumable jobs in
 ``results/<name>/store.sqlite`` (rerunning finishes only what is missing), and picks the
 largest LR within a relative tolerance of the smallest final training loss (diverged LRs lose;
-:mod:`nasrescale.lr_select`). Prints the loss-vs-LR table (or ``--json``) and writes a plot.
+:mod:`nasrescale.lrsearch.select`). Prints the loss-vs-LR table (or ``--json``) and writes a plot.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``lr-search`` command."""
-    from ..lr_search import LrSearchSettings
+    from ..lrsearch.search import LrSearchSettings
 
     d = LrSearchSettings()
     p = sub.add_parser(
@@ -60,13 +60,13 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     """Run (or finish) the search, print the table or JSON, write the plot."""
     from ..config import to_table
     from ..executors.base import ExecutorSettings
-    from ..job import DataSpec
-    from ..lr_search import LrSearchSettings, format_table, plot_selection, search_jobs, selection_json
-    from ..preflight import LR_SEARCH_KEYS, check_data, check_executor
+    from ..jobs.job import DataSpec
+    from ..lrsearch.search import LrSearchSettings, format_table, plot_selection, search_jobs, selection_json
+    from ..pipeline.runner import run_dir_for, run_search
+    from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
     from ..protocol import load_protocol
-    from ..registry import resolve_family
-    from ..runner import run_dir_for, run_search
-    from ..store import Store
+    from ..space.registry import resolve_family
+    from ..store.write import Store
 
     family = resolve_family(args.family, [Path(f) for f in args.family_file])
     overrides = list(args.set) + ([f"batch_size={args.batch_size}"] if args.batch_size else [])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..encodings import format_arch, parse_arch
 from ..errors import NasRescaleError
+from ..space.encodings import format_arch, parse_arch
 from .common import add_family_options, add_model_options, family_from_args, read_archs
 
 __all__ = ["register"]

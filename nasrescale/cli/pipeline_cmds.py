@@ -13,7 +13,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run``, ``status`` and ``export`` commands."""
-    from ..pipeline import pipeline_names
+    from ..pipeline.spec import pipeline_names
 
     shipped = ", ".join(pipeline_names()) or "none"
     p = sub.add_parser(
@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run_dir(name_or_path: str, results: str | None) -> Path:
     """The run folder of a pipeline given as a file, a shipped name, or a run's name."""
-    from ..pipeline import load_pipeline
-    from ..runner import run_dir_for
+    from ..pipeline.runner import run_dir_for
+    from ..pipeline.spec import load_pipeline
 
     direct = run_dir_for(Path(name_or_path).stem if name_or_path.endswith(".toml") else name_or_path, results)
     try:
@@ -56,8 +56,8 @@ def _run_dir(name_or_path: str, results: str | None) -> Path:
 
 def run_cmd(args: argparse.Namespace) -> int:
     """Run the pipeline; print the final table; exit 1 if some jobs failed."""
-    from ..pipeline import load_pipeline
-    from ..runner import run_pipeline
+    from ..pipeline.runner import run_pipeline
+    from ..pipeline.spec import load_pipeline
 
     pipeline = load_pipeline(args.pipeline, args.set)
     summary = run_pipeline(pipeline, args.results, progress=not args.quiet)
@@ -66,7 +66,7 @@ def run_cmd(args: argparse.Namespace) -> int:
           f"done {c['done']}, diverged {c['diverged']}, failed {c['failed']}; results in {summary.run_dir}",
           file=sys.stderr)
     if pipeline.pipeline.kind == "lr_validation":
-        from ..lr_validation_report import summary_text, write_validation_report
+        from ..report.lr_validation import summary_text, write_validation_report
 
         print(summary_text(summary.run_dir))
         print(f"report: {write_validation_report(summary.run_dir)}", file=sys.stderr)
@@ -93,7 +93,7 @@ def status_command(pipeline: str, results: str | None) -> str:
 
 def status_cmd(args: argparse.Namespace) -> int:
     """Print the run's progress."""
-    from ..runner import status_text
+    from ..pipeline.runner import status_text
 
     print(status_text(_run_dir(args.pipeline, args.results)))
     return 0
@@ -101,7 +101,7 @@ def status_cmd(args: argparse.Namespace) -> int:
 
 def export_cmd(args: argparse.Namespace) -> int:
     """Write the CSV."""
-    from ..runner import export_csv
+    from ..pipeline.runner import export_csv
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +112,7 @@ def export_cmd(args: argparse.Namespace) -> int:
 
 def _simple_table(run_dir: Path) -> str:
     """Mean test accuracy per protocol over the finished jobs (fallback when rank/report are absent)."""
-    from ..store import Store
+    from ..store.write import Store
 
     store = Store(run_dir / "store.sqlite", readonly=True)
     try:
@@ -138,12 +138,12 @@ def _simple_table(run_dir: Path) -> str:
 def _final_report(run_dir: Path) -> None:
     """The end of ``run``: the ranking table, then the written report.
 
-    LEAD: the single call site of rank/report (branch issue7-rank). With ``nasrescale.report``
+    LEAD: the single call site of rank/report (branch issue7-rank). With ``nasrescale.report.report``
     present it prints ``ranking_text(run_dir)`` and writes ``report.md``; without it, a simple
     table of mean accuracy per protocol.
     """
     try:
-        from ..report import ranking_text, write_report  # type: ignore[attr-defined]
+        from ..report.report import ranking_text, write_report  # type: ignore[attr-defined]
     except ImportError:
         print(_simple_table(run_dir))
         return

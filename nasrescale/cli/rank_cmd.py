@@ -50,10 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_rank(args: argparse.Namespace) -> int:
-    from ..compare import compare
-    from ..rank_text import format_table, to_json
     from ..errors import ConfigError
-    from ..sources import load_source
+    from ..ranking.compare import compare
+    from ..ranking.sources import load_source
+    from ..ranking.text import format_table, to_json
 
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be >= 0, got {args.bootstrap}")
@@ -70,8 +70,8 @@ def _run_rank(args: argparse.Namespace) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from ..report import write_report
-    from ..store_read import store_path
+    from ..report.report import write_report
+    from ..store.read import store_path
 
     path = write_report(store_path(args.pipeline, args.results).parent, n_boot=args.bootstrap)
     print(f"wrote {path}")

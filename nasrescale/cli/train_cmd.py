@@ -66,11 +66,11 @@ def _protocol_overrides(args: argparse.Namespace) -> list[str]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """Train the architecture as one :class:`~nasrescale.job.TrainJob`; print its JSON result."""
+    """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)
     from ..data.paths import resolve_cache_dir
-    from ..job import DataSpec, TrainJob, resolve_device
+    from ..jobs.job import DataSpec, TrainJob, resolve_device
 
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, _protocol_overrides(args))

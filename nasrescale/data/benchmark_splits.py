@@ -1,7 +1,7 @@
 """NAS-Bench-201's halves of the test set: ``x-test`` and ``x-valid``.
 
 For ``cifar100`` and ``imagenet16-120`` the accuracy NAS-Bench-201 reports (and
-``nasrescale.reference`` ships) is measured on **x-test**, one half of the official test set
+``nasrescale.space.benchmark`` ships) is measured on **x-test**, one half of the official test set
 (5,000 of CIFAR-100's 10,000 images; 3,000 of ImageNet16-120's 6,000); the other half is
 **x-valid**, which the benchmark uses for validation. ``cifar10``'s figure is on the full
 10,000-image test set. The index lists are the benchmark's own split files

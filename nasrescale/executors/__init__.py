@@ -28,7 +28,7 @@ def get_executor(settings: ExecutorSettings, *, checkpoint_dir: str | Path | Non
         ConfigError: the kind needs a module or package that is not installed, or CUDA is asked
             for on a machine without it.
     """
-    from ..job import resolve_device
+    from ..jobs.job import resolve_device
 
     if settings.kind == "ray":
         try:

@@ -1,7 +1,7 @@
 """The contract between the pipeline driver and its executors.
 
 An executor takes jobs (anything with ``key()``, ``cost()`` and ``run(...)``, in practice
-:class:`nasrescale.job.TrainJob`), runs them wherever it runs them, and hands every finished
+:class:`nasrescale.jobs.job.TrainJob`), runs them wherever it runs them, and hands every finished
 job back to the driver as an :class:`Outcome` through a callback. Only the driver writes the
 result store, so an executor never touches it: a retried or duplicated task can at worst
 deliver an outcome twice, and the driver stores a job's first final outcome only.
@@ -9,7 +9,7 @@ deliver an outcome twice, and the driver stores a job's first final outcome only
 Worker side, every executor calls :func:`execute_all`, which turns whatever a unit of work does
 (a result, a divergence, an exception) into one :class:`Outcome` per job, so the kinds of
 executor cannot differ in how a failure is recorded. A unit is a job, or a group of jobs
-trained as one fused network (:class:`~nasrescale.executors.grouping.JobGroup`: its
+trained as one fused network (:class:`~nasrescale.jobs.grouping.JobGroup`: its
 ``member_keys()`` name the jobs and its ``run`` returns one record per job; if it raises, every
 member fails with the error).
 
@@ -55,7 +55,7 @@ class ExecutorSettings:
         max_retries: how often a job whose worker died is retried before it counts as failed.
         device: ``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``.
         fuse: train jobs that differ only in seed, init and LR as one fused network, one
-            unit of work per group (``None``: :func:`nasrescale.fusion.fuse_by_default` of the
+            unit of work per group (``None``: :func:`nasrescale.jobs.fusion.fuse_by_default` of the
             executor's device: on for CUDA, off for the CPU, where it measured slower).
         max_fused: the most jobs in one fused group (larger groups are split evenly).
     """

@@ -3,7 +3,7 @@
 Jobs run longest first (by :meth:`cost`), so the bar's ETA errs on the safe side. A tqdm bar
 over jobs shows the ETA, and its postfix the running job's epoch and loss. With
 ``executor.fuse`` on (default off on the CPU), fusable jobs run as fused groups
-(:mod:`nasrescale.executors.grouping`), one outcome per job.
+(:mod:`nasrescale.jobs.grouping`), one outcome per job.
 
 >>> class Job:
 ...     def __init__(self, k): self.k = k
@@ -24,9 +24,9 @@ from typing import Any, Callable, Sequence
 
 from tqdm.auto import tqdm
 
+from ..jobs.grouping import plan_units
 from .base import ExecutorSettings, OnOutcome, RunnableJob, execute_all, unit_keys
 from .common import JobWrapper, deliver
-from .grouping import plan_units
 
 __all__ = ["LocalExecutor"]
 
@@ -54,7 +54,7 @@ class LocalExecutor:
 
     def __init__(self, settings: ExecutorSettings, checkpoint_dir: str | Path | None = None,
                  progress: bool = True) -> None:
-        from ..job import resolve_device
+        from ..jobs.job import resolve_device
 
         self.settings = settings
         self.device = resolve_device(settings.device)

@@ -11,7 +11,7 @@ gets exactly one outcome, delivered by this (the driving) process. A worker whos
 gone (``kill -9``) ends itself within a second or so, so a rerun never races an orphan.
 
 With ``executor.fuse`` on (default: on when the slots are GPUs), fusable jobs run as fused groups
-(:mod:`nasrescale.executors.grouping`): a group takes one slot, is ordered by its summed cost,
+(:mod:`nasrescale.jobs.grouping`): a group takes one slot, is ordered by its summed cost,
 is retried as a whole, and reports one outcome per member job.
 
 Programs that use the pool from a script need the usual ``if __name__ == "__main__":`` guard,
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
+from ..jobs.grouping import plan_units
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
 from .common import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
-from .grouping import plan_units
 
 __all__ = ["PoolExecutor", "pool_devices", "pin_gpu"]
 

@@ -27,7 +27,7 @@ Choices and pitfalls:
 * At most as many tasks are in flight as the cluster can run at once, so jobs start longest
   first and ``on_start`` marks a job when it is submitted, i.e. about when it starts.
 * With ``executor.fuse`` on (default: on when the tasks get GPUs), fusable jobs run as fused
-  groups (:mod:`nasrescale.executors.grouping`): one task per group, one outcome per member job.
+  groups (:mod:`nasrescale.jobs.grouping`): one task per group, one outcome per member job.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
+from ..jobs.grouping import plan_units
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
 from .common import WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
-from .grouping import plan_units
 
 __all__ = ["RayExecutor", "import_ray", "start_local_ray", "default_temp_dir", "check_reachable"]
 

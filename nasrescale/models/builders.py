@@ -1,7 +1,7 @@
 """Builder registry: the ``nn.Module`` of one cell edge, keyed by op-kind name.
 
-:mod:`nasrescale.ops` describes what an op kind means to the topology analysis; this module
-says how to build it. A builder takes the family's :class:`~nasrescale.ops.CellOp` (kind plus
+:mod:`nasrescale.space.ops` describes what an op kind means to the topology analysis; this module
+says how to build it. A builder takes the family's :class:`~nasrescale.space.ops.CellOp` (kind plus
 kernel) and the cell width (channels, or features for MLP cells) and returns a module that maps
 a tensor to one of the same shape, since a cell node sums its in-edges' outputs.
 
@@ -12,7 +12,7 @@ all-zero tensor to an all-zero tensor (identity and pooling do), because the pru
 such edges out of nodes that are known to be exactly zero. ReLUs are never in-place: a node's
 tensor feeds several edges.
 
->>> from nasrescale.registry import get_family
+>>> from nasrescale.space.registry import get_family
 >>> conv = build_op(get_family("nb201").op("nor_conv_3x3"), 8)
 >>> [type(m).__name__ for m in conv], conv[1].padding, conv[1].bias
 (['ReLU', 'Conv2d', 'BatchNorm2d'], (1, 1), None)
@@ -25,7 +25,7 @@ from typing import Callable
 from torch import nn
 
 from ..errors import ArchError, FamilyError
-from ..ops import CellOp
+from ..space.ops import CellOp
 
 __all__ = ["Builder", "register_builder", "build_op", "builders"]
 
@@ -39,7 +39,7 @@ def register_builder(kind_name: str) -> Callable[[Builder], Builder]:
     """Decorator registering ``builder(op, width)`` for op kind ``kind_name``.
 
     Args:
-        kind_name: the op kind's registry name (as in :func:`nasrescale.ops.register_op_kind`).
+        kind_name: the op kind's registry name (as in :func:`nasrescale.space.ops.register_op_kind`).
 
     Returns:
         A decorator that registers the function and returns it unchanged.

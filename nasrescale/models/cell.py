@@ -22,8 +22,8 @@ Skipped terms are exact zeros and the order of the remaining additions is unchan
 two plans give bit-identical outputs (``a + 0 == a``), in train and eval mode.
 
 >>> import torch
->>> from nasrescale.registry import get_family
->>> from nasrescale.encodings import parse_arch
+>>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.encodings import parse_arch
 >>> nb201 = get_family("nb201")
 >>> cell = Cell(parse_arch("0_03_101", nb201), nb201, 4)  # node 1 is zero; 1->2 is a conv
 >>> cell.computed_edges  # in run order: node 2's in-edges, then node 3's
@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from ..errors import ArchError
-from ..families import CellFamily
+from ..space.families import CellFamily
 from .builders import build_op
 
 __all__ = ["Cell", "edge_key"]

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from ..errors import FamilyError
-from ..families import CellFamily
+from ..space.families import CellFamily
 from .cell import Cell
 from .network import CellNetwork, register_macro
 

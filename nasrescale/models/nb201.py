@@ -26,7 +26,7 @@ import networkx as nx
 import torch
 from torch import nn
 
-from ..families import CellFamily
+from ..space.families import CellFamily
 from .cell import Cell
 from .network import CellNetwork, register_macro
 

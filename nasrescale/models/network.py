@@ -6,7 +6,7 @@ A family file's ``[macro]`` table names the network skeleton (``kind``) and its 
 table against them, applies the caller's overrides and calls the skeleton's factory.
 Settings are positive integers.
 
->>> from nasrescale.registry import get_family
+>>> from nasrescale.space.registry import get_family
 >>> net = build_model("3_33_333", get_family("nb201"), width=4, cells=1)
 >>> type(net).__name__, len(net.cells()), net.released_fan_mode
 ('NB201Network', 3, 'fan_in')
@@ -18,18 +18,16 @@ Settings are positive integers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 import networkx as nx
 from torch import nn
 
-from ..encodings import as_graph
 from ..errors import ConfigError
-from ..families import CellFamily
+from ..space.encodings import as_graph
+from ..space.families import CellFamily
 from .cell import Cell
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .scaling_map import ParamScale
+from .scaling_map import ParamScale, build_scaling_map
 
 __all__ = ["CellNetwork", "MacroFactory", "register_macro", "macro_kinds", "macro_settings", "build_model"]
 
@@ -68,13 +66,11 @@ class CellNetwork(nn.Module):
         ``(target rule, released code)``; see :mod:`~nasrescale.models.scaling_map`. None here."""
         return {}
 
-    def scaling_map(self) -> dict[str, "ParamScale"]:
+    def scaling_map(self) -> dict[str, ParamScale]:
         """Parameter name -> how it is initialized and LR-scaled (built on first call, then
         cached; :mod:`~nasrescale.models.scaling_map`). The init and LR rules read only this."""
         cached = self.__dict__.get("_scaling_map")
         if cached is None:
-            from .scaling_map import build_scaling_map
-
             cached = self.__dict__["_scaling_map"] = build_scaling_map(self)
         return cached
 
@@ -168,7 +164,7 @@ def macro_settings(family: CellFamily, width: int | None = None, cells: int | No
     the overrides applied (only the settings the skeleton takes).
 
     >>> from nasrescale.models import macro_settings
-    >>> from nasrescale.registry import get_family
+    >>> from nasrescale.space.registry import get_family
     >>> macro_settings(get_family("nb201")), macro_settings(get_family("nb201"), width=4, cells=1)
     ({'width': 16, 'cells': 5}, {'width': 4, 'cells': 1})
 

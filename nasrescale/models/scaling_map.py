@@ -42,18 +42,33 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import Any, Iterator, Mapping, Protocol
 
+import networkx as nx
 from torch import nn
 
 from ..errors import ConfigError
-from ..families import KERNEL_RULES
-from ..topology import edge_kernel_factors, init_divisors, kernel_factor
+from ..space.families import KERNEL_RULES, CellFamily
+from ..space.topology import edge_kernel_factors, init_divisors, kernel_factor
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .network import CellNetwork
+__all__ = ["InitSpec", "ParamScale", "MappedNetwork", "SCALED_INIT_RULES", "build_scaling_map"]
 
-__all__ = ["InitSpec", "ParamScale", "SCALED_INIT_RULES", "build_scaling_map"]
+
+class MappedNetwork(Protocol):
+    """What the map reads of a network; :class:`~nasrescale.models.network.CellNetwork` is one
+    (the network imports this module, never the reverse)."""
+
+    graph: nx.DiGraph
+    family: CellFamily
+    stem: nn.Module
+    readout: nn.Module
+    released_fan_mode: str
+
+    def cells(self) -> list[Any]: ...
+
+    def skeleton_init_divisors(self) -> dict[nn.Module, tuple[float, float]]: ...
+
+    def named_modules(self) -> Iterator[tuple[str, nn.Module]]: ...
 
 #: init rules the map describes (``default`` is PyTorch's own init: nothing to describe)
 SCALED_INIT_RULES = ("in_degree", "in_degree_source")
@@ -109,7 +124,7 @@ class ParamScale:
     lr_factors: Mapping[str, float] = field(default_factory=dict)
 
 
-def _owner_roles(net: "CellNetwork") -> dict[nn.Module, tuple[str, tuple[int, int] | None, tuple[float, float]]]:
+def _owner_roles(net: MappedNetwork) -> dict[nn.Module, tuple[str, tuple[int, int] | None, tuple[float, float]]]:
     """Each conv/linear module -> (role, edge, (target divisor, source divisor))."""
     roles: dict[nn.Module, tuple[str, tuple[int, int] | None, tuple[float, float]]] = {}
     target = init_divisors(net.graph, net.family, "target")
@@ -128,7 +143,7 @@ def _owner_roles(net: "CellNetwork") -> dict[nn.Module, tuple[str, tuple[int, in
     return roles
 
 
-def build_scaling_map(net: "CellNetwork") -> dict[str, ParamScale]:
+def build_scaling_map(net: MappedNetwork) -> dict[str, ParamScale]:
     """The scaling map of ``net``: parameter name -> :class:`ParamScale`.
 
     Raises:

@@ -21,7 +21,7 @@ from ..data.types import ImageData
 from ..errors import ConfigError
 from ..models.fused import FusedNetwork
 from ..protocol import Protocol
-from ..topology import is_degenerate
+from ..space.topology import is_degenerate
 from .checkpoint import derive_fingerprint, identity_differences, identity_json
 from .engine import _check_args
 

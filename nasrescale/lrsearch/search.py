@@ -1,0 +1,192 @@
+"""The base-LR search (Chen et al., ICLR 2024, §4, step 1) as stored, resumable training jobs.
+
+The family's base architecture is trained for ``epochs`` (default 1) at every LR of a
+log-spaced grid with several seeds; each run is a :class:`~nasrescale.jobs.job.TrainJob` (so the
+store keys, resumes and never repeats it), and :func:`~nasrescale.lrsearch.select.select_lr` picks
+the largest LR that reaches the smallest final training loss. The same jobs, on other
+architectures, measure each one's "ground-truth" maximal LR for the validation pipeline
+(:mod:`nasrescale.lrsearch.validation`).
+
+A search run differs from its protocol only in ``lr`` (the grid value), ``epochs`` (the
+search's), ``schedule = "constant"`` (the LR under test is held; with one epoch a cosine
+stepped per epoch trains identically, and the distinct protocol keeps a search run from
+sharing its key -- and store row -- with a one-epoch pipeline job) and, where the
+protocol's warmup would not fit, ``warmup_epochs = 0``.
+
+>>> from nasrescale.protocol import load_protocol
+>>> s = LrSearchSettings(lr_min=0.1, lr_max=1.0, points=3, seeds=(0,))
+>>> [round(lr, 4) for lr in s.grid()], search_protocol(load_protocol("rescaled"), 0.1, s).epochs
+([0.1, 0.3162, 1.0], 1)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import ConfigError, DataError
+from ..jobs.job import DataSpec, TrainJob
+from ..protocol import Protocol
+from ..space.families import CellFamily
+from .select import DEFAULT_REL_TOL, Selection, log_grid, select_lr
+
+__all__ = ["LrSearchSettings", "search_protocol", "search_jobs", "losses_from_rows", "format_table",
+           "selection_json", "plot_selection", "SEARCH_PREFIX"]
+
+#: the store's ``protocol`` column of a search job: ``lr-search:<protocol label>``
+SEARCH_PREFIX = "lr-search:"
+
+
+@dataclass(frozen=True)
+class LrSearchSettings:
+    """``[lr_search]``: the grid and how each LR is tried.
+
+    Attributes:
+        lr_min: smallest LR of the grid.
+        lr_max: largest LR of the grid.
+        points: LRs in the grid, log-spaced (default 13: ``10^(1/4)`` steps from 0.01 to 10).
+        seeds: seeds per LR (the mean final loss over them is compared).
+        epochs: training epochs per run (the paper: 1).
+        rel_tol: relative tolerance of a tie between mean losses (default 0.01 = 1%).
+        arch: the architecture searched (``None``: the family's base architecture).
+    """
+
+    lr_min: float = 0.01
+    lr_max: float = 10.0
+    points: int = 13
+    seeds: tuple[int, ...] = (0, 1, 2)
+    epochs: int = 1
+    rel_tol: float = DEFAULT_REL_TOL
+    arch: str | None = None
+
+    def __post_init__(self) -> None:
+        log_grid(self.lr_min, self.lr_max, self.points)  # raises on a bad grid
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ConfigError(f"lr_search.seeds: expected distinct integers, got {list(self.seeds)}")
+        if self.epochs < 1:
+            raise ConfigError(f"lr_search.epochs: must be >= 1, got {self.epochs}")
+        if not (self.rel_tol >= 0 and math.isfinite(self.rel_tol)):
+            raise ConfigError(f"lr_search.rel_tol: must be >= 0, got {self.rel_tol}")
+
+    def grid(self) -> list[float]:
+        """The LRs tried, ascending."""
+        return log_grid(self.lr_min, self.lr_max, self.points)
+
+
+def search_protocol(protocol: Protocol, lr: float, settings: LrSearchSettings, **changes: Any) -> Protocol:
+    """``protocol`` as one search run uses it: ``lr`` held constant for the search's epochs
+    (warmup dropped if it would not fit), plus ``changes`` (e.g. ``lr_rule="fixed"`` for the validation runs)."""
+    warmup = protocol.warmup_epochs if protocol.warmup_epochs < settings.epochs else 0
+    return dataclasses.replace(protocol, lr=float(lr), epochs=settings.epochs, warmup_epochs=warmup,
+                               schedule="constant", **changes)
+
+
+def search_jobs(arch: str, family: CellFamily, data: DataSpec, protocol: Protocol, settings: LrSearchSettings,
+                label: str, width: int | None = None, cells: int | None = None,
+                **changes: Any) -> list[tuple[float, TrainJob]]:
+    """``(grid LR, job)`` for every LR x seed of the search of ``arch``.
+
+    Args:
+        arch: the architecture (any encoding).
+        family: its family.
+        data: the dataset.
+        protocol: the protocol whose LR is searched (its ``lr`` is replaced).
+        settings: the grid, seeds and epochs.
+        label: the store's protocol label of these jobs.
+        width: model width (``None``: the family's).
+        cells: cells per stage (``None``: the family's).
+        changes: further protocol changes (:func:`search_protocol`).
+    """
+    return [(lr, TrainJob(arch, family, data, search_protocol(protocol, lr, settings, **changes), seed, width,
+                          cells, label))
+            for lr in settings.grid() for seed in settings.seeds]
+
+
+def losses_from_rows(pairs: Sequence[tuple[float, str]], rows: Sequence[dict[str, Any]]) -> dict[float, list]:
+    """Final training loss per grid LR from store rows (``None`` where a run diverged).
+
+    Args:
+        pairs: ``(grid LR, job key)`` of the search's jobs.
+        rows: the store's job rows (:meth:`~nasrescale.store.write.Store.rows`).
+
+    Raises:
+        DataError: some jobs have no final result (failed or not run), naming how many.
+    """
+    by_key = {r["key"]: r for r in rows}
+    out: dict[float, list] = {}
+    missing = 0
+    for lr, key in pairs:
+        row = by_key.get(key)
+        if row is None or row["status"] not in ("done", "diverged"):
+            missing += 1
+            continue
+        loss = row["train_loss_last"]
+        ok = row["status"] == "done" and loss is not None and math.isfinite(loss)
+        out.setdefault(lr, []).append(loss if ok else None)
+    if missing:
+        raise DataError(f"LR search: {missing} of {len(pairs)} runs have no result (failed or not run); "
+                        "rerun to retry them (see `nasrescale status`)")
+    return out
+
+
+def format_table(sel: Selection) -> str:
+    """The loss-vs-LR table: one row per LR, mean and per-seed losses, the choice marked."""
+    lines = [f"{'lr':>10}  {'mean loss':>10}  per-seed final training loss"]
+    for lr in sel.grid:
+        mean = sel.mean_loss[lr]
+        seeds = "  ".join("diverged" if v is None else f"{v:.4f}" for v in sel.losses[lr])
+        mark = " <- chosen" if lr == sel.chosen_lr else (" (tie)" if lr in sel.tied else "")
+        mark += " (best)" if lr == sel.best_lr and lr != sel.chosen_lr else ""
+        lines.append(f"{lr:>10.4g}  {'diverged' if mean is None else f'{mean:.4f}':>10}  {seeds}{mark}")
+    lines.append(f"chosen lr = {sel.chosen_lr:g}: the largest LR within {100 * sel.rel_tol:g}% (relative) of the "
+                 f"smallest mean loss ({sel.mean_loss[sel.best_lr]:.4f} at lr {sel.best_lr:g}); diverged LRs lose")
+    if sel.edge_message():
+        lines.append("warning: " + sel.edge_message())  # type: ignore[operator]
+    return "\n".join(lines)
+
+
+def selection_json(sel: Selection, **extra: Any) -> dict[str, Any]:
+    """The selection as a JSON object (``chosen_lr``, ``grid``, ``losses``, ``per_lr``, ...)."""
+    return {"chosen_lr": sel.chosen_lr, "best_lr": sel.best_lr, "grid": sel.grid,
+            "losses": {f"{lr:g}": sel.losses[lr] for lr in sel.grid},
+            "per_lr": [{"lr": lr, "mean_loss": sel.mean_loss[lr], "losses": sel.losses[lr],
+                        "diverged": lr in sel.diverged, "tied": lr in sel.tied} for lr in sel.grid],
+            "diverged": sel.diverged, "tied": sel.tied, "rel_tol": sel.rel_tol, "edge": sel.edge,
+            "edge_message": sel.edge_message(), **extra}
+
+
+def plot_selection(sel: Selection, path: str | Path, title: str = "") -> Path:
+    """Write the loss-vs-LR plot (log LR axis; seeds as dots, mean as a line, diverged LRs as x
+    at the top, the choice as a dashed line) to ``path`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.0, 4.0), dpi=120)
+    finite = [v for lr in sel.grid for v in sel.losses[lr] if v is not None]
+    top = max(finite) * 1.05 if finite else 1.0
+    for lr in sel.grid:
+        vals = [v for v in sel.losses[lr] if v is not None]
+        ax.scatter([lr] * len(vals), vals, s=14, color="tab:blue", alpha=0.5, zorder=2)
+    ok = [lr for lr in sel.grid if sel.mean_loss[lr] is not None]
+    ax.plot(ok, [sel.mean_loss[lr] for lr in ok], "-o", color="tab:blue", ms=4, label="mean over seeds", zorder=3)
+    if sel.diverged:
+        ax.scatter(sel.diverged, [top] * len(sel.diverged), marker="x", color="tab:red", s=40, label="diverged")
+    ax.axvline(sel.chosen_lr, ls="--", color="tab:green", label=f"chosen lr = {sel.chosen_lr:g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel("final training loss (nats)")
+    ax.set_title(textwrap.fill(title or "base-LR search", 64), fontsize=9)  # long NB201 strings wrap
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,91 @@
+"""The ``[protocols.<label>]`` tables of a pipeline file, resolved to full :class:`Protocol` values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import from_table, to_table
+from ..errors import ConfigError
+from ..protocol import Protocol, load_protocol
+
+__all__ = ["ProtocolEntry", "protocol_entry"]
+
+
+@dataclass(frozen=True)
+class ProtocolEntry:
+    """One ``[protocols.<label>]`` table, resolved: the label and the full protocol."""
+
+    label: str
+    source: str
+    protocol: Protocol
+    search: bool = False  # base_lr = "search": protocol.lr is set by the run's LR search
+
+
+def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, kind: str = "retrain") -> ProtocolEntry:
+    """Resolve one ``[protocols.<label>]`` table: the named protocol, the table's overrides
+    (``base_lr`` is an alias of ``lr``; ``base_lr = "search"`` leaves ``lr`` unset and marks the
+    entry for the run's LR search), then the budget's ``epochs``/``batch_size``. An
+    ``lr_validation`` pipeline (``kind``) needs no base LR.
+
+    >>> from nasrescale.pipeline.spec import Budget
+    >>> e = protocol_entry("rescaled", {"protocol": "rescaled", "base_lr": 0.46}, Budget(epochs=3), None)
+    >>> e.label, e.protocol.lr, e.protocol.epochs, e.protocol.init
+    ('rescaled', 0.46, 3, 'in_degree')
+
+    Raises:
+        ConfigError: naming ``protocols.<label>.<key>``.
+    """
+    where = f"protocols.{label}"
+    if not label or not all(c.isalnum() or c in "_-" for c in label):
+        raise ConfigError(f"{where}: a protocol label must be letters, digits, _ or -")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table with `protocol = \"nb201\"` (or a .toml file) and overrides")
+    table = dict(table)
+    source = table.pop("protocol", None)
+    if not isinstance(source, str):
+        raise ConfigError(f"{where}.protocol: missing or not a string; a shipped protocol name or a .toml file")
+    typed = {"lr": "base_lr"} if "base_lr" in table else {}  # the user's spelling of a key, for errors
+    if "base_lr" in table:
+        if "lr" in table:
+            raise ConfigError(f"{where}: give base_lr or lr, not both (base_lr is an alias of lr)")
+        table["lr"] = table.pop("base_lr")
+    search = table.get("lr") == "search"
+    if search:
+        table.pop("lr")
+    path = Path(source)
+    if path.suffix and not path.is_absolute() and base_dir is not None:
+        source = str(base_dir / path)
+    try:
+        base = load_protocol(source)
+    except ConfigError as err:
+        raise ConfigError(f"{where}.protocol: {err}") from None
+    merged = {**to_table(base), **table}
+    for key in ("epochs", "batch_size"):
+        if getattr(budget, key) is not None:
+            merged[key] = getattr(budget, key)
+    try:
+        protocol = from_table(Protocol, merged, where)
+    except ConfigError as err:
+        raise ConfigError(_user_key_message(str(err), where, typed, budget)) from None
+    if protocol.lr is None and not search and kind == "retrain":
+        raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46, "
+                          "or base_lr = \"search\" (the LR search of [lr_search])")
+    return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search)
+
+
+def _user_key_message(message: str, where: str, typed: dict[str, str], budget: Any) -> str:
+    """A :class:`Protocol` check's message (``protocol.<key>: ...``) renamed to the key the user
+    typed: ``budget.<key>`` for a budget override, else ``<where>.<key>`` (``base_lr`` if spelt so).
+
+    >>> _user_key_message("protocol.lr: value -1.0 is out of range", "protocols.r", {"lr": "base_lr"}, None)
+    'protocols.r.base_lr: value -1.0 is out of range'
+    """
+    head, sep, rest = message.partition(":")
+    if not head.startswith("protocol.") or not sep:
+        return message
+    key = head[len("protocol."):]
+    if key in ("epochs", "batch_size") and getattr(budget, key, None) is not None:
+        return f"budget.{key}:{rest}"
+    return f"{where}.{typed.get(key, key)}:{rest}"

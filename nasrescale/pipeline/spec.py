@@ -1,0 +1,246 @@
+"""Pipeline files: which architectures to retrain, under which protocols and seeds, on what.
+
+A pipeline is a TOML file (``pipelines/*.toml``) read into frozen dataclasses with
+:mod:`nasrescale.config`; every unknown key or bad value is a :class:`ConfigError` naming its
+key path and the allowed keys or values. ``--set a.b=value`` overrides any key
+(``--set budget.epochs=3``, ``--set executor.kind=ray``, ``--set protocols.rescaled.base_lr=0.3``)::
+
+    [pipeline]
+    name = "quickstart"          # results go to results/<name>/
+    family = "nb201"             # cell family (default nb201; or family_file = "path.toml" alone)
+    seeds = [0, 1]
+    reference = "nb201:cifar10"  # what `report` compares against (a CSV path, or "none")
+
+    [data]                       # name, path, test_split (full | x-test | x-valid)
+    name = "cifar10-subset"
+
+    [archs]                      # select = uniform | stratified | list | file
+    select = "uniform"
+    count = 12                   # cells in all, `include` first
+    seed = 0
+    include = ["|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"]
+
+    [protocols.default]          # label -> shipped protocol name or .toml file + overrides
+    protocol = "nb201"
+    [protocols.rescaled]
+    protocol = "rescaled"
+    base_lr = 0.46               # alias of the protocol's `lr`; "search": run the LR search first
+
+    [lr_search]                  # the grid of base_lr = "search" and of kind = "lr_validation"
+    lr_min = 0.01                # (nasrescale.lrsearch.search.LrSearchSettings)
+
+    [budget]                     # epochs, batch_size (every protocol), width, cells, train_subset, test_subset
+    epochs = 4
+
+    [executor]                   # nasrescale.executors.ExecutorSettings
+    kind = "local"
+
+>>> p = load_pipeline("quickstart", ["budget.epochs=2"])
+>>> p.pipeline.name, [e.label for e in p.protocols], p.protocols[0].protocol.epochs
+('quickstart', ['default', 'rescaled'], 2)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..config import from_table, parse_override, read_toml_file, set_in_table, to_table
+from ..errors import ConfigError, NasRescaleError
+from ..executors.base import ExecutorSettings
+from ..fileio import shipped_toml_dir
+from ..jobs.job import DataSpec, TrainJob
+from ..lrsearch.search import LrSearchSettings
+from ..lrsearch.validation import ValidationSettings, validation_plan
+from .protocols import ProtocolEntry, protocol_entry
+from .tables import ArchSettings, Budget, DataSettings, PipelineSettings
+
+__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry", "Pipeline",
+           "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
+
+
+_SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
+             "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings}
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A resolved pipeline (see the module docstring)."""
+
+    pipeline: PipelineSettings
+    data: DataSettings
+    archs: ArchSettings
+    budget: Budget
+    executor: ExecutorSettings
+    protocols: tuple[ProtocolEntry, ...]
+    source: str | None = None
+    lr_search: LrSearchSettings = LrSearchSettings()
+    validation: ValidationSettings = ValidationSettings()
+
+    @property
+    def name(self) -> str:
+        """The pipeline's name (its results folder)."""
+        return self.pipeline.name
+
+    def family(self) -> Any:
+        """The :class:`~nasrescale.space.families.CellFamily`."""
+        from ..space.registry import family_names_in, resolve_family
+
+        if not self.pipeline.family_file:
+            return resolve_family(self.pipeline.family or "nb201")
+        path = self._relative(self.pipeline.family_file)
+        try:
+            defined = family_names_in(path)
+        except NasRescaleError as err:
+            raise ConfigError(f"pipeline.family_file: {err}") from None
+        named = self.pipeline.family
+        if named is not None and named not in defined:
+            raise ConfigError(
+                f"pipeline.family = {named!r} but pipeline.family_file = {self.pipeline.family_file!r} defines "
+                f"{', '.join(map(repr, defined)) or 'no family'}; drop pipeline.family (the file then defines the "
+                "family) or make the two agree")
+        if named is None and len(defined) != 1:
+            raise ConfigError(f"pipeline.family_file = {self.pipeline.family_file!r} defines {len(defined)} families "
+                              f"({', '.join(defined)}); choose one with pipeline.family")
+        return resolve_family(named or defined[0], [path])
+
+    def _relative(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() or self.source is None else Path(self.source).parent / p
+
+    def data_spec(self) -> DataSpec:
+        """The jobs' :class:`DataSpec`."""
+        return DataSpec(self.data.name, self.data.path, self.data.test_split, self.budget.train_subset,
+                        self.budget.test_subset)
+
+    def arch_list(self) -> list[str]:
+        """The selected architectures, canonical, in selection order."""
+        from ..space.selection import select_archs
+
+        base = None if self.source is None else Path(self.source).parent
+        return select_archs(self.archs, self.family(), self.data.name, base)
+
+    def needs_search(self) -> bool:
+        """Whether some protocol's base LR comes from the LR search (``base_lr = "search"``)."""
+        return self.pipeline.kind == "retrain" and any(e.search for e in self.protocols)
+
+    def with_base_lrs(self, lrs: dict[str, float]) -> "Pipeline":
+        """A copy whose protocols ``lrs`` names (label -> base LR) use that LR."""
+        entries = tuple(dataclasses.replace(e, protocol=dataclasses.replace(e.protocol, lr=lrs[e.label]))
+                        if e.label in lrs else e for e in self.protocols)
+        return dataclasses.replace(self, protocols=entries)
+
+    def jobs(self, archs: Sequence[str] | None = None) -> list[TrainJob]:
+        """Every job: architecture x protocol x seed (``lr_validation``: architecture x grid LR
+        x search seed, :meth:`validation_plan`)."""
+        if self.pipeline.kind == "lr_validation":
+            return self.validation_plan(self.arch_list() if archs is None else archs)[1]
+        unresolved = [e.label for e in self.protocols if e.protocol.lr is None]
+        if unresolved:
+            raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
+                              "(nasrescale run); no jobs before it")
+        family, data = self.family(), self.data_spec()
+        return [TrainJob(arch, family, data, entry.protocol, seed, self.budget.width, self.budget.cells, entry.label)
+                for arch in (self.arch_list() if archs is None else archs)
+                for entry in self.protocols for seed in self.pipeline.seeds]
+
+    def validation_plan(self, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
+        """An ``lr_validation`` pipeline's plan and jobs (:func:`nasrescale.lrsearch.validation.validation_plan`)."""
+        return validation_plan(archs, self.family(), self.protocols, self.data_spec(), self.lr_search,
+                               self.validation.kernels, self.budget.width, self.budget.cells)
+
+    def resolved(self, archs: Sequence[str]) -> dict[str, Any]:
+        """The whole resolved pipeline as JSON (saved with the run)."""
+        out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS}
+        if self.pipeline.kind == "retrain":  # unused tables stay out: older stores keep their identity
+            out["pipeline"].pop("kind")
+            out.pop("validation")
+            if not self.needs_search():
+                out.pop("lr_search")
+        out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {})}
+                            for e in self.protocols}
+        out["arch_list"] = list(archs)
+        out["pipeline"]["family"] = self.family().name  # family_file alone: the file's family, by name
+        out["family_digest"] = self.family().digest()
+        return out
+
+    def identity(self, archs: Sequence[str]) -> dict[str, Any]:
+        """What determines the run's results: :meth:`resolved` without the executor, data path,
+        description and reference (changing those never changes a stored result)."""
+        out = self.resolved(archs)
+        out.pop("executor")
+        out["data"].pop("path", None)
+        for key in ("description", "reference"):
+            out["pipeline"].pop(key, None)
+        return out
+
+
+def pipeline_names() -> list[str]:
+    """Names of the shipped pipelines."""
+    folder = shipped_toml_dir("pipelines")
+    return sorted(p.stem for p in folder.glob("*.toml")) if folder else []
+
+
+def resolve_pipeline_path(name_or_path: str | Path) -> Path:
+    """A pipeline file: an existing path, else a shipped pipeline's name.
+
+    Raises:
+        ConfigError: neither (naming the shipped pipelines).
+    """
+    path = Path(name_or_path).expanduser()
+    if path.is_file():
+        return path
+    folder = shipped_toml_dir("pipelines")
+    if folder is not None and not path.suffix and (folder / f"{path.name}.toml").is_file() and len(path.parts) == 1:
+        return folder / f"{path.name}.toml"
+    raise ConfigError(f"no pipeline file {str(name_or_path)!r}; pass a .toml path or one of the shipped "
+                      f"pipelines: {', '.join(pipeline_names()) or 'none'}")
+
+
+def _apply_overrides(doc: dict[str, Any], overrides: Sequence[str]) -> None:
+    for text in overrides:
+        path, value = parse_override(text)
+        if path[0] not in (*_SECTIONS, "protocols"):
+            raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join((*_SECTIONS, 'protocols'))}")
+        if len(path) < 2:
+            raise ConfigError(f"--set {text!r}: give a key inside the table, e.g. {path[0]}.KEY=VALUE")
+        set_in_table(doc, path, value, text)
+
+
+def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pipeline:
+    """Read a pipeline file (or a shipped pipeline by name), apply ``--set`` overrides, check it.
+
+    Raises:
+        ConfigError: an unreadable file, an unknown table or key, a bad value (named by its key
+            path, with the allowed keys or values).
+    """
+    path = resolve_pipeline_path(name_or_path)
+    doc = read_toml_file(path, "pipeline")
+    _apply_overrides(doc, overrides)
+    allowed = (*_SECTIONS, "protocols")
+    for key in doc:
+        if key not in allowed:
+            raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(allowed)}")
+    if not isinstance(doc.get("pipeline"), dict):
+        raise ConfigError("pipeline: missing [pipeline] table (with at least name = \"...\")")
+    sections = {}
+    for name, cls in _SECTIONS.items():
+        table = doc.get(name, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{name}: expected a table")
+        sections[name] = from_table(cls, table, name)
+    protocols = doc.get("protocols")
+    if not isinstance(protocols, dict) or not protocols:
+        raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
+    kind = sections["pipeline"].kind
+    entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, kind) for label, t in protocols.items())
+    seen: dict[str, str] = {}
+    for e in entries:
+        text = repr(sorted(to_table(e.protocol).items()))
+        if text in seen:
+            raise ConfigError(f"protocols.{e.label}: resolves to the same protocol as protocols.{seen[text]}; "
+                              "their jobs would be the same jobs")
+        seen[text] = e.label
+    return Pipeline(**sections, protocols=entries, source=str(path))

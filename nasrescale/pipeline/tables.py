@@ -1,0 +1,99 @@
+"""The plain tables of a pipeline file: ``[pipeline]``, ``[data]``, ``[archs]`` and ``[budget]``.
+
+Frozen dataclasses read with :mod:`nasrescale.config` (see :mod:`nasrescale.pipeline.spec`, which
+re-exports them); each checks its own values and raises :class:`ConfigError` naming the key.
+
+>>> Budget(epochs=3).epochs, ArchSettings().select
+(3, 'uniform')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import ConfigError
+
+__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget"]
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    """``[pipeline]``: name (results folder), family, seeds, the reference to compare with, and
+    the kind: ``retrain`` (architectures x protocols x seeds) or ``lr_validation`` (each
+    architecture's maximal LR grid-searched and compared with the predicted one,
+    :mod:`nasrescale.lrsearch.validation`)."""
+
+    name: str
+    kind: Literal["retrain", "lr_validation"] = "retrain"
+    description: str = ""
+    family: str | None = None  # None: the family of family_file, else nb201
+    family_file: str | None = None
+    seeds: tuple[int, ...] = (0,)
+    reference: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name or not all(c.isalnum() or c in "_-." for c in self.name) or self.name.startswith("."):
+            raise ConfigError(f"pipeline.name: {self.name!r} must be letters, digits, _, - or . (it names a folder)")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ConfigError(f"pipeline.seeds: expected distinct integers, got {list(self.seeds)}")
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    """``[data]``: the dataset, where its files are (not part of any result's identity) and the test split."""
+
+    name: str = "cifar10-subset"
+    path: str | None = None
+    test_split: Literal["full", "x-test", "x-valid"] | None = None
+
+
+@dataclass(frozen=True)
+class ArchSettings:
+    """``[archs]``: how the architectures are chosen.
+
+    Attributes:
+        select: ``uniform`` (a seeded uniform sample of the family's space), ``stratified``
+            (one cell per equal-size stratum of benchmark accuracy), ``list`` (``names``) or
+            ``file`` (one architecture per line).
+        count: cells in all for ``uniform``/``stratified`` (``include`` counts towards it).
+        seed: seed of the draw.
+        include: cells always taken (e.g. a degenerate one), any encoding.
+        names: the architectures of ``select = "list"``.
+        file: the file of ``select = "file"`` (relative to the pipeline file).
+        stratify_by: benchmark column for ``stratified`` (default: the pipeline's dataset).
+    """
+
+    select: Literal["uniform", "stratified", "list", "file"] = "uniform"
+    count: int = 12
+    seed: int = 0
+    include: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    file: str | None = None
+    stratify_by: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ConfigError(f"archs.count: must be >= 1, got {self.count}")
+        if self.select == "list" and not self.names:
+            raise ConfigError("archs.names: select = \"list\" needs a non-empty list of architectures")
+        if self.select == "file" and not self.file:
+            raise ConfigError("archs.file: select = \"file\" needs a file with one architecture per line")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """``[budget]``: overrides of every protocol (epochs, batch size) and the model/data size."""
+
+    epochs: int | None = None
+    batch_size: int | None = None
+    width: int | None = None
+    cells: int | None = None
+    train_subset: int | None = None
+    test_subset: int | None = None
+
+    def __post_init__(self) -> None:
+        for key in ("epochs", "batch_size", "width", "cells", "train_subset", "test_subset"):
+            value = getattr(self, key)
+            if value is not None and value < 1:
+                raise ConfigError(f"budget.{key}: must be a positive integer, got {value}")

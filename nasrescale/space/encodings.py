@@ -1,0 +1,280 @@
+"""Architecture encodings to and from the one canonical form.
+
+The canonical form of a cell is a :class:`networkx.DiGraph` on nodes ``0..n-1`` (node 0 the
+cell input, ``n-1`` its output) whose edges ``u -> v`` (``u < v``) carry the op name in the
+edge attribute ``op``. In a family with a zero op every pair ``u < v`` has an edge (absent
+edges are the zero op), so all three encodings describe the same graphs:
+
+* ``nb201``: ``|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|...|`` -- one ``|``-delimited
+  group per target node 1..n-1, listing ``op~source``;
+* ``digits``: ``3_34_131`` -- the paper code's form: one group per target node with one digit
+  per source node ``0..v-1``, the digit being the op's index in the family's op order;
+* ``edges``: JSON, ``{"nodes": 4, "edges": [[0, 1, "nor_conv_3x3"], ...]}`` or a bare edge list;
+  the form for families of any node count. Output lists only non-zero edges.
+
+>>> from nasrescale.space.registry import get_family
+>>> nb201 = get_family("nb201")
+>>> g = parse_arch("3_34_131", nb201)
+>>> format_arch(g, nb201)
+'|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|'
+>>> format_arch(g, nb201, "digits")
+'3_34_131'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+import networkx as nx
+
+from ..errors import ArchError
+from .families import ENCODINGS, CellFamily
+
+__all__ = ["parse_arch", "format_arch", "make_graph", "as_graph", "detect_encoding"]
+
+_DIGITS = re.compile(r"\d+(_\d+)*")
+
+
+def detect_encoding(text: str) -> str:
+    """Guess the encoding of an architecture string from its first character.
+
+    >>> detect_encoding("|skip_connect~0|+|none~0|none~1|")
+    'nb201'
+    >>> detect_encoding("2_02_002")
+    'digits'
+    """
+    head = text.lstrip()[:1]
+    if head == "|":
+        return "nb201"
+    if head in "[{" and head:
+        return "edges"
+    if head.isdigit():
+        return "digits"
+    raise ArchError(
+        f"cannot tell the encoding of {_short(text)!r}: expected an NB201 string "
+        "('|op~0|+|op~0|op~1|'), a digit string ('3_34_131') or a JSON edge list "
+        "('[[0, 1, \"op\"], ...]')"
+    )
+
+
+def parse_arch(text: str, family: CellFamily, encoding: str | None = None, *, complete: bool = False) -> nx.DiGraph:
+    """Parse an architecture string of ``family`` into the canonical graph.
+
+    Args:
+        text: the string (surrounding whitespace is ignored).
+        family: the cell family it belongs to.
+        encoding: ``nb201``, ``digits`` or ``edges``; detected from the text when ``None``.
+        complete: NB201 strings only: accept a node group that omits sources and give them the
+            family's zero op. Off by default: a short group is an error, so a typo cannot
+            change the architecture (every node's group must list ``op~0 .. op~(v-1)``).
+
+    Raises:
+        ArchError: naming the offending token and the family's allowed values.
+    """
+    if not isinstance(text, str):
+        raise ArchError(f"architecture must be a string, got {type(text).__name__}")
+    stripped = text.strip()
+    if not stripped:
+        raise ArchError(f"empty architecture string; a {family.name} example: {family.base}")
+    encoding = encoding or detect_encoding(stripped)
+    if encoding == "nb201":
+        n, edges = _parse_nb201(stripped, family, complete)
+    elif encoding == "digits":
+        n, edges = _parse_digits(stripped, family)
+    elif encoding == "edges":
+        n, edges = _parse_edges(stripped, family)
+    else:
+        raise ArchError(f"unknown encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
+    return make_graph(edges, family, n)
+
+
+def format_arch(graph: nx.DiGraph, family: CellFamily, encoding: str | None = None) -> str:
+    """Write a canonical graph in ``encoding`` (default: the family's)."""
+    encoding = encoding or family.encoding
+    n = graph.number_of_nodes()
+    if encoding == "nb201":
+        groups = (
+            "|" + "|".join(f"{graph.edges[u, v]['op']}~{u}" for u in sorted(graph.predecessors(v))) + "|"
+            for v in range(1, n)
+        )
+        return "+".join(groups)
+    if encoding == "digits":
+        if len(family.ops) > 10:
+            raise ArchError(f"family {family.name!r} has {len(family.ops)} ops; digit strings allow at most 10")
+        groups = []
+        for v in range(1, n):
+            digits = []
+            for u in range(v):
+                if not graph.has_edge(u, v):
+                    raise ArchError(
+                        f"edge {u}->{v} is absent and family {family.name!r} has no zero op; "
+                        "write this cell as an edge list"
+                    )
+                digits.append(str(family.op_index(graph.edges[u, v]["op"])))
+            groups.append("".join(digits))
+        return "_".join(groups)
+    if encoding == "edges":
+        edges = [[u, v, d["op"]] for u, v, d in sorted(graph.edges(data=True)) if not family.op(d["op"]).zero]
+        return json.dumps({"nodes": n, "edges": edges}, separators=(",", ":"))
+    raise ArchError(f"unknown encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
+
+
+def make_graph(edges: Iterable[tuple[int, int, str]], family: CellFamily, nodes: int | None = None) -> nx.DiGraph:
+    """Build and check the canonical graph from ``(source, target, op)`` triples.
+
+    Absent pairs are filled with the family's zero op, if it has one.
+
+    Raises:
+        ArchError: for an unknown op, an out-of-range or non-increasing edge, a cycle,
+            a duplicate edge or a node count the family does not allow.
+    """
+    edges = list(edges)
+    for u, v, _ in edges:
+        for idx in (u, v):
+            if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+                raise ArchError(f"node index {idx!r} in edge {u!r}->{v!r} is not a non-negative integer")
+    n = nodes if nodes is not None else (family.nodes or 1 + max((max(u, v) for u, v, _ in edges), default=0))
+    if family.nodes is not None and n != family.nodes:
+        raise ArchError(f"family {family.name!r} cells have {family.nodes} nodes, got {n}")
+    if n < 2:
+        raise ArchError(f"a cell needs at least 2 nodes (input and output), got {n}")
+    seen: set[tuple[int, int]] = set()
+    for u, v, op in edges:
+        for idx in (u, v):
+            if idx >= n:
+                raise ArchError(f"node index {idx!r} in edge {u}->{v} is out of range 0..{n - 1}")
+        family.op(op)  # raises with the allowed ops
+        if (u, v) in seen:
+            raise ArchError(f"duplicate edge {u}->{v}: each pair of nodes has at most one op")
+        seen.add((u, v))
+    backwards = [(u, v) for u, v, _ in edges if u >= v]
+    if backwards:
+        probe = nx.DiGraph((u, v) for u, v, _ in edges)
+        try:
+            cycle = nx.find_cycle(probe)
+        except nx.NetworkXNoCycle:
+            cycle = None
+        if cycle:
+            path = "->".join(str(e[0]) for e in cycle) + f"->{cycle[0][0]}"
+            raise ArchError(f"cell has a cycle {path}; a cell must be a DAG with edges from lower to higher node ids")
+        u, v = backwards[0]
+        raise ArchError(f"edge {u}->{v}: the source must be smaller than the target (nodes are numbered in topological order)")
+    graph = nx.DiGraph(family=family.name)
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((u, v, {"op": op}) for u, v, op in edges)
+    zero = family.zero_op
+    if zero is not None:
+        graph.add_edges_from((u, v, {"op": zero}) for v in range(n) for u in range(v) if not graph.has_edge(u, v))
+    return graph
+
+
+def as_graph(arch: str | nx.DiGraph, family: CellFamily) -> nx.DiGraph:
+    """Accept an architecture string or a graph and return the checked canonical graph."""
+    if isinstance(arch, nx.DiGraph):
+        if set(arch.nodes) != set(range(arch.number_of_nodes())):
+            raise ArchError(f"graph nodes must be 0..n-1, got {sorted(arch.nodes)}")
+        missing = [(u, v) for u, v, d in arch.edges(data=True) if "op" not in d]
+        if missing:
+            raise ArchError(f"edge {missing[0][0]}->{missing[0][1]} has no 'op' attribute")
+        return make_graph(((u, v, d["op"]) for u, v, d in arch.edges(data=True)), family, arch.number_of_nodes())
+    return parse_arch(arch, family)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _parse_nb201(text: str, family: CellFamily, complete: bool = False) -> tuple[int, list[tuple[int, int, str]]]:
+    edges: list[tuple[int, int, str]] = []
+    groups = text.split("+")
+    for gi, group in enumerate(groups):
+        target = gi + 1
+        start = len(edges)
+        if len(group) < 2 or group[0] != "|" or group[-1] != "|":
+            what = "empty group" if not group else f"group {group!r}"
+            raise ArchError(
+                f"{what} (node {target}) in {_short(text)!r}: each node's group must look like "
+                f"'|op~source|op~source|' and groups are joined by '+'"
+            )
+        inner = group[1:-1]
+        for token in inner.split("|") if inner else []:
+            op, sep, src = token.partition("~")
+            if not sep or not src.isdigit() or "~" in src:
+                raise ArchError(f"token {token!r} (node {target}) is not 'op~source', e.g. 'nor_conv_3x3~0'")
+            source = int(src)
+            try:
+                family.op(op)
+            except ArchError as err:
+                raise ArchError(f"token {token!r} (node {target}): {err}") from None
+            if source >= target:
+                raise ArchError(
+                    f"token {token!r}: source {source} is not smaller than its target node {target}"
+                )
+            edges.append((source, target, op))
+        if not complete and family.zero_op is not None:
+            _require_full_group(group, target, [u for u, _, _ in edges[start:]], family)
+    return len(groups) + 1, edges
+
+
+def _require_full_group(group: str, target: int, sources: list[int], family: CellFamily) -> None:
+    """An NB201 group must name every source ``0..target-1`` (absent edges as the zero op);
+    a repeated source is left to :func:`make_graph`, which names the duplicate edge."""
+    if len(set(sources)) != len(sources):
+        return
+    missing = [u for u in range(target) if u not in sources]
+    if missing:
+        fill = "|".join(f"{family.zero_op}~{u}" for u in missing)
+        raise ArchError(
+            f"group {group!r} (node {target}) lacks source(s) {', '.join(map(str, missing))}: every node's group "
+            f"must list one op per source node 0..{target - 1}; write an absent edge as {family.zero_op}~SOURCE "
+            f"(here add {fill}), or parse with complete=True to fill them with {family.zero_op}"
+        )
+
+
+def _parse_digits(text: str, family: CellFamily) -> tuple[int, list[tuple[int, int, str]]]:
+    if not _DIGITS.fullmatch(text):
+        bad = next((c for c in text if not (c.isdigit() or c == "_")), None)
+        detail = f"character {bad!r}" if bad else "empty group"
+        raise ArchError(f"digit string {_short(text)!r} has a {detail}; expected groups of digits joined by '_', e.g. '3_34_131'")
+    names = family.op_names
+    edges: list[tuple[int, int, str]] = []
+    for gi, group in enumerate(text.split("_")):
+        target = gi + 1
+        if len(group) != target:
+            raise ArchError(
+                f"group {group!r} (node {target}) has {len(group)} digits; it needs {target}, "
+                f"one per source node 0..{target - 1}"
+            )
+        for source, digit in enumerate(group):
+            code = int(digit)
+            if code >= len(names):
+                allowed = ", ".join(f"{i}={name}" for i, name in enumerate(names))
+                raise ArchError(f"digit {digit!r} in group {group!r} is not an op of family {family.name!r}; allowed: {allowed}")
+            edges.append((source, target, names[code]))
+    return len(text.split("_")) + 1, edges
+
+
+def _parse_edges(text: str, family: CellFamily) -> tuple[int | None, list[tuple[int, int, str]]]:
+    try:
+        doc: Any = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ArchError(f"edge list is not valid JSON ({err.msg} at character {err.pos}): {_short(text)!r}") from None
+    nodes = None
+    if isinstance(doc, dict):
+        unknown = sorted(set(doc) - {"nodes", "edges"})
+        if unknown:
+            raise ArchError(f"unknown key {unknown[0]!r} in edge-list object; allowed keys: nodes, edges")
+        nodes = doc.get("nodes")
+        if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, int)):
+            raise ArchError(f"'nodes' must be an integer, got {nodes!r}")
+        doc = doc.get("edges", [])
+    if not isinstance(doc, list):
+        raise ArchError("edge list must be a JSON list of [source, target, op] triples")
+    edges = []
+    for item in doc:
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[2], str)):
+            raise ArchError(f"edge {json.dumps(item)} is not a [source, target, \"op\"] triple")
+        edges.append((item[0], item[1], item[2]))
+    return nodes, edges

@@ -1,0 +1,287 @@
+"""Cell families: a search space described by a TOML file in ``cells/``.
+
+A family file names the ops (each bound to a registered op kind, see :mod:`nasrescale.space.ops`),
+the node count, the default string encoding, the path-depth offset, the base architecture
+of the LR rule, the kernel rule, and the macro skeleton the model builder wraps the cell in::
+
+    [family]
+    name = "nb201"
+    nodes = 4                 # node 0 = cell input, node nodes-1 = cell output
+    encoding = "nb201"        # default string form: nb201 | digits | edges
+    depth_offset = 1          # L_p = depth_offset + sum of relu_depth along p
+    base = "|skip_connect~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"
+    kernel_rule = "none"      # none | network | per_layer   (paper eq. 9)
+    kernel_base = 3           # q_base of the kernel factor q_base / q
+
+    [[ops]]                   # order matters: it is the digit code of the paper's strings
+    name = "none"
+    kind = "zero"
+
+    [macro]
+    kind = "nb201"            # the network skeleton; its keys are checked by the builder
+
+:func:`parse_family` turns the TOML text into a :class:`CellFamily`; discovery and the
+checks that need the parser (the base architecture) live in :mod:`nasrescale.space.registry`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+from ..errors import ArchError, FamilyError
+from .ops import CellOp, get_op_kind
+
+__all__ = ["CellFamily", "parse_family", "read_family_file", "ENCODINGS", "KERNEL_RULES"]
+
+ENCODINGS = ("nb201", "digits", "edges")
+KERNEL_RULES = ("none", "network", "per_layer")
+
+_FAMILY_KEYS = {
+    "name": "required: the family's name (letters, digits, _ and -)",
+    "description": "one line shown by `nasrescale cells`",
+    "nodes": "number of cell nodes, input and output included (omit: any count)",
+    "encoding": f"default string encoding, one of {', '.join(ENCODINGS)}",
+    "depth_offset": "required: integer added to every path's ReLU count",
+    "base": "required: the base architecture of the LR rule",
+    "kernel_rule": f"one of {', '.join(KERNEL_RULES)}",
+    "kernel_base": "q_base of the kernel factor (default 3)",
+    "imports": "modules to import first (they register new op kinds)",
+}
+_OP_KEYS = ("name", "kind", "kernel")
+
+
+@dataclass(frozen=True, eq=False)
+class CellFamily:
+    """A cell search space. Immutable; hashed by identity (one object per loaded file).
+
+    Attributes:
+        name: family name used by ``--family``.
+        ops: the ops, in digit-code order.
+        depth_offset: added to the ReLU count of every path (NB201: 1; MLP/CNN DAGs: 3).
+        base: base architecture string (LR scale 1 by definition).
+        nodes: node count, or ``None`` when any count is allowed.
+        encoding: default string encoding for output.
+        kernel_rule: default kernel-factor rule (``none``/``network``/``per_layer``).
+        kernel_base: ``q_base`` in the factor ``q_base / q``.
+        macro: the ``[macro]`` table (skeleton kind and its settings), read-only.
+        description: one line of prose.
+        source: the file it was read from, if any.
+    """
+
+    name: str
+    ops: tuple[CellOp, ...]
+    depth_offset: int
+    base: str
+    nodes: int | None = None
+    encoding: str = "edges"
+    kernel_rule: str = "none"
+    kernel_base: int = 3
+    macro: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    description: str = ""
+    source: Path | None = None
+
+    @property
+    def op_names(self) -> tuple[str, ...]:
+        """Op names in digit-code order."""
+        return tuple(op.name for op in self.ops)
+
+    @property
+    def zero_op(self) -> str | None:
+        """Name of the family's zero op (used for absent edges), or ``None``."""
+        return next((op.name for op in self.ops if op.zero), None)
+
+    def __post_init__(self) -> None:
+        # name -> op lookup table; object.__setattr__ because the dataclass is frozen
+        object.__setattr__(self, "_by_name", {op.name: op for op in self.ops})
+
+    def __deepcopy__(self, memo: dict) -> "CellFamily":
+        return self  # immutable: copies of a model share their family
+
+    def __reduce__(self) -> tuple:
+        # pickling (torch.save of a model, Ray tasks): the read-only macro view travels as a dict
+        fields = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        fields["macro"] = dict(self.macro)
+        return (_rebuild_family, (fields,))
+
+    def digest(self) -> str:
+        """Content hash (16 hex digits) of everything in the family that can change a result.
+
+        Covers the name, ops (name, kind, kernel), node count, depth offset, base architecture,
+        kernel rule and base, and the macro table; not the description or the file's location.
+        Run keys and checkpoints use it to tell two versions of a family apart.
+
+        >>> from nasrescale.space.registry import get_family
+        >>> nb = get_family("nb201")
+        >>> len(nb.digest()), nb.digest() == get_family("nb201").digest()
+        (16, True)
+        >>> import dataclasses
+        >>> dataclasses.replace(nb, kernel_rule="per_layer").digest() != nb.digest()
+        True
+        """
+        import hashlib
+        import json
+
+        content = {
+            "name": self.name, "ops": [[op.name, op.kind.name, op.kernel] for op in self.ops],
+            "nodes": self.nodes, "depth_offset": self.depth_offset, "base": self.base,
+            "kernel_rule": self.kernel_rule, "kernel_base": self.kernel_base,
+            "macro": {k: self.macro[k] for k in sorted(self.macro)},
+        }
+        return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def op(self, name: str) -> CellOp:
+        """The op called ``name``.
+
+        Raises:
+            ArchError: naming the family's allowed ops, if ``name`` is not one of them.
+        """
+        op = self._by_name.get(name)  # type: ignore[attr-defined]
+        if op is not None:
+            return op
+        raise ArchError(
+            f"unknown op {name!r} for family {self.name!r}; allowed ops: {', '.join(self.op_names)}"
+        )
+
+    def op_index(self, name: str) -> int:
+        """Digit code of op ``name`` (its position in :attr:`ops`)."""
+        return self.op_names.index(self.op(name).name)
+
+
+def _where(source: str, key: str) -> str:
+    return f"{source}: {key}"
+
+
+def _check_keys(table: Mapping[str, Any], allowed: Any, source: str, prefix: str) -> None:
+    where = f"[{prefix.rstrip('.')}]" if prefix else "at the top level"
+    for key in table:
+        if key not in allowed:
+            raise FamilyError(f"{_where(source, prefix + key)}: unknown key; allowed keys {where}: {', '.join(allowed)}")
+
+
+def _typed(table: Mapping[str, Any], key: str, typ: type, source: str, prefix: str,
+           default: Any = ..., positive: bool = False) -> Any:
+    if key not in table:
+        if default is ...:
+            raise FamilyError(f"{_where(source, prefix + key)}: missing required key")
+        return default
+    value = table[key]
+    if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+        raise FamilyError(
+            f"{_where(source, prefix + key)}: expected {typ.__name__}, got {value!r}"
+        )
+    if positive and value <= 0:
+        raise FamilyError(f"{_where(source, prefix + key)}: must be positive, got {value!r}")
+    return value
+
+
+def _parse_ops(raw: Any, source: str) -> tuple[CellOp, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise FamilyError(f"{source}: ops: expected one or more [[ops]] tables")
+    ops: list[CellOp] = []
+    for i, table in enumerate(raw):
+        prefix = f"ops[{i}]."
+        if not isinstance(table, dict):
+            raise FamilyError(f"{_where(source, prefix[:-1])}: expected a table")
+        _check_keys(table, _OP_KEYS, source, prefix)
+        name = _typed(table, "name", str, source, prefix)
+        if not name or any(c in name for c in "|~+[]{},\"' \t"):
+            raise FamilyError(
+                f"{_where(source, prefix + 'name')}: {name!r} is empty or has a character "
+                "reserved by the encodings (| ~ + brackets quotes commas spaces)"
+            )
+        if name in (op.name for op in ops):
+            raise FamilyError(f"{_where(source, prefix + 'name')}: op {name!r} defined twice")
+        kind_name = _typed(table, "kind", str, source, prefix)
+        try:
+            kind = get_op_kind(kind_name)
+        except FamilyError as err:
+            raise FamilyError(f"{_where(source, prefix + 'kind')}: {err}") from None
+        kernel = _typed(table, "kernel", int, source, prefix, default=None, positive=True)
+        if kind.needs_kernel and kernel is None:
+            raise FamilyError(f"{_where(source, prefix + 'kernel')}: op kind {kind.name!r} needs a kernel size")
+        if not kind.needs_kernel and kernel is not None:
+            raise FamilyError(f"{_where(source, prefix + 'kernel')}: op kind {kind.name!r} takes no kernel")
+        ops.append(CellOp(name, kind, kernel))
+    return tuple(ops)
+
+
+def parse_family(text: str, source: str = "<string>", path: Path | None = None) -> CellFamily:
+    """Parse a family from TOML text. Checks keys and types, not the base architecture.
+
+    Raises:
+        FamilyError: naming the file and key path of the first problem.
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise FamilyError(f"{source}: not valid TOML: {err}") from None
+    _check_keys(doc, ("family", "ops", "macro"), source, "")
+    fam = doc.get("family")
+    if not isinstance(fam, dict):
+        raise FamilyError(f"{source}: missing [family] table")
+    _check_keys(fam, _FAMILY_KEYS, source, "family.")
+    for module in _typed(fam, "imports", list, source, "family.", default=[]):
+        try:
+            importlib.import_module(str(module))
+        except ImportError as err:
+            raise FamilyError(f"{_where(source, 'family.imports')}: cannot import {module!r}: {err}") from None
+    name = _typed(fam, "name", str, source, "family.")
+    if not name or not all(c.isalnum() or c in "_-" for c in name):
+        raise FamilyError(f"{_where(source, 'family.name')}: {name!r} must be letters, digits, _ or -")
+    encoding = _typed(fam, "encoding", str, source, "family.", default="edges")
+    if encoding not in ENCODINGS:
+        raise FamilyError(f"{_where(source, 'family.encoding')}: {encoding!r} is not one of {', '.join(ENCODINGS)}")
+    kernel_rule = _typed(fam, "kernel_rule", str, source, "family.", default="none")
+    if kernel_rule not in KERNEL_RULES:
+        raise FamilyError(f"{_where(source, 'family.kernel_rule')}: {kernel_rule!r} is not one of {', '.join(KERNEL_RULES)}")
+    nodes = _typed(fam, "nodes", int, source, "family.", default=None)
+    if nodes is not None and nodes < 2:
+        raise FamilyError(f"{_where(source, 'family.nodes')}: a cell needs at least 2 nodes, got {nodes}")
+    depth_offset = _typed(fam, "depth_offset", int, source, "family.")
+    if depth_offset < 0:
+        raise FamilyError(f"{_where(source, 'family.depth_offset')}: must be >= 0, got {depth_offset}")
+    macro = doc.get("macro", {})
+    if not isinstance(macro, dict):
+        raise FamilyError(f"{source}: macro: expected a [macro] table")
+    return CellFamily(
+        name=name,
+        ops=_parse_ops(doc.get("ops"), source),
+        depth_offset=depth_offset,
+        base=_typed(fam, "base", str, source, "family."),
+        nodes=nodes,
+        encoding=encoding,
+        kernel_rule=kernel_rule,
+        kernel_base=_typed(fam, "kernel_base", int, source, "family.", default=3, positive=True),
+        macro=MappingProxyType(dict(macro)),
+        description=_typed(fam, "description", str, source, "family.", default=""),
+        source=path,
+    )
+
+
+def read_family_file(path: str | Path) -> CellFamily:
+    """Read and parse one family file.
+
+    Raises:
+        FamilyError: if the file is missing, unreadable or malformed.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise FamilyError(f"cannot read cell family file {str(path)!r}: {err.strerror or err}") from None
+    return parse_family(text, source=str(path), path=path)
+
+
+def _rebuild_family(fields: dict[str, Any]) -> CellFamily:
+    """Unpickle a :class:`CellFamily` (see ``CellFamily.__reduce__``)."""
+    return CellFamily(**{**fields, "macro": MappingProxyType(fields["macro"])})

@@ -1,0 +1,132 @@
+"""Finding and loading cell families.
+
+Families are read, in this order (a later file replaces an earlier family of the same name):
+
+1. the built-in ``cells/`` folder shipped with the package;
+2. ``./cells/`` in the current directory, if it exists (so a checkout's new files count);
+3. the folders or files listed in the ``NASRESCALE_CELLS`` environment variable
+   (separated by ``os.pathsep``);
+4. the paths passed explicitly (``--cells PATH``), files or folders.
+
+Each family's base architecture is parsed and must not be degenerate.
+
+>>> sorted(load_families())[:3]
+['cnn_dag', 'mlp_dag', 'nb201']
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..errors import ArchError, FamilyError
+from ..fileio import shipped_toml_dir
+from .families import CellFamily, read_family_file
+
+__all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "resolve_family", "family_names_in"]
+
+
+def builtin_cells_dir() -> Path:
+    """The folder of built-in family files (wheel: ``nasrescale/cells``; checkout: ``cells/``)."""
+    folder = shipped_toml_dir("cells")
+    if folder is None:
+        raise FamilyError("built-in cell families not found in the nasrescale package; reinstall nasrescale")
+    return folder
+
+
+def _expand(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(path.glob("*.toml"))
+    if path.is_file():
+        return [path]
+    raise FamilyError(f"cell family path {str(path)!r} does not exist; pass a .toml file or a folder of them")
+
+
+def family_files(paths: Iterable[str | Path] = ()) -> list[Path]:
+    """All family files in search order, without duplicates (see module docstring)."""
+    sources: list[Path] = [builtin_cells_dir()]
+    local = Path.cwd() / "cells"
+    if local.is_dir():
+        sources.append(local)
+    sources += [Path(p) for p in os.environ.get("NASRESCALE_CELLS", "").split(os.pathsep) if p]
+    sources += [Path(p) for p in paths]
+    files: list[Path] = []
+    seen: set[Path] = set()
+    for source in sources:
+        for file in _expand(source):
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append(file)
+    return files
+
+
+def _check_base(family: CellFamily) -> None:
+    from .encodings import parse_arch  # local: encodings imports families, not registry
+    from .topology import is_degenerate
+
+    where = f"{family.source or family.name}: family.base"
+    try:
+        graph = parse_arch(family.base, family)
+    except ArchError as err:
+        raise FamilyError(f"{where}: {err}") from None
+    if is_degenerate(graph, family):
+        raise FamilyError(f"{where}: the base architecture has no input->output path")
+
+
+def load_families(paths: Sequence[str | Path] = ()) -> dict[str, CellFamily]:
+    """Load every family on the search path, keyed by name.
+
+    Raises:
+        FamilyError: if a file is malformed, or two files in one folder share a name.
+    """
+    families: dict[str, CellFamily] = {}
+    for file in family_files(paths):
+        family = read_family_file(file)
+        old = families.get(family.name)
+        if old is not None and old.source is not None and old.source.parent.resolve() == file.parent.resolve():
+            raise FamilyError(f"family {family.name!r} is defined twice, in {old.source} and {file}")
+        _check_base(family)
+        families[family.name] = family
+    return families
+
+
+def get_family(name: str, paths: Sequence[str | Path] = ()) -> CellFamily:
+    """The family called ``name``.
+
+    Raises:
+        FamilyError: naming the known families, if there is none called ``name``.
+    """
+    families = load_families(paths)
+    try:
+        return families[name]
+    except KeyError:
+        raise FamilyError(
+            f"unknown cell family {name!r}; known families: {', '.join(sorted(families))}. "
+            "Add one as cells/<name>.toml or pass --cells PATH"
+        ) from None
+
+
+def family_names_in(path: str | Path) -> list[str]:
+    """The names of the families a family file (or a folder of them) defines, in file order.
+
+    Raises:
+        FamilyError: the path does not exist or a file is malformed.
+    """
+    return [read_family_file(f).name for f in _expand(Path(path))]
+
+
+def resolve_family(name: str | None, paths: Sequence[str | Path] = ()) -> CellFamily:
+    """The family a command should use: ``name`` if given; else the single family in the
+    explicitly passed files, if exactly one; else ``nb201``."""
+    if name is not None:
+        return get_family(name, paths)
+    explicit = [read_family_file(f) for p in paths for f in _expand(Path(p))]
+    if len(explicit) == 1:
+        return get_family(explicit[0].name, paths)
+    if len(explicit) > 1:
+        raise FamilyError(
+            f"--cells names {len(explicit)} families ({', '.join(f.name for f in explicit)}); choose one with --family"
+        )
+    return get_family("nb201", paths)

@@ -1,0 +1,277 @@
+"""Topology analysis of a cell: pure functions on the canonical graph (DESIGN.md §2).
+
+Every function takes the canonical graph (see :mod:`nasrescale.space.encodings`) and its family,
+and returns plain Python values. Nodes are numbered in topological order (every edge goes
+from a lower to a higher id), which the functions rely on instead of sorting.
+
+The NB201 all-``nor_conv_3x3`` cell, worked by hand: paths 0-3, 0-1-3, 0-2-3, 0-1-2-3 carry
+1, 2, 2, 3 convs, so with depth offset 1 the depths are 2, 3, 3, 4 and
+``sum L^3 = 8 + 27 + 27 + 64 = 126``; the base (skip chain) has one path of depth 1, so the
+LR scale is ``(126)^(-1/2) / 1^(-1/2) = 0.0891``.
+
+>>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.encodings import parse_arch
+>>> nb201 = get_family("nb201")
+>>> g = parse_arch("3_33_333", nb201)
+>>> path_depths(g, nb201), sum_depth_cubed(g, nb201), round(lr_scale(g, nb201), 4)
+([2, 3, 3, 4], 126, 0.0891)
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import networkx as nx
+
+from ..errors import ArchError
+from .families import KERNEL_RULES, CellFamily
+
+__all__ = [
+    "effective_edges",
+    "effective_graph",
+    "is_degenerate",
+    "effective_in_degrees",
+    "enumerate_paths",
+    "path_depths",
+    "depth_histogram",
+    "histogram_from_edges",
+    "path_moments",
+    "moments_from_edges",
+    "sum_depth_cubed",
+    "base_sum_depth_cubed",
+    "lr_scale",
+    "scale_for",
+    "network_kernel",
+    "kernel_factor",
+    "edge_kernel_factors",
+    "init_divisors",
+    "INIT_DIVISOR_RULES",
+]
+
+INIT_DIVISOR_RULES = ("target", "source")
+
+Edge = tuple[int, int]
+
+
+def effective_edges(graph: nx.DiGraph, family: CellFamily) -> list[tuple[int, int, str]]:
+    """The effective graph's edges as ``(u, v, op)`` triples: non-zero edges on an
+    input->output path. The other functions here are built on this list."""
+    n = graph.number_of_nodes()
+    nonzero = [(u, v, d["op"]) for u, v, d in graph.edges(data=True) if not family.op(d["op"]).zero]
+    forward = [False] * n  # reachable from the input
+    forward[0] = True
+    for u, v, _ in sorted(nonzero, key=lambda e: e[0]):
+        forward[v] = forward[v] or forward[u]
+    backward = [False] * n  # reaches the output
+    backward[n - 1] = True
+    for u, v, _ in sorted(nonzero, key=lambda e: -e[1]):
+        backward[u] = backward[u] or backward[v]
+    return [(u, v, op) for u, v, op in nonzero if forward[u] and backward[v]]
+
+
+def effective_graph(graph: nx.DiGraph, family: CellFamily) -> nx.DiGraph:
+    """The cell without zero edges and without edges on no input->output path.
+
+    All nodes are kept, so a dead node shows up with in-degree 0.
+
+    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.encodings import parse_arch
+    >>> nb201 = get_family("nb201")
+    >>> g = parse_arch("|nor_conv_3x3~0|+|skip_connect~0|none~1|+|skip_connect~0|none~1|skip_connect~2|", nb201)
+    >>> sorted(effective_graph(g, nb201).edges)   # node 1 is a dead end: 0->1 is dropped
+    [(0, 2), (0, 3), (2, 3)]
+    """
+    eff = nx.DiGraph(family=family.name)
+    eff.add_nodes_from(range(graph.number_of_nodes()))
+    eff.add_edges_from((u, v, {"op": op}) for u, v, op in effective_edges(graph, family))
+    return eff
+
+
+def is_degenerate(graph: nx.DiGraph, family: CellFamily) -> bool:
+    """Whether the cell has no input->output path (its output is identically zero)."""
+    return not effective_edges(graph, family)
+
+
+def effective_in_degrees(graph: nx.DiGraph, family: CellFamily) -> dict[int, int]:
+    """In-degree of every node in the effective graph (``d_in`` of the init rule)."""
+    degrees = dict.fromkeys(range(graph.number_of_nodes()), 0)
+    for _, v, _ in effective_edges(graph, family):
+        degrees[v] += 1
+    return degrees
+
+
+def enumerate_paths(graph: nx.DiGraph, family: CellFamily) -> list[list[int]]:
+    """Every input->output path of the effective graph, as node lists. For display only:
+    the count can be exponential in the node count (use :func:`path_moments`)."""
+    eff = effective_graph(graph, family)
+    n = eff.number_of_nodes()
+    if is_degenerate(graph, family):
+        return []
+    return sorted(nx.all_simple_paths(eff, 0, n - 1)) if n > 1 else []
+
+
+def _path_depth(graph: nx.DiGraph, family: CellFamily, path: list[int]) -> int:
+    return family.depth_offset + sum(family.op(graph.edges[u, v]["op"]).relu_depth for u, v in zip(path, path[1:]))
+
+
+def path_depths(graph: nx.DiGraph, family: CellFamily) -> list[int]:
+    """Sorted depths ``L_p`` of all paths, by enumeration (small cells and tests)."""
+    return sorted(_path_depth(graph, family, p) for p in enumerate_paths(graph, family))
+
+
+def depth_histogram(graph: nx.DiGraph, family: CellFamily) -> dict[int, int]:
+    """Number of input->output paths of each depth, by dynamic programming (no enumeration).
+
+    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.encodings import parse_arch
+    >>> nb201 = get_family("nb201")
+    >>> depth_histogram(parse_arch("3_33_333", nb201), nb201)
+    {2: 1, 3: 2, 4: 1}
+    """
+    return histogram_from_edges(effective_edges(graph, family), graph.number_of_nodes(), family)
+
+
+def histogram_from_edges(live: list[tuple[int, int, str]], n: int, family: CellFamily) -> dict[int, int]:
+    """:func:`depth_histogram` from :func:`effective_edges` of an ``n``-node cell."""
+    counts: list[dict[int, int]] = [dict() for _ in range(n)]
+    counts[0][family.depth_offset] = 1
+    for u, v, op in sorted(live, key=lambda e: (e[1], e[0])):
+        step = family.op(op).relu_depth
+        into = counts[v]
+        for depth, count in counts[u].items():
+            into[depth + step] = into.get(depth + step, 0) + count
+    return dict(sorted(counts[n - 1].items())) if n > 1 else {}
+
+
+def path_moments(graph: nx.DiGraph, family: CellFamily) -> tuple[int, int, int, int]:
+    """``(P, sum L_p, sum L_p^2, sum L_p^3)`` over input->output paths, exactly, by DP.
+
+    Each node carries the count and the first three power sums of the ReLU counts of the
+    paths reaching it; an edge adding ``r`` ReLUs shifts them by the binomial expansion of
+    ``(d + r)^k``; the depth offset is the same shift applied at the output. Linear in the
+    number of edges, in exact integer arithmetic, so 10^15 paths cost nothing.
+    """
+    return moments_from_edges(effective_edges(graph, family), graph.number_of_nodes(), family)
+
+
+def moments_from_edges(live: list[tuple[int, int, str]], n: int, family: CellFamily) -> tuple[int, int, int, int]:
+    """:func:`path_moments` from :func:`effective_edges` of an ``n``-node cell."""
+    moments = [(0, 0, 0, 0)] * n
+    moments[0] = (1, 0, 0, 0)
+    for u, v, op in sorted(live, key=lambda e: (e[1], e[0])):
+        shifted = _shift(moments[u], family.op(op).relu_depth)
+        moments[v] = tuple(a + b for a, b in zip(moments[v], shifted))  # type: ignore[assignment]
+    if n < 2 or moments[n - 1][0] == 0:
+        return (0, 0, 0, 0)
+    return _shift(moments[n - 1], family.depth_offset)
+
+
+def _shift(m: tuple[int, int, int, int], r: int) -> tuple[int, int, int, int]:
+    """Power sums of ``d + r`` from those of ``d``."""
+    c, s1, s2, s3 = m
+    return (c, s1 + r * c, s2 + 2 * r * s1 + r * r * c, s3 + 3 * r * s2 + 3 * r * r * s1 + r**3 * c)
+
+
+def sum_depth_cubed(graph: nx.DiGraph, family: CellFamily) -> int:
+    """``sum_p L_p^3`` (paper eq. 8), by DP; 0 for a degenerate cell."""
+    return path_moments(graph, family)[3]
+
+
+@lru_cache(maxsize=None)
+def base_sum_depth_cubed(family: CellFamily) -> int:
+    """``sum_p L_p^3`` of the family's base architecture."""
+    from .encodings import parse_arch
+
+    return sum_depth_cubed(parse_arch(family.base, family), family)
+
+
+def lr_scale(graph: nx.DiGraph, family: CellFamily) -> float | None:
+    """Path-depth LR scale ``(sum L^3)^(-1/2) / (sum_base L^3)^(-1/2)`` (paper eq. 8);
+    ``None`` for a degenerate cell, which has no paths to scale by."""
+    return scale_for(sum_depth_cubed(graph, family), family)
+
+
+def scale_for(sum_cubed: int, family: CellFamily) -> float | None:
+    """LR scale of a cell whose ``sum L^3`` is ``sum_cubed``; ``None`` when it is 0."""
+    return math.sqrt(base_sum_depth_cubed(family) / sum_cubed) if sum_cubed else None
+
+
+def network_kernel(graph: nx.DiGraph, family: CellFamily) -> int | None:
+    """The one kernel size ``q`` of the ``network`` rule: the largest conv kernel on an
+    effective edge (the paper's CNNs use one size throughout); ``None`` if no conv."""
+    kernels = [k for _, _, op in effective_edges(graph, family) if (k := family.op(op).conv_kernel) is not None]
+    return max(kernels, default=None)
+
+
+def _check_rule(rule: str) -> str:
+    if rule not in KERNEL_RULES:
+        raise ArchError(f"unknown kernel rule {rule!r}; allowed: {', '.join(KERNEL_RULES)}")
+    return rule
+
+
+def kernel_factor(graph: nx.DiGraph, family: CellFamily, rule: str | None = None) -> float:
+    """Network-wide kernel factor ``q_base / q`` (paper eq. 9): under rule ``network`` the
+    :func:`network_kernel`'s factor; 1 under ``none`` and ``per_layer`` (whose factors are
+    per edge, :func:`edge_kernel_factors`). ``rule`` defaults to the family's."""
+    rule = _check_rule(rule or family.kernel_rule)
+    q = network_kernel(graph, family)
+    return family.kernel_base / q if rule == "network" and q else 1.0
+
+
+def edge_kernel_factors(graph: nx.DiGraph, family: CellFamily, rule: str | None = None) -> dict[Edge, float]:
+    """Kernel factor (paper eq. 9) of the convs on each parametric edge of the cell.
+
+    ``none``: 1; ``network``: :func:`kernel_factor`; ``per_layer``: ``q_base / q_e`` from the
+    edge's own kernel (1 for kernel-less ops such as linear layers). Every parametric edge of
+    the raw cell gets one, on a path or not (an edge off every path is built and trained
+    too). The per-parameter scaling map of a network
+    (:mod:`nasrescale.models.scaling_map`) reads these for its cell-edge convs.
+
+    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.encodings import parse_arch
+    >>> nb201 = get_family("nb201")
+    >>> edge_kernel_factors(parse_arch("2_03_000", nb201), nb201, "per_layer")
+    {(0, 1): 3.0, (1, 2): 1.0}
+    """
+    rule = _check_rule(rule or family.kernel_rule)
+    shared = kernel_factor(graph, family, rule)
+    factors: dict[Edge, float] = {}
+    for u, v, d in sorted(graph.edges(data=True)):
+        cell_op = family.op(d["op"])
+        if not cell_op.parametric:
+            continue
+        if rule == "per_layer" and cell_op.conv_kernel:
+            factors[(u, v)] = family.kernel_base / cell_op.conv_kernel
+        else:
+            factors[(u, v)] = shared
+    return factors
+
+
+def init_divisors(graph: nx.DiGraph, family: CellFamily, rule: str = "target") -> dict[Edge, int]:
+    """Divisor ``d`` of the He fan-in variance ``2 / (fan_in * d)`` for each parametric edge.
+
+    ``target`` (DESIGN.md §2, paper Appendix A eq. 17): the effective in-degree of the edge's
+    target node. ``source``: what the paper's released code does -- the in-degree of the edge's
+    *source* node counting every non-zero edge of the raw cell (node 0 counts as 1). Both are
+    at least 1, so edges that are not on any path (built but never run) get a finite scale.
+
+    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.encodings import parse_arch
+    >>> nb201 = get_family("nb201")
+    >>> init_divisors(parse_arch("3_33_333", nb201), nb201)[(1, 3)]
+    3
+    >>> init_divisors(parse_arch("3_33_333", nb201), nb201, "source")[(1, 3)]
+    1
+    """
+    if rule not in INIT_DIVISOR_RULES:
+        raise ArchError(f"unknown init divisor rule {rule!r}; allowed: {', '.join(INIT_DIVISOR_RULES)}")
+    parametric = [(u, v) for u, v, d in graph.edges(data=True) if family.op(d["op"]).parametric]
+    if rule == "target":
+        degree = effective_in_degrees(graph, family)
+        return {(u, v): max(1, degree[v]) for u, v in parametric}
+    raw = dict.fromkeys(range(graph.number_of_nodes()), 0)
+    for _, v, d in graph.edges(data=True):
+        raw[v] += not family.op(d["op"]).zero
+    raw[0] = 1
+    return {(u, v): max(1, raw[u]) for u, v in parametric}

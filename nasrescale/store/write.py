@@ -1,0 +1,278 @@
+"""The result store of a pipeline run: one SQLite file, written only by the driving process.
+
+``results/<pipeline>/store.sqlite`` (WAL journal, so readers such as ``nasrescale status``
+never block the driver) holds the resolved pipeline, one row per job and its per-epoch
+curves::
+
+    meta(key TEXT PRIMARY KEY, value TEXT)
+    jobs(key TEXT PRIMARY KEY, arch, protocol, seed, status, attempts, error, degenerate,
+         test_accuracy, test_loss, train_loss_last, lr, lr_scale, epochs, wall_time_s,
+         job_json, record_json, updated_at)
+    curves(key, epoch, train_loss, train_acc, lr, PRIMARY KEY(key, epoch))
+
+Every read-then-write runs in one ``BEGIN IMMEDIATE`` transaction, so a job's final outcome is
+stored exactly once (a second outcome for a finished job is ignored) and a process killed at any
+moment leaves either the old row or the new one. A job whose final status is ``done`` or
+``diverged`` is never run again; ``pending``, ``running`` (a killed driver's) and ``failed``
+jobs are what a rerun runs.
+
+>>> import tempfile, pathlib
+>>> s = Store(pathlib.Path(tempfile.mkdtemp()) / "store.sqlite")
+>>> s.add_jobs([{"key": "k1", "arch": "a", "protocol": "default", "seed": 0, "job_json": "{}"}])
+1
+>>> s.mark_running("k1"); s.finish("k1", "done", {"test_accuracy": 91.5, "history": []})
+True
+>>> s.counts()["done"], s.finish("k1", "done", {"test_accuracy": 0.0})
+(1, False)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ..errors import ConfigError, DataError
+
+__all__ = ["Store", "FINAL", "RUNNABLE", "SCHEMA"]
+
+#: statuses that end a job for good
+FINAL = ("done", "diverged")
+#: statuses a (re)run picks up
+RUNNABLE = ("pending", "running", "failed")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS jobs(
+    key TEXT PRIMARY KEY, arch TEXT, protocol TEXT, seed INTEGER, status TEXT NOT NULL DEFAULT 'pending'
+        CHECK(status IN ('pending','running','done','diverged','failed')),
+    attempts INTEGER NOT NULL DEFAULT 0, error TEXT, degenerate INTEGER, test_accuracy REAL, test_loss REAL,
+    train_loss_last REAL, lr REAL, lr_scale REAL, epochs INTEGER, wall_time_s REAL,
+    job_json TEXT, record_json TEXT, updated_at TEXT);
+CREATE TABLE IF NOT EXISTS curves(key TEXT, epoch INTEGER, train_loss REAL, train_acc REAL, lr REAL,
+    PRIMARY KEY(key, epoch));
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
+"""
+
+_METRICS = ("test_accuracy", "test_loss", "train_loss_last", "lr", "lr_scale", "epochs", "wall_time_s")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _finite(value: Any) -> Any:
+    """NaN/inf -> ``None`` (SQLite and strict JSON have no NaN)."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+class Store:
+    """A pipeline's SQLite store (see the module docstring).
+
+    Args:
+        path: the ``store.sqlite`` file; created (with its folder) unless ``readonly``.
+        readonly: open an existing store for reading only (``status``, ``export``).
+
+    Raises:
+        DataError: the file is not a readable SQLite store (or, read-only, does not exist).
+    """
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()  # executors may report outcomes from a helper thread
+        try:
+            if readonly:
+                if not self.path.is_file():
+                    raise DataError(f"no results at {str(self.path)!r}: run the pipeline first (nasrescale run)")
+                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None,
+                                          check_same_thread=False, timeout=30)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=FULL")  # a committed outcome survives power loss
+                self.db.executescript(SCHEMA)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("SELECT count(*) FROM jobs").fetchone()
+        except sqlite3.DatabaseError as err:
+            raise DataError(f"{str(self.path)!r} is not a readable nasrescale store ({err}); move it away "
+                            "to start over") from None
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error): the write lock is taken
+        before the first read, so a read-then-write cannot interleave with another writer."""
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    # -- meta ---------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        """A meta value, or ``None``."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write one meta entry (e.g. ``base_lr:<protocol>`` once the LR search has chosen it)."""
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def meta(self) -> dict[str, str]:
+        """Every meta entry."""
+        return {r[0]: r[1] for r in self.db.execute("SELECT key, value FROM meta")}
+
+    def bind_pipeline(self, name: str, resolved: dict[str, Any], identity: dict[str, Any],
+                      extra: dict[str, str] | None = None, rename_hint: str = "--set pipeline.name=...") -> None:
+        """Record the resolved pipeline, or refuse one that differs from the stored one.
+
+        Args:
+            name: the pipeline's name.
+            resolved: the whole resolved pipeline (stored as ``meta.pipeline``).
+            identity: the part that determines results; a rerun must match it exactly.
+            extra: further meta entries (``base_lr:<protocol>``), written with it.
+            rename_hint: how the caller's user gives the run another name (in the refusal).
+
+        A store whose jobs are all still ``pending`` (nothing ran) is rebound to the new
+        pipeline, its pending jobs dropped: a run refused or killed before its first job may
+        be re-run with corrected settings.
+
+        Raises:
+            ConfigError: the store holds a pipeline of this name with another identity
+                (naming the differing keys) and some of its jobs have run.
+        """
+        with self.transaction() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
+            if row is not None:
+                old = json.loads(row[0])
+                if old == identity:
+                    return
+                if _holds_results(db):
+                    diff = _diff_keys(old, identity)
+                    raise ConfigError(
+                        f"results for pipeline {name!r} in {str(self.path.parent)!r} were made with a different "
+                        f"pipeline (differs in: {', '.join(diff[:8])}); not mixing them. Rename it "
+                        f"({rename_hint}), use --results DIR, or move that folder away")
+                for table in ("jobs", "curves"):  # only pending jobs, nothing ran: rebind to the new settings
+                    db.execute(f"DELETE FROM {table}")
+                db.execute("DELETE FROM meta")
+            entries = {"name": name, "created_at": _now(), "pipeline": json.dumps(resolved, sort_keys=True),
+                       "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
+            db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
+
+    # -- jobs ---------------------------------------------------------------------------
+    def add_jobs(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert jobs as ``pending`` (rows: key, arch, protocol, seed, job_json); existing
+        keys are left untouched. Returns how many were new."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO jobs(key, arch, protocol, seed, status, attempts, job_json, updated_at) "
+                "VALUES (:key, :arch, :protocol, :seed, 'pending', 0, :job_json, :now)",
+                [{**r, "now": _now()} for r in rows])
+            return db.total_changes - before
+
+    def runnable(self) -> list[str]:
+        """Keys of jobs a run must (re)do: pending, running (a killed run's) and failed."""
+        marks = ",".join("?" * len(RUNNABLE))
+        return [r[0] for r in self.db.execute(f"SELECT key FROM jobs WHERE status IN ({marks}) ORDER BY rowid", RUNNABLE)]
+
+    def mark_running(self, key: str) -> None:
+        """Mark a job as started (attempts + 1), unless it already has a final status."""
+        with self.transaction() as db:
+            db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? "
+                       "WHERE key = ? AND status NOT IN ('done', 'diverged')", (_now(), key))
+
+    def finish(self, key: str, status: str, record: dict[str, Any] | None, error: str | None = None,
+               attempts: int = 1) -> bool:
+        """Store a job's outcome (and its curves) in one transaction.
+
+        ``attempts`` is the executor's count of starts (``Outcome.attempts``); the row keeps the
+        larger of it and its own count of :meth:`mark_running` calls (Ray retries a task
+        without the driver seeing it start again). A job already ``done``/``diverged`` keeps
+        its first outcome: the call returns ``False`` and changes nothing (a retried task
+        delivering twice stores once).
+        """
+        with self.transaction() as db:
+            row = db.execute("SELECT status FROM jobs WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                raise DataError(f"store {str(self.path)!r} has no job {key!r}")
+            if row[0] in FINAL:
+                return False
+            rec = record or {}
+            values = {m: _finite(rec.get(m)) for m in _METRICS}
+            db.execute(
+                "UPDATE jobs SET status = :status, error = :error, degenerate = :degenerate, "
+                "test_accuracy = :test_accuracy, test_loss = :test_loss, train_loss_last = :train_loss_last, "
+                "lr = :lr, lr_scale = :lr_scale, epochs = :epochs, wall_time_s = :wall_time_s, "
+                "record_json = :record_json, updated_at = :now, attempts = max(attempts, :attempts) WHERE key = :key",
+                {**values, "status": status, "error": error, "key": key, "now": _now(), "attempts": max(1, attempts),
+                 "degenerate": None if record is None else int(bool(rec.get("degenerate"))),
+                 "record_json": None if record is None else json.dumps(record, default=_json_default)})
+            db.execute("DELETE FROM curves WHERE key = ?", (key,))
+            db.executemany("INSERT INTO curves(key, epoch, train_loss, train_acc, lr) VALUES (?, ?, ?, ?, ?)",
+                           [(key, h["epoch"], _finite(h.get("train_loss")), _finite(h.get("train_acc")),
+                             _finite(h.get("lr"))) for h in rec.get("history") or []])
+            return True
+
+    def counts(self) -> dict[str, int]:
+        """Jobs per status (every status present, zeros included)."""
+        out = dict.fromkeys(("pending", "running", "done", "diverged", "failed"), 0)
+        for status, n in self.db.execute("SELECT status, count(*) FROM jobs GROUP BY status"):
+            out[status] = n
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every job row as a dict (without the JSON blobs), in insertion order."""
+        cols = ("key", "arch", "protocol", "seed", "status", "attempts", "error", "degenerate") + _METRICS + ("updated_at",)
+        return [dict(zip(cols, r)) for r in self.db.execute(f"SELECT {', '.join(cols)} FROM jobs ORDER BY rowid")]
+
+    def job_json(self, key: str) -> dict[str, Any]:
+        """The stored definition of a job."""
+        row = self.db.execute("SELECT job_json FROM jobs WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else {}
+
+    def record(self, key: str) -> dict[str, Any] | None:
+        """The stored result record of a job, if any."""
+        row = self.db.execute("SELECT record_json FROM jobs WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def integrity(self) -> str:
+        """``PRAGMA integrity_check`` (``ok`` when the file is sound)."""
+        return self.db.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def _json_default(value: Any) -> Any:
+    return str(value)
+
+
+def _holds_results(db: sqlite3.Connection) -> bool:
+    """Whether some job of the store has run (any status but ``pending``)."""
+    return db.execute("SELECT 1 FROM jobs WHERE status != 'pending' LIMIT 1").fetchone() is not None
+
+
+def _diff_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted key paths where two JSON values differ.
+
+    >>> _diff_keys({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {"c": 3}, "d": 0})
+    ['b.c', 'd']
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new)):
+            out += _diff_keys(old.get(k), new.get(k), f"{prefix}.{k}" if prefix else k)
+        return out
+    return [] if old == new else [prefix or "(root)"]
