@@ -1,8 +1,12 @@
-"""Shared fixtures: the built-in families and a small test family with every topology case."""
+"""Shared fixtures: the built-in families, a small test family with every topology case, and
+``float64`` for the tests that compare two runs."""
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import pytest
+import torch
 
 from nasrescale.space.families import parse_family
 from nasrescale.space.registry import get_family
@@ -55,3 +59,23 @@ def mlp_dag():
 @pytest.fixture(scope="session")
 def anydag():
     return parse_family(TEST_FAMILY_TOML, source="anydag.toml")
+
+
+#: relative tolerance of float64 cross-run comparisons: float64 rounding (~1e-16) amplified by a
+#: few chaotic SGD steps stays far below it; a real difference (a mean for a sum, a wrong LR) is
+#: orders of magnitude above it
+FLOAT64_REL = 1e-9
+
+
+@pytest.fixture()
+def float64() -> Iterator[float]:
+    """Build (and so train) models in float64 for the test: a run compared with another run
+    (fused vs single, μP vs default) then agrees to :data:`FLOAT64_REL` on any CPU, whatever
+    order its kernels sum in. In float32 a second epoch at lr 0.1 amplifies that order to ~1e-3.
+    Yields the relative tolerance to compare with."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield FLOAT64_REL
+    finally:
+        torch.set_default_dtype(old)

@@ -301,7 +301,7 @@ def test_setup_honours_precision(monkeypatch, precision):
     data, p = make_data(), proto(precision=precision)
     cpu = RunSetup(torch.device("cpu"), data, p)
     assert not cpu.amp and not cpu.exact_fp32
-    monkeypatch.setattr(run_setup, "stats_tensor", lambda values, device: torch.tensor(values))
+    monkeypatch.setattr(run_setup, "stats_tensor", lambda values, device, dtype=torch.float32: torch.tensor(values, dtype=dtype))
     cuda = RunSetup(torch.device("cuda"), data, p)
     assert cuda.amp == (precision == "bf16") and cuda.exact_fp32 == (precision == "fp32")
     saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32

@@ -8,7 +8,9 @@ import math
 import pickle
 import sqlite3
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import torch
@@ -26,12 +28,32 @@ sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import DEGENERATE, one_thread, private_cache, tiny_pipeline  # noqa: E402,F401  (autouse fixtures)
 
 
-# One epoch (2 steps of 50 images): measured, fused and unfused losses then agree to ~1e-7. At
-# width 4 the default protocol (lr 0.1) is chaotic enough that a second epoch amplifies float
-# reordering to ~1e-4 (a single run on 1 vs 2 threads differs by 4e-3 there), too close to the
-# tolerance; test_fused.py covers multi-epoch exactness on better-conditioned data.
+# The runs compared here train in float64 (``in_float64``), where fused and unfused losses agree
+# to float64 rounding on any CPU; the tolerance FLOAT64_REL is then tight and still far above
+# what was measured (~1e-16). The pool executor's spawned workers build in float32 (the default
+# dtype is per process), so its test compares with float32 single runs; one epoch of 2 steps
+# keeps that comparison non-chaotic (~1e-7 measured, 1e-4 allowed).
+FLOAT64_REL = 1e-9
 
 TINY = tiny_pipeline("fusetiny", seeds=[0, 1], archs=[DEGENERATE, "3_11_111", "3_31_013"])
+
+
+@contextmanager
+def default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    """Models built inside are ``dtype`` (an init draws other numbers in another dtype)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def in_float64() -> Iterator[None]:
+    """Every model this module builds in-process is float64 (see above)."""
+    with default_dtype(torch.float64):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -59,21 +81,21 @@ def unfused(tiny, tmp_path_factory) -> dict[str, tuple[str, int, dict]]:
 
 
 def assert_same_results(fused: dict, unfused: dict) -> None:
-    """Every fused job's record equals its unfused run's (fp32 CPU: rel 1e-4 on losses)."""
+    """Every fused job's record equals its unfused run's (float64: losses to FLOAT64_REL)."""
     for key, (status, attempts, rec) in fused.items():
         status0, _, rec0 = unfused[key]
         assert (status, attempts) == (status0, 1), key
         assert set(rec) == set(rec0)  # exactly TrainJob.run's record
         assert (rec["key"], rec["lr"], rec["params"], rec["epochs_run"]) == (key, rec0["lr"], rec0["params"],
                                                                             rec0["epochs_run"])
-        assert abs(rec["test_accuracy"] - rec0["test_accuracy"]) <= 100.0 / rec["test_images"]  # one image
+        assert rec["test_accuracy"] == rec0["test_accuracy"]
         if rec["degenerate"]:
             assert "fused_members" not in rec["provenance"]
             continue
         assert rec["provenance"]["fused_members"] == 4  # 2 seeds x 2 protocols of one cell
-        assert math.isclose(rec["test_loss"], rec0["test_loss"], rel_tol=1e-4)
+        assert math.isclose(rec["test_loss"], rec0["test_loss"], rel_tol=FLOAT64_REL)
         for a, b in zip(rec["history"], rec0["history"], strict=True):
-            assert math.isclose(a["train_loss"], b["train_loss"], rel_tol=1e-4)
+            assert math.isclose(a["train_loss"], b["train_loss"], rel_tol=FLOAT64_REL), (a, b)
             assert a["lr"] == pytest.approx(b["lr"], rel=1e-12)
         assert "fused_members" not in rec0["provenance"]  # the CPU default did not fuse
 
@@ -87,9 +109,12 @@ def test_local_executor_fuses_with_the_same_results_one_row_per_job(tiny, unfuse
     assert not list((tmp_path / "fusetiny" / "checkpoints").glob("*.pt"))  # groups' checkpoints deleted
 
 
-def test_pool_executor_fuses_on_two_cpu_slots(tiny, unfused, tmp_path):
-    pipeline = load_pipeline(str(tiny), ["executor.fuse=true", "pipeline.seeds=[0]",
-                                         f"archs.names=['{DEGENERATE}', '3_31_013']", "pipeline.name=pooltiny"])
+def test_pool_executor_fuses_on_two_cpu_slots(tiny, tmp_path):
+    settings = ["pipeline.seeds=[0]", f"archs.names=['{DEGENERATE}', '3_31_013']", "pipeline.name=pooltiny"]
+    with default_dtype(torch.float32):  # as the spawned workers build
+        run_pipeline(load_pipeline(str(tiny), settings), tmp_path / "single", progress=False)
+    unfused = records(tmp_path / "single" / "pooltiny")
+    pipeline = load_pipeline(str(tiny), ["executor.fuse=true", *settings])
     # kept tiny (each unit is a spawned process): seed 0 x {default, rescaled} of one cell = one
     # group of 2, plus the degenerate cell's 2 jobs alone
     pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"], checkpoint_dir=tmp_path / "pooltiny" / "checkpoints",
@@ -103,7 +128,7 @@ def test_pool_executor_fuses_on_two_cpu_slots(tiny, unfused, tmp_path):
         assert abs(rec["test_accuracy"] - rec0["test_accuracy"]) <= 1.0
         if not rec["degenerate"]:
             assert rec["provenance"]["fused_members"] == 2
-            assert math.isclose(rec["test_loss"], rec0["test_loss"], rel_tol=1e-4)
+            assert math.isclose(rec["test_loss"], rec0["test_loss"], rel_tol=1e-4)  # float32 workers
             for a, b in zip(rec["history"], rec0["history"], strict=True):
                 assert math.isclose(a["train_loss"], b["train_loss"], rel_tol=1e-4)
 

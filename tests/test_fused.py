@@ -1,4 +1,5 @@
-"""Fused training: K runs as one network must equal K independent runs (CPU, fp32, small sizes)."""
+"""Fused training: K runs as one network must equal K independent runs (CPU, small sizes; the
+training comparisons in float64, so that a tight tolerance holds on any CPU)."""
 
 from __future__ import annotations
 
@@ -71,23 +72,25 @@ def members(specs) -> list[FusedMember]:  # noqa: ANN001
     return [FusedMember(m, p, g, seed) for (m, p, g), (_, _, seed) in zip(runs, specs)]
 
 
-def assert_close_rel(a: float, b: float, rel: float = 1e-4) -> None:
-    assert math.isclose(a, b, rel_tol=rel, abs_tol=1e-7), (a, b)
+def assert_close_rel(a: float, b: float, rel: float) -> None:
+    assert math.isclose(a, b, rel_tol=rel, abs_tol=rel * 1e-3), (a, b)
 
 
-def assert_same_run(ref_model: nn.Module, ref, model: nn.Module, res, n_test: int) -> None:  # noqa: ANN001
+def assert_same_run(ref_model: nn.Module, ref, model: nn.Module, res, rel: float) -> None:  # noqa: ANN001
+    """Equal up to float64 rounding: losses and weights to ``rel``, the same test predictions."""
     assert res.epochs_run == ref.epochs_run and res.diverged == ref.diverged
     assert res.lrs == ref.lrs
     assert (res.test_split, res.test_images) == (ref.test_split, ref.test_images)
     for h_ref, h in zip(ref.history, res.history, strict=True):
         assert h["epoch"] == h_ref["epoch"] and h["lr"] == h_ref["lr"]
-        assert_close_rel(h["train_loss"], h_ref["train_loss"])
-    assert_close_rel(res.test_loss, ref.test_loss)
-    assert abs(res.test_accuracy - ref.test_accuracy) <= 100.0 / n_test + 1e-9  # at most one image flips
+        assert_close_rel(h["train_loss"], h_ref["train_loss"], rel)
+    assert_close_rel(res.test_loss, ref.test_loss, rel)
+    assert res.test_accuracy == ref.test_accuracy
     ref_state, state = ref_model.state_dict(), model.state_dict()
     for name, t in ref_state.items():
         if t.is_floating_point():
-            torch.testing.assert_close(state[name], t, rtol=1e-3, atol=1e-4, msg=name)
+            assert t.dtype == torch.float64, name  # the comparison means something only in float64
+            torch.testing.assert_close(state[name], t, rtol=rel, atol=rel * 1e-3, msg=name)
 
 
 # --- the fused module ---------------------------------------------------------------------------
@@ -159,7 +162,7 @@ def test_fused_sgd_equals_independent_torch_sgd(nesterov: bool, wds: tuple[float
 
 # --- training ------------------------------------------------------------------------------------
 
-def test_fused_training_equals_independent_runs(data: ImageData):
+def test_fused_training_equals_independent_runs(data: ImageData, float64: float):
     """Mixed init rules, LR rules, LRs, seeds and a per-layer kernel rule (several param groups)."""
     specs = [
         ("nb201", [], 0),
@@ -173,11 +176,11 @@ def test_fused_training_equals_independent_runs(data: ImageData):
     assert len(results) == len(specs)
     assert len(results[2].lrs) == 2  # the per-layer rule gave that member two LR groups
     for (ref_model, ref), member, res in zip(refs, group, results):
-        assert_same_run(ref_model, ref, member.model, res, data.test_images.shape[0])
+        assert_same_run(ref_model, ref, member.model, res, float64)
 
 
-def test_diverging_member_is_frozen_and_others_unaffected(data: ImageData):
-    specs = [("nb201", [], 0), ("nb201", ["lr=1e6"], 1), ("rescaled", ["lr=0.3"], 2)]
+def test_diverging_member_is_frozen_and_others_unaffected(data: ImageData, float64: float):
+    specs = [("nb201", [], 0), ("nb201", ["lr=1e300"], 1), ("rescaled", ["lr=0.3"], 2)]  # overflows float64 too
     refs = independent(specs, data)
     assert refs[1][1].diverged  # the huge LR really diverges alone
     group = members(specs)
@@ -186,7 +189,7 @@ def test_diverging_member_is_frozen_and_others_unaffected(data: ImageData):
     assert bad.diverged and bad.diverged_epoch == ref_bad.diverged_epoch and bad.test_accuracy is None
     assert [h["epoch"] for h in bad.history] == [h["epoch"] for h in ref_bad.history]
     for i in (0, 2):
-        assert_same_run(refs[i][0], refs[i][1], group[i].model, results[i], data.test_images.shape[0])
+        assert_same_run(refs[i][0], refs[i][1], group[i].model, results[i], float64)
 
 
 def test_resume_from_fused_checkpoint_equals_uninterrupted(data: ImageData, tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nasrescale.pipeline import load_pipeline
+from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.report.results_index import index_text
 from nasrescale.pipeline.slices import copy_store, run_slice, spread_order, visit_cells, visit_records
 

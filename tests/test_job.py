@@ -74,7 +74,7 @@ def test_degenerate_cell_is_recorded_at_chance_without_training(nb201):
     assert rec["degenerate"] is True and rec["epochs_run"] == 0 and rec["history"] == []
     assert rec["test_accuracy"] == pytest.approx(100.0 / 10) and rec["lr"] == 0.3
     assert rec["protocol"] == "rescaled" and rec["protocol_name"] == "rescaled" and rec["key"] == job.key()
-    assert rec["test_split"] == "full" and rec["test_images"] == 200 and rec["precision"] == "bf16"
+    assert rec["test_split"] == "full" and rec["test_images"] == 200 and rec["precision"] == "fp32"
     assert {"nasrescale", "torch", "cuda", "device_name", "hostname", "finished_at"} <= set(rec["provenance"])
 
 

@@ -135,3 +135,70 @@ def test_rank_and_report_leave_the_store_untouched(tmp_path, capsys):
     assert run.read_bytes() == before
     wal = run.with_name("store.sqlite-wal")
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_training_curves_are_labelled_with_role_and_arch_and_mapped_in_report_json(tmp_path, monkeypatch):
+    import nasrescale.report.plots as plots
+
+    run, truth = build_store(tmp_path / "curves", n_archs=10, seeds=(0,))
+    seen = {}
+    real = plots.curves_plot
+    monkeypatch.setattr(plots, "curves_plot", lambda curves, names, path: seen.update(names) or real(curves, names, path))
+    write_report(run.parent, n_boot=0)
+    mapped = json.loads((run.parent / "report.json").read_text())["curves"]
+    roles = {e["role"]: e["arch"] for e in mapped if e["role"] != "diverged"}
+    assert set(roles) == {"best", "median", "worst"}
+    means = {a: sum(v) / len(v) for a, v in truth["rescaled"].items() if a in roles.values()}
+    assert means[roles["best"]] == max(means.values()) and means[roles["worst"]] == min(means.values())
+    for entry in mapped:  # the legend drawn names the role and the whole arch string
+        assert seen[entry["key"]] == entry["legend"]
+        assert entry["legend"].startswith(f"{entry['role']}: {entry['arch']} / {entry['protocol']} / seed ")
+
+
+def test_report_states_its_budget_and_what_it_cannot_show(tmp_path):
+    pipeline = {"pipeline": {"name": "budget", "family": "nb201", "seeds": [0], "reference": "nb201:cifar10"},
+                "data": {"name": "cifar10-subset"}, "budget": {"epochs": 4, "width": 8, "cells": 1,
+                                                               "train_subset": 2000, "test_subset": 500},
+                "protocols": {"default": {"source": "nb201", "lr": 0.1, "lr_rule": "fixed", "init": "default"},
+                              "rescaled": {"source": "rescaled", "lr": 0.46, "lr_rule": "path_depth",
+                                           "init": "in_degree"}}}
+    run, _ = build_store(tmp_path / "budget", n_archs=8, seeds=(0,), pipeline=pipeline)
+    text = write_report(run.parent, n_boot=0).read_text()
+    for row in ("| epochs | 4 |", "| width (C) | 8 |", "| cells per stage (N) | 1 |", "| seeds | 0 |",
+                "| images | train 2000, test 500 images |",
+                "| learning rates | default: LR 0.1 (fixed); rescaled: base LR 0.46 (path_depth) |"):
+        assert row in text, row
+    assert "What this budget cannot show" in text and "4 epochs, not the benchmark's 200" in text
+    assert "one seed" in text and "it says nothing about whether one protocol" in text
+    budget = json.loads((run.parent / "report.json").read_text())["budget"]
+    assert budget["epochs"] == 4 and len(budget["limits"]) == 5
+
+
+def _captured_figures(monkeypatch) -> list:
+    import nasrescale.report.plots as plots
+
+    figures = []
+    real = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append((Path(path).name, fig)) or real(fig, path))
+    return figures
+
+
+def test_runs_far_below_the_benchmark_are_plotted_by_rank(tmp_path, monkeypatch):
+    run, _ = build_store(tmp_path / "low", n_archs=12, seeds=(0,))
+    with sqlite3.connect(run) as conn:  # a short run: 20-30 % where the benchmark has 85-95 %
+        conn.execute("UPDATE jobs SET test_accuracy = test_accuracy - 62 WHERE degenerate = 0")
+    captured = _captured_figures(monkeypatch)
+    write_report(run.parent, n_boot=0)
+    figures = dict(captured)
+    scatter, gaps = figures["reference_scatter.png"].axes[0], figures["gaps.png"].axes[0]
+    assert "rank" in scatter.get_xlabel() and "rank" in scatter.get_ylabel()
+    assert "rank change" in gaps.get_xlabel()
+
+
+def test_runs_on_the_benchmark_scale_keep_accuracy_axes(tmp_path, monkeypatch):
+    run, _ = build_store(tmp_path / "near", n_archs=12, seeds=(0,))
+    captured = _captured_figures(monkeypatch)
+    write_report(run.parent, n_boot=0)
+    figures = dict(captured)
+    assert "accuracy (%)" in figures["reference_scatter.png"].axes[0].get_xlabel()
+    assert "accuracy difference" in figures["gaps.png"].axes[0].get_xlabel()

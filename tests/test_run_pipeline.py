@@ -63,7 +63,9 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
     code, out, err = cli(capsys, "run", str(tiny), "--results", results, "--quiet")
     assert code == 0, err
     assert "default" in out and "rescaled" in out  # the final table
-    assert (tmp_path / "res" / "tiny" / "report.md").is_file()
+    report = (tmp_path / "res" / "tiny" / "report.md").read_text()
+    assert "| epochs | 1 |" in report and "| precision (as trained) | fp32 |" in report and "| device | cpu (" in report
+    assert "1 epochs, not the benchmark's 200" in report  # and what that budget cannot show
     store = tmp_path / "res" / "tiny" / "store.sqlite"
     before = dump(store)
     with sqlite3.connect(store) as db:
@@ -85,6 +87,8 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
     assert code == 0 and len(table) == 4
     assert {"arch", "protocol", "seed", "status", "test_accuracy", "lr", "lr_scale", "epochs", "wall_time_s"} <= set(table[0])
     trained = [r for r in table if r["degenerate"] == "False"]
+    assert {r["base_lr"] for r in table if r["protocol"] == "default"} == {""}  # nb201 has no base LR
+    assert {r["base_lr"] for r in table if r["protocol"] == "rescaled"} == {"0.3"}
     assert {r["protocol"] for r in trained} == {"default", "rescaled"} and all(float(r["wall_time_s"]) > 0 for r in trained)
 
 
@@ -142,6 +146,7 @@ def test_failed_job_is_recorded_the_run_continues_and_a_rerun_retries_it(capsys,
     results = str(tmp_path / "res")
     code, _, err = cli(capsys, "run", str(tiny), "--results", results, "--quiet")
     assert code == 1 and "1 job(s) failed" in err
+    assert f"see `nasrescale status {tiny} --results {results}`" in err  # the hint keeps --results
     store = tmp_path / "res" / "tiny" / "store.sqlite"
     with sqlite3.connect(store) as db:
         statuses = dict(db.execute("SELECT status, count(*) FROM jobs GROUP BY status").fetchall())

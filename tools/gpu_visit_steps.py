@@ -225,7 +225,7 @@ def step_bench(visit: Visit, share: float) -> None:
 def step_reeval(visit: Visit, share: float) -> None:
     """The next slice of the reeval pipeline; reeval/store.sqlite after every chunk, reeval/reeval.log."""
     def body() -> str:
-        from nasrescale.pipeline import load_pipeline
+        from nasrescale.pipeline.spec import load_pipeline
         from nasrescale.pipeline.slices import copy_store, run_slice
 
         folder = visit.step_dir("reeval")

@@ -31,29 +31,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "seeds in log LR "
                     "(--rule within_tol: the largest LR within a relative tolerance of the best mean loss). "
                     "Runs are stored and resumable.")
-    p.add_argument("--family", default="nb201", help="cell family name (default nb201)")
+    p.add_argument("--family", default="nb201", metavar="F", help="cell family name (default nb201)")
     p.add_argument("--family-file", action="append", default=[], metavar="FILE", help="extra cell family file")
     p.add_argument("--arch", help="architecture to search (default: the family's base architecture)")
-    p.add_argument("--dataset", default="cifar10-subset", help="dataset name (default cifar10-subset, shipped)")
-    p.add_argument("--data-path", help="dataset folder")
-    p.add_argument("--protocol", default="rescaled", help="protocol name or .toml file (default rescaled)")
+    p.add_argument("--dataset", default="cifar10-subset", metavar="NAME", help="dataset name (default cifar10-subset, shipped)")
+    p.add_argument("--data-path", metavar="PATH", help="dataset folder")
+    p.add_argument("--protocol", default="rescaled", metavar="P", help="protocol name or .toml file (default rescaled)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a protocol key")
-    p.add_argument("--lr-min", type=float, default=d.lr_min, help=f"smallest LR (default {d.lr_min:g})")
-    p.add_argument("--lr-max", type=float, default=d.lr_max, help=f"largest LR (default {d.lr_max:g})")
-    p.add_argument("--points", type=int, default=d.points, help=f"LRs in the log-spaced grid (default {d.points})")
-    p.add_argument("--seeds", type=int, nargs="+", default=list(d.seeds), help="seeds per LR (default 0 1 2)")
-    p.add_argument("--epochs", type=int, default=d.epochs, help="epochs per run (default 1, as the paper)")
-    p.add_argument("--rel-tol", type=float, default=d.rel_tol,
+    p.add_argument("--lr-min", metavar="X", type=float, default=d.lr_min, help=f"smallest LR (default {d.lr_min:g})")
+    p.add_argument("--lr-max", metavar="Y", type=float, default=d.lr_max, help=f"largest LR (default {d.lr_max:g})")
+    p.add_argument("--points", metavar="N", type=int, default=d.points, help=f"LRs in the log-spaced grid (default {d.points})")
+    p.add_argument("--seeds", metavar="S", type=int, nargs="+", default=list(d.seeds), help="seeds per LR (default 0 1 2)")
+    p.add_argument("--epochs", metavar="E", type=int, default=d.epochs, help="epochs per run (default 1, as the paper)")
+    p.add_argument("--rel-tol", metavar="T", type=float, default=d.rel_tol,
                    help=f"--rule within_tol: relative tolerance of a tie in mean final loss (default {d.rel_tol:g} = 1%%)")
-    p.add_argument("--rule", default=d.rule, choices=SELECTION_RULES,
-                   help=f"maximal-LR rule (default {d.rule}: per-seed argmin, the paper's)")
-    p.add_argument("--loss", default=d.loss, choices=LOSS_KINDS,
+    p.add_argument("--rule", metavar="R", default=d.rule, choices=SELECTION_RULES,
+                   help=f"maximal-LR rule: argmin (default, the paper's) or within_tol")
+    p.add_argument("--loss", metavar="L", default=d.loss, choices=LOSS_KINDS,
                    help=f"final training loss judged (default {d.loss}: the epoch's mean; tail: its last 10%% of steps)")
-    p.add_argument("--batch-size", type=int, help="override the protocol's batch size")
-    p.add_argument("--width", type=int, help="model width (default: the family's)")
-    p.add_argument("--cells", type=int, help="cells per stage (default: the family's)")
-    p.add_argument("--train-subset", type=int, help="train on a class-balanced subset of this many images")
-    p.add_argument("--test-subset", type=int, default=500,
+    p.add_argument("--batch-size", metavar="B", type=int, help="override the protocol's batch size")
+    p.add_argument("--width", metavar="C", type=int, help="model width (default: the family's)")
+    p.add_argument("--cells", metavar="N", type=int, help="cells per stage (default: the family's)")
+    p.add_argument("--train-subset", metavar="N", type=int, help="train on a class-balanced subset of this many images")
+    p.add_argument("--test-subset", metavar="N", type=int, default=500,
                    help="test images evaluated after each run (default 500; the search reads training loss only)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default auto)")
     p.add_argument("--name", help="results folder name (default lr-search-<family>-<protocol>)")
@@ -71,6 +71,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     from ..jobs.job import DataSpec
     from ..lrsearch.search import LrSearchSettings, format_table, plot_selection, search_jobs, selection_json
     from ..pipeline.runner import run_dir_for, run_search
+    from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
     from ..protocol import load_protocol
     from ..space.registry import resolve_family
     from ..store.write import Store
@@ -83,6 +84,9 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
     pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,
                         args.cells)
+    executor = ExecutorSettings(device=args.device)
+    check_executor(executor, "--device")  # everything the runs need, before the first row is stored
+    check_data(data, LR_SEARCH_KEYS)
     name = args.name or f"lr-search-{family.name}-{protocol.name}"
     run_dir = run_dir_for(name, args.results)
     identity = {"kind": "lr-search", "arch": pairs[0][1].arch, "family_digest": family.digest(),
@@ -90,8 +94,8 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
                 "size": pairs[0][1].size()}
     store = Store(run_dir / "store.sqlite")
     try:
-        store.bind_pipeline(name, {**identity, "family": family.name}, identity)
-        sel, _ = run_search(store, pairs, settings, ExecutorSettings(device=args.device),
+        store.bind_pipeline(name, {**identity, "family": family.name}, identity, rename_hint="--name NAME")
+        sel, _ = run_search(store, pairs, settings, executor,
                             run_dir / "checkpoints", progress=not args.quiet and not args.json)
         plot = plot_selection(sel, args.plot or run_dir / "lr_search.png",
                               f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})")

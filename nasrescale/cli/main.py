@@ -17,7 +17,7 @@ from .. import __version__
 from ..errors import NasRescaleError
 from . import analyze_cmd, lr_search_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "command_summary"]
 
 #: modules that contribute commands, in help order
 COMMAND_MODULES = [analyze_cmd, train_cmd, model_cmds, pipeline_cmds, rank_cmd, lr_search_cmd]
@@ -34,6 +34,21 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMAND_MODULES:
         module.register(sub)
     return parser
+
+
+def command_summary(width: int = 110) -> str:
+    """Every command's usage, generated from the parsers (one wrapped entry per command, help
+    order): the README's "Command line" block is this text, so it cannot drift from the options
+    (``python tools/readme_cli.py`` rewrites it; a test compares the two)."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    entries = []
+    for command in sub.choices.values():
+        formatter = argparse.HelpFormatter(command.prog, width=width)
+        formatter.add_usage(command.usage, command._actions, command._mutually_exclusive_groups, prefix="")
+        lines = formatter.format_help().strip("\n").replace(" [-h]", "").splitlines()
+        entries.append("\n".join(line.rstrip() for line in lines))
+    return "\n".join(entries) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -73,10 +73,22 @@ def run_cmd(args: argparse.Namespace) -> int:
     else:
         _final_report(summary.run_dir)
     if summary.failed:
-        print(f"nasrescale run: {summary.failed} job(s) failed; see `nasrescale status {args.pipeline}`; "
+        print(f"nasrescale run: {summary.failed} job(s) failed; see `{status_command(args.pipeline, args.results)}`; "
               "rerun to retry them", file=sys.stderr)
         return 1
     return 0
+
+
+def status_command(pipeline: str, results: str | None) -> str:
+    """The ``nasrescale status`` command line that shows this run (``--results`` kept).
+
+    >>> status_command("my pipe.toml", "/tmp/r")
+    "nasrescale status 'my pipe.toml' --results /tmp/r"
+    """
+    import shlex
+
+    words = ["nasrescale", "status", pipeline] + (["--results", results] if results is not None else [])
+    return shlex.join(words)
 
 
 def status_cmd(args: argparse.Namespace) -> int:

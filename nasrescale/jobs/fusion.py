@@ -198,7 +198,7 @@ def train_jobs_fused(jobs: Sequence[TrainJob], *, device: str = "cpu", checkpoin
             member, plan = build_member(job.arch, job.family, data, job.protocol, job.seed, **job.size(),
                                         identity=job.identity())
             members.append(member)
-            heads.append(job.base_record(member.model, plan, data))
+            heads.append(job.base_record(member.model, plan, data, device))
         path = Path(checkpoint) if checkpoint is not None else None
         if path is None and checkpoint_dir is not None:
             path = Path(checkpoint_dir) / group_checkpoint_name([jobs[i] for i in trained])

@@ -38,7 +38,8 @@ from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.topology import is_degenerate
 
-__all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable"]
+__all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable",
+           "trained_precision", "has_base_lr"]
 
 #: bumped when the meaning of a key changes (old stores then simply see new jobs)
 KEY_VERSION = 1
@@ -184,22 +185,27 @@ class TrainJob:
         """This job's checkpoint file in ``checkpoint_dir`` (named by its key)."""
         return Path(checkpoint_dir) / f"{self.key()}.pt"
 
-    def base_record(self, model: Any, plan: Any, data: Any) -> dict[str, Any]:
+    def base_record(self, model: Any, plan: Any, data: Any, device: str = "cpu") -> dict[str, Any]:
         """The record's job fields and LR derivation for a built, initialized ``model`` (``plan``: its
-        ``LrPlan``); shared by :meth:`run` and :func:`nasrescale.jobs.fusion.train_jobs_fused`."""
+        ``LrPlan``) trained on ``device``; shared by :meth:`run` and
+        :func:`nasrescale.jobs.fusion.train_jobs_fused`. ``precision`` is what trains on ``device``
+        (``precision_setting`` the protocol's); ``base_lr`` is ``None`` where the protocol has
+        none (a fixed LR without μP: ``lr`` is the LR)."""
         from ..models import count_params
 
         size = self.size()
         return {
             "key": self.key(), "arch": self.arch, "family": self.family.name, "family_digest": self.family.digest(),
             "dataset": self.data.name, "protocol": self.label or self.protocol.name, "protocol_name": self.protocol.name,
-            "init": self.protocol.init, "lr_rule": self.protocol.lr_rule, "base_lr": plan.base_lr, "lr": plan.lr,
+            "init": self.protocol.init, "lr_rule": self.protocol.lr_rule,
+            "base_lr": plan.base_lr if has_base_lr(self.protocol.lr_rule, self.protocol.init) else None, "lr": plan.lr,
             "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
             "degenerate": self.degenerate, "epochs": self.protocol.epochs, "batch_size": self.protocol.batch_size,
             "seed": self.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
             "test_split": data.test_split, "test_images": int(data.test_images.shape[0]),
             "train_images": int(data.train_images.shape[0]),
-            "precision": self.protocol.precision}  # the setting (the CPU trains in fp32 either way)
+            "precision": trained_precision(self.protocol.precision, device),
+            "precision_setting": self.protocol.precision}
 
     def run(self, *, device: str = "cpu", checkpoint_dir: str | Path | None = None, progress: bool = False,
             on_epoch: Callable[[dict[str, Any]], None] | None = None, checkpoint: str | Path | None = None,
@@ -245,7 +251,7 @@ class TrainJob:
         else:
             apply_init(model, self.protocol.init)
         plan = lr_plan(model, self.protocol)
-        record = self.base_record(model, plan, data)
+        record = self.base_record(model, plan, data, device)
         if record["degenerate"]:  # constant output: chance accuracy, nothing to train
             record.update(test_accuracy=100.0 / data.num_classes, test_loss=None, train_loss_last=None,
                           train_loss_best=None, train_accuracy_last=None, epochs_run=0, diverged=False,
@@ -265,6 +271,26 @@ class TrainJob:
         record["wall_time_s"] = time.perf_counter() - start
         record["provenance"] = provenance(device)
         return record
+
+
+def trained_precision(setting: str, device: str) -> str:
+    """The precision a run of ``setting`` trains in on ``device``: the setting on CUDA, ``fp32``
+    elsewhere (bf16 autocast is CUDA-only, :class:`~nasrescale.train.setup.RunSetup`).
+
+    >>> trained_precision("bf16", "cpu"), trained_precision("bf16", "cuda:0"), trained_precision("fp32", "cuda")
+    ('fp32', 'bf16', 'fp32')
+    """
+    return setting if str(device).startswith("cuda") else "fp32"
+
+
+def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
+    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP)
+    rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
+
+    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
+    (True, False, True)
+    """
+    return lr_rule != "fixed" or init == "mup"
 
 
 def discard_unreadable(path: Path) -> str | None:

@@ -46,6 +46,7 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, k
     source = table.pop("protocol", None)
     if not isinstance(source, str):
         raise ConfigError(f"{where}.protocol: missing or not a string; a shipped protocol name or a .toml file")
+    typed = {"lr": "base_lr"} if "base_lr" in table else {}  # the user's spelling of a key, for errors
     if "base_lr" in table:
         if "lr" in table:
             raise ConfigError(f"{where}: give base_lr or lr, not both (base_lr is an alias of lr)")
@@ -64,8 +65,27 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, k
     for key in ("epochs", "batch_size"):
         if getattr(budget, key) is not None:
             merged[key] = getattr(budget, key)
-    protocol = from_table(Protocol, merged, where)
+    try:
+        protocol = from_table(Protocol, merged, where)
+    except ConfigError as err:
+        raise ConfigError(_user_key_message(str(err), where, typed, budget)) from None
     if protocol.lr is None and not search and kind == "retrain":
         raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46, "
                           "or base_lr = \"search\" (the LR search of [lr_search])")
     return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search)
+
+
+def _user_key_message(message: str, where: str, typed: dict[str, str], budget: Any) -> str:
+    """A :class:`Protocol` check's message (``protocol.<key>: ...``) renamed to the key the user
+    typed: ``budget.<key>`` for a budget override, else ``<where>.<key>`` (``base_lr`` if spelt so).
+
+    >>> _user_key_message("protocol.lr: value -1.0 is out of range", "protocols.r", {"lr": "base_lr"}, None)
+    'protocols.r.base_lr: value -1.0 is out of range'
+    """
+    head, sep, rest = message.partition(":")
+    if not head.startswith("protocol.") or not sep:
+        return message
+    key = head[len("protocol."):]
+    if key in ("epochs", "batch_size") and getattr(budget, key, None) is not None:
+        return f"budget.{key}:{rest}"
+    return f"{where}.{typed.get(key, key)}:{rest}"

@@ -24,6 +24,7 @@ from ..executors.base import Executor, ExecutorSettings, Outcome
 from ..jobs.job import TrainJob
 from ..lrsearch.select import Selection
 from ..store.write import Store
+from .preflight import PIPELINE_KEYS, check_data, check_executor
 from .spec import ANALYSIS_ONLY, Pipeline, strip_keys
 
 __all__ = ["RunSummary", "run_dir_for", "run_pipeline", "run_jobs", "run_search", "status_text", "export_csv",
@@ -69,7 +70,10 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
         The :class:`RunSummary`.
 
     Raises:
-        ConfigError: the store holds results of a different pipeline under this name.
+        ConfigError: the store holds results of a different pipeline under this name, or the
+            executor's package or device is missing (before anything is written).
+        DataError: the data is missing or smaller than the budget's subsets (before anything
+            is written).
     """
     run_dir = run_dir_for(pipeline.name, results)
     archs = pipeline.arch_list()
@@ -81,6 +85,8 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     elif not pipeline.needs_search():
         jobs = pipeline.jobs(archs)  # checks every architecture before anything is written
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
+    check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
+    check_data(pipeline.data_spec(), PIPELINE_KEYS)
     with _driver_lock(run_dir):
         return _drive(pipeline, run_dir, archs, jobs, extra, progress, executor)
 
@@ -266,6 +272,16 @@ def status_text(run_dir: Path) -> str:
         store.close()
 
 
+def _export_base_lr(record: dict[str, Any], protocol: dict[str, Any]) -> float | None:
+    """The base LR of a job, ``None`` for a protocol that has none (a fixed LR without μP;
+    records stored before that rule still carry the LR there)."""
+    from ..jobs.job import has_base_lr
+
+    if not has_base_lr(record.get("lr_rule", protocol.get("lr_rule")), record.get("init", protocol.get("init"))):
+        return None
+    return record.get("base_lr", protocol.get("lr"))
+
+
 def export_csv(run_dir: Path, out: str | Path) -> int:
     """Write one tidy row per job (:data:`EXPORT_COLUMNS`) to ``out``; returns the row count."""
     from ..fileio import atomic_writer
@@ -278,7 +294,7 @@ def export_csv(run_dir: Path, out: str | Path) -> int:
             job = store.job_json(row["key"])
             rows.append({
                 **{c: rec.get(c) for c in EXPORT_COLUMNS}, **{c: row[c] for c in row if c in EXPORT_COLUMNS},
-                "base_lr": rec.get("base_lr", job.get("protocol", {}).get("lr")),
+                "base_lr": _export_base_lr(rec, job.get("protocol", {})),
                 "epochs": row["epochs"] if row["epochs"] is not None else job.get("protocol", {}).get("epochs"),
                 "degenerate": None if row["degenerate"] is None else bool(row["degenerate"]),
                 "device_name": (rec.get("provenance") or {}).get("device_name"),

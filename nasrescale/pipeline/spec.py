@@ -7,7 +7,7 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
 
     [pipeline]
     name = "quickstart"          # results go to results/<name>/
-    family = "nb201"             # cell family (family_file = "path.toml" for your own)
+    family = "nb201"             # cell family (default nb201; or family_file = "path.toml" alone)
     seeds = [0, 1]
     reference = "nb201:cifar10"  # what `report` compares against (a CSV path, or "none")
 
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..config import from_table, parse_override, read_toml_file, set_in_table, to_table
-from ..errors import ConfigError
+from ..errors import ConfigError, NasRescaleError
 from ..executors.base import ExecutorSettings
 from ..fileio import shipped_toml_dir
 from ..jobs.job import DataSpec, TrainJob
@@ -87,10 +87,25 @@ class Pipeline:
 
     def family(self) -> Any:
         """The :class:`~nasrescale.space.families.CellFamily`."""
-        from ..space.registry import resolve_family
+        from ..space.registry import family_names_in, resolve_family
 
-        files = [self._relative(self.pipeline.family_file)] if self.pipeline.family_file else []
-        return resolve_family(self.pipeline.family, files)
+        if not self.pipeline.family_file:
+            return resolve_family(self.pipeline.family or "nb201")
+        path = self._relative(self.pipeline.family_file)
+        try:
+            defined = family_names_in(path)
+        except NasRescaleError as err:
+            raise ConfigError(f"pipeline.family_file: {err}") from None
+        named = self.pipeline.family
+        if named is not None and named not in defined:
+            raise ConfigError(
+                f"pipeline.family = {named!r} but pipeline.family_file = {self.pipeline.family_file!r} defines "
+                f"{', '.join(map(repr, defined)) or 'no family'}; drop pipeline.family (the file then defines the "
+                "family) or make the two agree")
+        if named is None and len(defined) != 1:
+            raise ConfigError(f"pipeline.family_file = {self.pipeline.family_file!r} defines {len(defined)} families "
+                              f"({', '.join(defined)}); choose one with pipeline.family")
+        return resolve_family(named or defined[0], [path])
 
     def _relative(self, path: str) -> Path:
         p = Path(path).expanduser()
@@ -153,6 +168,7 @@ class Pipeline:
         out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {})}
                             for e in self.protocols}
         out["arch_list"] = list(archs)
+        out["pipeline"]["family"] = self.family().name  # family_file alone: the file's family, by name
         out["family_digest"] = self.family().digest()
         return out
 

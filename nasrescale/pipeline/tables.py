@@ -27,7 +27,7 @@ class PipelineSettings:
     name: str
     kind: Literal["retrain", "lr_validation"] = "retrain"
     description: str = ""
-    family: str = "nb201"
+    family: str | None = None  # None: the family of family_file, else nb201
     family_file: str | None = None
     seeds: tuple[int, ...] = (0,)
     reference: str | None = None

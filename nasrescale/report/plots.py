@@ -15,7 +15,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-__all__ = ["scatter_plot", "topk_plot", "pairwise_gaps", "gap_plot", "gain_plot", "curves_plot", "reference_plot"]
+__all__ = ["scatter_plot", "topk_plot", "pairwise_gaps", "gap_plot", "gain_plot", "curves_plot", "reference_plot",
+           "scales_differ", "ranks"]
 
 _DPI = 130
 
@@ -24,6 +25,40 @@ def _save(fig: Figure, path: Path) -> Path:
     FigureCanvasAgg(fig)  # attach the Agg canvas explicitly: no GUI backend, no global state
     fig.savefig(path, dpi=_DPI, bbox_inches="tight")
     return path
+
+
+def scales_differ(*groups: Sequence[float]) -> bool:
+    """Whether accuracies drawn on one shared axis would collapse: for two groups, the narrower
+    group's range is under a third of the range both span together (a 4-epoch run's 20-30 %
+    against the benchmark's 85-95 %; a 5-point shift within the same 10 points is no collapse).
+
+    >>> scales_differ([20, 25, 30], [85, 90, 95]), scales_differ([84, 90, 93], [85, 90, 95])
+    (True, False)
+    """
+    spans = [(float(np.nanmin(v)), float(np.nanmax(v))) for v in (np.asarray(g, dtype=float) for g in groups) if v.size]
+    for i, (a_lo, a_hi) in enumerate(spans):
+        for b_lo, b_hi in spans[i + 1:]:
+            if min(a_hi - a_lo, b_hi - b_lo) < (max(a_hi, b_hi) - min(a_lo, b_lo)) / 3:
+                return True
+    return False
+
+
+def ranks(values: Sequence[float]) -> np.ndarray:
+    """Rank of each value, 1 = the highest accuracy (ties share their mean rank).
+
+    >>> ranks([90.0, 95.0, 80.0]).tolist()
+    [2.0, 1.0, 3.0]
+    """
+    return pd.Series(np.asarray(values, dtype=float)).rank(ascending=False).to_numpy()
+
+
+def _at_chance(frame: pd.DataFrame) -> pd.Series:
+    """Rows of a merged comparison frame at chance accuracy: degenerate cells, diverged runs."""
+    mask = pd.Series(False, index=frame.index)
+    for column in ("degenerate", "diverged_a", "diverged_b"):
+        if column in frame:
+            mask |= frame[column].fillna(0).astype(float) > 0
+    return mask
 
 
 def _fmt(v: float | None) -> str:
@@ -105,10 +140,12 @@ def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
     return np.abs(values[i] - values[j])
 
 
-def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path) -> Path:
+def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path,
+             by_rank: bool = False) -> Path:
     """Accuracy-gap distributions (Fig. 4 right). Left: each architecture's accuracy difference
     between two sources (``diffs``: "B - A" -> values), how far a protocol moves the
-    architectures. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
+    architectures; with ``by_rank`` (sources on different accuracy scales) ``diffs`` are rank
+    changes instead. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
     (``accuracies``), how far apart the ranking's neighbours are."""
     fig = Figure(figsize=(11.0, 4.2))
     left, right = fig.subplots(1, 2)
@@ -120,9 +157,11 @@ def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequ
         if v.size:
             left.hist(v, bins=bins, histtype="step", lw=1.8, label=f"{name} (median {np.median(v):+.2f})")
     left.axvline(0, color="black", lw=0.8, ls="--")
-    left.set_xlabel("accuracy difference per architecture (points)")
+    left.set_xlabel("rank change per architecture (B rank - A rank; 1 = best)" if by_rank
+                    else "accuracy difference per architecture (points)")
     left.set_ylabel("architectures")
-    left.set_title("how far each architecture moves", fontsize=10)
+    left.set_title("how far each architecture moves" + (" (in rank: the sources' accuracy scales differ)"
+                                                       if by_rank else ""), fontsize=10)
     gaps = {name: pairwise_gaps(v) for name, v in accuracies.items()}
     top = max((float(g.max()) for g in gaps.values() if g.size), default=1.0)
     gbins = np.linspace(0, max(top, 1e-6), 30)
@@ -182,26 +221,43 @@ def curves_plot(curves: pd.DataFrame, names: Mapping[str, str], path: Path) -> P
         ax.grid(alpha=0.3)
     loss_ax.set_title("training curves")
     handles, labels = loss_ax.get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, -0.02 - 0.05 * len(labels) / 2))
+    if handles:  # one column: each entry names a whole architecture string
+        fig.legend(handles, labels, loc="upper center", ncol=1, fontsize=7, bbox_to_anchor=(0.5, 0.0))
     fig.subplots_adjust(wspace=0.3)
     return _save(fig, path)
 
 
 def reference_plot(points: Mapping[str, pd.DataFrame], reference: str, path: Path) -> Path:
     """Each protocol's accuracy against the benchmark reference (``points``: label -> frame with
-    ``a`` = protocol, ``b`` = reference accuracy)."""
+    ``a`` = protocol, ``b`` = reference accuracy). Where the run's accuracies and the reference's
+    lie on different scales (:func:`scales_differ`), ranks are plotted instead (1 = best), so the
+    runs do not collapse into one blob at a corner of a shared axis."""
     fig = Figure(figsize=(5.6, 5.0))
     ax = fig.add_subplot()
+    runs = [f["a"].to_numpy(float) for f in points.values()]
+    refs = [f["b"].to_numpy(float) for f in points.values()]
+    live = [f[~_at_chance(f)] for f in points.values()]  # chance accuracy says nothing about scale
+    by_rank = scales_differ(np.concatenate([f["a"].to_numpy(float) for f in live] or [np.zeros(0)]),
+                            np.concatenate([f["b"].to_numpy(float) for f in live] or [np.zeros(0)]))
     for name, frame in points.items():
-        ax.scatter(frame["b"], frame["a"], s=16, alpha=0.7, label=name)
-    values = np.concatenate([f[c].to_numpy(float) for f in points.values() for c in ("a", "b")] or [np.zeros(0)])
-    if values.size:
-        lo, hi = np.nanmin(values), np.nanmax(values)
-        ax.plot([lo, hi], [lo, hi], color="black", lw=1, ls="--", label="y = x")
-    ax.set_xlabel(f"reference {reference} accuracy (%)")
-    ax.set_ylabel("this run's test accuracy (%)")
-    ax.set_title("protocols against the benchmark")
+        x, y = frame["b"].to_numpy(float), frame["a"].to_numpy(float)
+        ax.scatter(ranks(x) if by_rank else x, ranks(y) if by_rank else y, s=16, alpha=0.7, label=name)
+    if by_rank:
+        n = max((len(f) for f in points.values()), default=1)
+        ax.plot([1, n], [1, n], color="black", lw=1, ls="--", label="same rank")
+        ax.invert_xaxis()
+        ax.invert_yaxis()  # best at the top right, as with accuracies
+        ax.set_xlabel(f"rank under the reference {reference} (1 = best)")
+        ax.set_ylabel("rank in this run (1 = best)")
+        ax.set_title("ranks: this run's accuracies and the reference's lie on different scales", fontsize=9)
+    else:
+        values = np.concatenate(runs + refs or [np.zeros(0)])
+        if values.size:
+            lo, hi = np.nanmin(values), np.nanmax(values)
+            ax.plot([lo, hi], [lo, hi], color="black", lw=1, ls="--", label="y = x")
+        ax.set_xlabel(f"reference {reference} accuracy (%)")
+        ax.set_ylabel("this run's test accuracy (%)")
+        ax.set_title("protocols against the benchmark")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, path)

@@ -25,6 +25,7 @@ from ..ranking.text import fmt, format_table, to_json
 from ..space.benchmark import resolve_dataset
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
+from .budget import budget_section
 from .markdown import md_table, numbers_table, status_table, topk_table
 
 __all__ = ["write_report", "ranking_text", "reference_spec", "protocol_order"]
@@ -126,10 +127,13 @@ def _pair_section(store: StoreData, a: Source, b: Source, out: Path, n_boot: int
     return lines, result
 
 
-def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> dict[str, str]:
-    """Job key -> legend for a few jobs: the best, median and worst architecture (by the mean
-    accuracy under the last protocol with results), lowest seed of each protocol, plus one
-    diverged job if any."""
+_ROLES = ("best", "median", "worst")
+
+
+def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> dict[str, dict[str, Any]]:
+    """Job key -> ``{role, arch, protocol, seed, legend}`` for a few jobs: the best, median and
+    worst architecture (by the mean accuracy under the last protocol with results), lowest seed
+    of each protocol, plus one diverged job if any. The legend names the role and the arch."""
     jobs = store.jobs[store.jobs["status"].isin(["done", "diverged"]) & ~store.jobs["degenerate"]]
     if jobs.empty:
         return {}
@@ -138,16 +142,24 @@ def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> di
         means = jobs[jobs["protocol"] == label].groupby("arch")["test_accuracy"].mean().dropna().sort_values()
         if len(means):
             break
-    picks = list(dict.fromkeys([means.index[-1], means.index[len(means) // 2], means.index[0]])) if len(means) else []
-    names: dict[str, str] = {}
-    for rank, arch in enumerate(picks[:limit_archs]):
+    ranked = [means.index[-1], means.index[len(means) // 2], means.index[0]] if len(means) else []
+    picks: dict[str, str] = {}
+    for role, arch in zip(_ROLES, ranked):
+        picks.setdefault(arch, role)  # with fewer than 3 archs, one arch keeps its first role
+    names: dict[str, dict[str, Any]] = {}
+    for arch, role in list(picks.items())[:limit_archs]:
         for label in labels:
             rows = jobs[(jobs["arch"] == arch) & (jobs["protocol"] == label)].sort_values("seed")
             if len(rows):
-                names[rows["key"].iloc[0]] = f"arch {rank + 1} / {label} / seed {rows['seed'].iloc[0]}"
+                seed = int(rows["seed"].iloc[0])
+                names[rows["key"].iloc[0]] = {"role": role, "arch": arch, "protocol": label, "seed": seed,
+                                              "legend": f"{role}: {arch} / {label} / seed {seed}"}
     bad = jobs[jobs["status"] == "diverged"]
     if len(bad):
-        names[bad["key"].iloc[0]] = f"diverged: {bad['protocol'].iloc[0]} / seed {bad['seed'].iloc[0]}"
+        row = bad.iloc[0]
+        names[row["key"]] = {"role": "diverged", "arch": row["arch"], "protocol": row["protocol"],
+                             "seed": int(row["seed"]),
+                             "legend": f"diverged: {row['arch']} / {row['protocol']} / seed {int(row['seed'])}"}
     return names
 
 
@@ -174,7 +186,8 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     facts = {"dataset": dataset_name(store.pipeline), "family": pipeline_value(store.pipeline, "pipeline.family", "family.name", "family"),
              "created": store.meta.get("created_at")}
     lines += [", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)", ""]
-    lines += status_table(store, labels) + [""]
+    budget_lines, numbers_budget = budget_section(store)
+    lines += budget_lines + status_table(store, labels) + [""]
     from .results_index import provenance_lines  # imports this module: not at the top
 
     lines += provenance_lines(store)
@@ -185,7 +198,8 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
             first = str(row.get("error") or "").strip().splitlines()
             lines.append(f"- `{row['arch']}` {row['protocol']} seed {row['seed']}: {first[-1] if first else '?'}")
         lines.append("")
-    numbers: dict[str, Any] = {"name": name, "protocols": labels, "pairs": {}, "reference": {}}
+    numbers: dict[str, Any] = {"name": name, "protocols": labels, "budget": numbers_budget, "pairs": {},
+                               "reference": {}}
     for x, y in combinations(labels, 2):
         section, result = _pair_section(store, sources[x], sources[y], run_dir, n_boot)
         lines += section
@@ -195,8 +209,12 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     lines += section + _gap_section(usable, ref, run_dir)
     keys = _curve_jobs(store, labels)
     if keys:
-        fig = plots.curves_plot(read_curves(store.path, list(keys)), keys, run_dir / "curves.png")
-        lines += ["## Training curves", "", f"![training curves]({fig.name})", ""]
+        legends = {k: v["legend"] for k, v in keys.items()}
+        fig = plots.curves_plot(read_curves(store.path, list(keys)), legends, run_dir / "curves.png")
+        lines += ["## Training curves", "", f"![training curves]({fig.name})", "",
+                  "Best, median and worst architecture by mean test accuracy (under the last protocol "
+                  "with results), the lowest seed of each protocol.", ""]
+        numbers["curves"] = [{"key": k, **v} for k, v in keys.items()]
     lines += ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; CIs are "
               f"percentile bootstrap over architectures ({n_boot} resamples, seed 0); the top-K% subset is "
               "chosen by the first source (A).", ""]
@@ -222,8 +240,12 @@ def _gap_section(sources: dict[str, Source], ref: Source | None, out: Path) -> l
     if len(common) < 2:
         return []
     gaps = {label: frame.loc[common, "accuracy"].to_numpy(float) for label, frame in means.items()}
-    diffs = {f"{y} - {x}": gaps[y] - gaps[x] for x, y in combinations(list(gaps), 2)}
-    fig = plots.gap_plot(gaps, diffs, out / "gaps.png")
+    steady = [f.loc[common, "accuracy"][~f.loc[common].get("diverged", pd.Series(0, index=common)).gt(0)]
+              for f in means.values()]  # diverged runs sit at chance: no scale
+    by_rank = plots.scales_differ(*steady)  # e.g. a short run against the benchmark
+    moved = {label: plots.ranks(v) for label, v in gaps.items()} if by_rank else gaps
+    diffs = {f"{y} - {x}": moved[y] - moved[x] for x, y in combinations(list(gaps), 2)}
+    fig = plots.gap_plot(gaps, diffs, out / "gaps.png", by_rank)
     rows = [[label, fmt(float(pd.Series(plots.pairwise_gaps(v)).median()), 2),
              fmt(float(plots.pairwise_gaps(v).mean()), 2), fmt(float(v.std()), 2)] for label, v in gaps.items()]
     return [f"## Accuracy gaps ({len(common)} architectures with results under every protocol that has any)", "",

@@ -59,13 +59,16 @@ def detect_encoding(text: str) -> str:
     )
 
 
-def parse_arch(text: str, family: CellFamily, encoding: str | None = None) -> nx.DiGraph:
+def parse_arch(text: str, family: CellFamily, encoding: str | None = None, *, complete: bool = False) -> nx.DiGraph:
     """Parse an architecture string of ``family`` into the canonical graph.
 
     Args:
         text: the string (surrounding whitespace is ignored).
         family: the cell family it belongs to.
         encoding: ``nb201``, ``digits`` or ``edges``; detected from the text when ``None``.
+        complete: NB201 strings only: accept a node group that omits sources and give them the
+            family's zero op. Off by default: a short group is an error, so a typo cannot
+            change the architecture (every node's group must list ``op~0 .. op~(v-1)``).
 
     Raises:
         ArchError: naming the offending token and the family's allowed values.
@@ -77,7 +80,7 @@ def parse_arch(text: str, family: CellFamily, encoding: str | None = None) -> nx
         raise ArchError(f"empty architecture string; a {family.name} example: {family.base}")
     encoding = encoding or detect_encoding(stripped)
     if encoding == "nb201":
-        n, edges = _parse_nb201(stripped, family)
+        n, edges = _parse_nb201(stripped, family, complete)
     elif encoding == "digits":
         n, edges = _parse_digits(stripped, family)
     elif encoding == "edges":
@@ -183,11 +186,12 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _parse_nb201(text: str, family: CellFamily) -> tuple[int, list[tuple[int, int, str]]]:
+def _parse_nb201(text: str, family: CellFamily, complete: bool = False) -> tuple[int, list[tuple[int, int, str]]]:
     edges: list[tuple[int, int, str]] = []
     groups = text.split("+")
     for gi, group in enumerate(groups):
         target = gi + 1
+        start = len(edges)
         if len(group) < 2 or group[0] != "|" or group[-1] != "|":
             what = "empty group" if not group else f"group {group!r}"
             raise ArchError(
@@ -209,7 +213,24 @@ def _parse_nb201(text: str, family: CellFamily) -> tuple[int, list[tuple[int, in
                     f"token {token!r}: source {source} is not smaller than its target node {target}"
                 )
             edges.append((source, target, op))
+        if not complete and family.zero_op is not None:
+            _require_full_group(group, target, [u for u, _, _ in edges[start:]], family)
     return len(groups) + 1, edges
+
+
+def _require_full_group(group: str, target: int, sources: list[int], family: CellFamily) -> None:
+    """An NB201 group must name every source ``0..target-1`` (absent edges as the zero op);
+    a repeated source is left to :func:`make_graph`, which names the duplicate edge."""
+    if len(set(sources)) != len(sources):
+        return
+    missing = [u for u in range(target) if u not in sources]
+    if missing:
+        fill = "|".join(f"{family.zero_op}~{u}" for u in missing)
+        raise ArchError(
+            f"group {group!r} (node {target}) lacks source(s) {', '.join(map(str, missing))}: every node's group "
+            f"must list one op per source node 0..{target - 1}; write an absent edge as {family.zero_op}~SOURCE "
+            f"(here add {fill}), or parse with complete=True to fill them with {family.zero_op}"
+        )
 
 
 def _parse_digits(text: str, family: CellFamily) -> tuple[int, list[tuple[int, int, str]]]:

@@ -24,7 +24,7 @@ from ..errors import ArchError, FamilyError
 from ..fileio import shipped_toml_dir
 from .families import CellFamily, read_family_file
 
-__all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "resolve_family"]
+__all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "resolve_family", "family_names_in"]
 
 
 def builtin_cells_dir() -> Path:
@@ -106,6 +106,15 @@ def get_family(name: str, paths: Sequence[str | Path] = ()) -> CellFamily:
             f"unknown cell family {name!r}; known families: {', '.join(sorted(families))}. "
             "Add one as cells/<name>.toml or pass --cells PATH"
         ) from None
+
+
+def family_names_in(path: str | Path) -> list[str]:
+    """The names of the families a family file (or a folder of them) defines, in file order.
+
+    Raises:
+        FamilyError: the path does not exist or a file is malformed.
+    """
+    return [read_family_file(f).name for f in _expand(Path(path))]
 
 
 def resolve_family(name: str | None, paths: Sequence[str | Path] = ()) -> CellFamily:

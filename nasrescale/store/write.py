@@ -136,7 +136,7 @@ class Store:
         return {r[0]: r[1] for r in self.db.execute("SELECT key, value FROM meta")}
 
     def bind_pipeline(self, name: str, resolved: dict[str, Any], identity: dict[str, Any],
-                      extra: dict[str, str] | None = None,
+                      extra: dict[str, str] | None = None, rename_hint: str = "--set pipeline.name=...",
                       normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         """Record the resolved pipeline, or refuse one that differs from the stored one.
 
@@ -147,23 +147,32 @@ class Store:
             extra: further meta entries (``base_lr:<protocol>``), written with it.
             normalize: applied to the stored identity before comparing (drops keys that an
                 older version counted but that do not determine results).
+            rename_hint: how the caller's user gives the run another name (in the refusal).
+
+        A store whose jobs are all still ``pending`` (nothing ran) is rebound to the new
+        pipeline, its pending jobs dropped: a run refused or killed before its first job may
+        be re-run with corrected settings.
 
         Raises:
             ConfigError: the store holds a pipeline of this name with another identity
-                (naming the differing keys).
+                (naming the differing keys) and some of its jobs have run.
         """
         with self.transaction() as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
             if row is not None:
                 old = json.loads(row[0])
                 old = normalize(old) if normalize is not None else old
-                if old != identity:
+                if old == identity:
+                    return
+                if _holds_results(db):
                     diff = _diff_keys(old, identity)
                     raise ConfigError(
                         f"results for pipeline {name!r} in {str(self.path.parent)!r} were made with a different "
                         f"pipeline (differs in: {', '.join(diff[:8])}); not mixing them. Rename it "
-                        f"(--set pipeline.name=...), use --results DIR, or move that folder away")
-                return
+                        f"({rename_hint}), use --results DIR, or move that folder away")
+                for table in ("jobs", "curves"):  # only pending jobs, nothing ran: rebind to the new settings
+                    db.execute(f"DELETE FROM {table}")
+                db.execute("DELETE FROM meta")
             entries = {"name": name, "created_at": _now(), "pipeline": json.dumps(resolved, sort_keys=True),
                        "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
             db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
@@ -262,6 +271,11 @@ class Store:
 
 def _json_default(value: Any) -> Any:
     return str(value)
+
+
+def _holds_results(db: sqlite3.Connection) -> bool:
+    """Whether some job of the store has run (any status but ``pending``)."""
+    return db.execute("SELECT 1 FROM jobs WHERE status != 'pending' LIMIT 1").fetchone() is not None
 
 
 def _diff_keys(old: Any, new: Any, prefix: str = "") -> list[str]:

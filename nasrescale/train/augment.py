@@ -11,7 +11,8 @@ of uint8 images already on the training device:
   exactly as torchvision pads the PIL image before ``ToTensor``.
 * :func:`draw_augmentation` draws the per-sample offsets (``0..2p`` in each axis) and flips
   (probability 1/2) from a caller's generator, so a run is reproducible from its seed.
-* :func:`normalize` converts to float32: ``(x / 255 - mean) / std``, mean/std in [0, 1] units.
+* :func:`normalize` converts to the statistics' dtype (float32 unless the model trains in
+  float64): ``(x / 255 - mean) / std``, mean/std in [0, 1] units.
 
 >>> x = torch.arange(16, dtype=torch.uint8).view(1, 1, 4, 4).expand(1, 3, 4, 4)
 >>> one = torch.ones(1, dtype=torch.long)
@@ -75,13 +76,15 @@ def draw_augmentation(n: int, padding: int, generator: torch.Generator) -> tuple
     return offsets[0], offsets[1], flip
 
 
-def stats_tensor(values: Sequence[float], device: torch.device | str) -> torch.Tensor:
-    """Per-channel statistics as a float32 ``(1, C, 1, 1)`` tensor on ``device``, for :func:`normalize`."""
-    return torch.tensor([float(v) for v in values], dtype=torch.float32, device=device).view(1, -1, 1, 1)
+def stats_tensor(values: Sequence[float], device: torch.device | str,
+                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Per-channel statistics as a ``(1, C, 1, 1)`` tensor of ``dtype`` on ``device``, for :func:`normalize`."""
+    return torch.tensor([float(v) for v in values], dtype=dtype, device=device).view(1, -1, 1, 1)
 
 
 def normalize(images: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
-    """``(x / 255 - mean) / std`` in float32, as ``ToTensor()`` + ``Normalize(mean, std)``.
+    """``(x / 255 - mean) / std`` in the dtype of ``mean`` (float32 as a rule), as ``ToTensor()`` +
+    ``Normalize(mean, std)``.
 
     Args:
         images: uint8 ``(N, C, H, W)``.
@@ -89,6 +92,6 @@ def normalize(images: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> to
         std: ``(1, C, 1, 1)`` per-channel std in [0, 1] units.
 
     Returns:
-        float32 ``(N, C, H, W)`` on the images' device.
+        ``(N, C, H, W)`` of ``mean``'s dtype on the images' device.
     """
-    return (images.float() / 255.0 - mean) / std
+    return (images.to(mean.dtype) / 255.0 - mean) / std

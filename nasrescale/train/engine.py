@@ -47,7 +47,7 @@ from .augment import normalize
 from .metrics import class_counts, released_class_mean
 from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_identity, save_checkpoint
 from .result import TrainResult
-from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, tail_start
+from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, loss_input, model_dtype, tail_start
 
 __all__ = ["train", "epoch_seed", "EpochDraw"]
 
@@ -100,7 +100,7 @@ def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_
             y = labels[s:s + batch_size]
             with setup.autocast():
                 out = net(x)
-            loss_sum += F.cross_entropy(out.float(), y, reduction="sum")
+            loss_sum += F.cross_entropy(loss_input(out), y, reduction="sum")
             correct += (out.argmax(1) == y).sum()
             h, c = class_counts(out.argmax(1), y, num_classes)
             hits, counts = hits + h, counts + c
@@ -180,7 +180,7 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
     param_groups = _check_args(param_groups, data, checkpoint_every, eval_batch_size, stop_after)
     lrs = [float(g["lr"]) for g in param_groups]
     dev = torch.device(device)
-    setup = RunSetup(dev, data, protocol)
+    setup = RunSetup(dev, data, protocol, model_dtype(model))
     model.to(dev, memory_format=setup.memory_format)
     optimizer = (optimizer or torch.optim.SGD)(param_groups, lr=lrs[0], momentum=protocol.momentum,
                                                nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)

@@ -42,7 +42,7 @@ from .augment import crop_flip, normalize
 from .checkpoint import check_resumable, load_checkpoint, save_checkpoint
 from .engine import _check_args
 from .metrics import class_counts, released_class_mean
-from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, tail_start
+from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, loss_input, model_dtype, tail_start
 from .fused_members import FusedMember, check_identities, check_members, fusion_key, group_fingerprint, lr_rows
 from .fused_sgd import FusedSGD
 from .result import TrainResult
@@ -92,7 +92,7 @@ def _fused_epoch(fused: FusedNetwork, net: nn.Module, opt: FusedSGD, images: tor
         x, y = batches.at(s)
         with setup.autocast():
             out = net(x)  # (B, K, classes)
-            per_sample = F.cross_entropy(out.flatten(0, 1).float(), y.flatten(), reduction="none",
+            per_sample = F.cross_entropy(loss_input(out.flatten(0, 1)), y.flatten(), reduction="none",
                                          label_smoothing=smoothing)
             losses = per_sample.view(y.shape).mean(0)  # (K,): each member's mean loss
             loss = torch.where(active, losses, torch.zeros_like(losses)).sum()
@@ -131,7 +131,7 @@ def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels:
             with setup.autocast():
                 out = net(x)
             yk = y[:, None].expand(-1, k)
-            loss_sum += F.cross_entropy(out.float().flatten(0, 1), yk.flatten(), reduction="none").view(-1, k).sum(0)
+            loss_sum += F.cross_entropy(loss_input(out).flatten(0, 1), yk.flatten(), reduction="none").view(-1, k).sum(0)
             correct += (out.argmax(2) == yk).sum(0)
             for j in range(k):
                 h, c = class_counts(out[:, j].argmax(1), y, num_classes)
@@ -183,7 +183,7 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
     _check_args([{"params": [], "lr": 0.0}], data, checkpoint_every, eval_batch_size, stop_after)
     protocol, k = members[0].protocol, len(members)
     dev = torch.device(device)
-    setup = RunSetup(dev, data, protocol)
+    setup = RunSetup(dev, data, protocol, model_dtype(members[0].model))
     fused = FusedNetwork([m.model for m in members]).to(dev, memory_format=setup.memory_format)
     params, base_lrs, wds = lr_rows(members, groups, fused)
     opt = FusedSGD(params, base_lrs, wds, members=k, momentum=protocol.momentum, nesterov=protocol.nesterov)

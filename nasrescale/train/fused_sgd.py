@@ -12,8 +12,8 @@ module is that run. Per step, as ``torch.optim.SGD``::
 
 The schedule multiplies every member's base LRs by the same factor (the members share the
 schedule's shape): :meth:`FusedSGD.set_factor` computes ``base_lr * factor`` in double
-precision per member and parameter group, as ``LambdaLR`` does, then writes the fp32 LR
-tensors once per epoch. The update uses ``torch._foreach_*`` kernels (a few multi-tensor
+precision per member and parameter group, as ``LambdaLR`` does, then writes the LR tensors
+(in the parameters' dtype) once per epoch. The update uses ``torch._foreach_*`` kernels (a few multi-tensor
 launches per step on CUDA, like ``SGD(foreach=True)``).
 
 >>> import torch
@@ -36,14 +36,14 @@ __all__ = ["FusedSGD"]
 
 
 def _member_values(param: torch.Tensor, values: Sequence[float], members: int) -> torch.Tensor:
-    """A tensor shaped like ``param`` holding ``values[k]`` on member ``k``'s slice (fp32)."""
-    out = torch.empty_like(param, dtype=torch.float32)
+    """A tensor shaped like ``param`` holding ``values[k]`` on member ``k``'s slice (in ``param``'s dtype)."""
+    out = torch.empty_like(param)
     _fill(out, values, members)
     return out
 
 
 def _fill(out: torch.Tensor, values: Sequence[float], members: int) -> None:
-    column = torch.tensor([float(v) for v in values], dtype=torch.float32, device=out.device)
+    column = torch.tensor([float(v) for v in values], dtype=out.dtype, device=out.device)
     view = out.unflatten(0, (members, -1))  # a view whatever the memory format (splits dim 0)
     view.copy_(column.view((members,) + (1,) * (view.dim() - 1)).expand_as(view))
 
@@ -88,7 +88,7 @@ class FusedSGD:
         return self.base_lrs[param_index][member] * self.factor if self.active[member] else 0.0
 
     def set_factor(self, factor: float) -> None:
-        """Set the schedule factor: LR = base LR x ``factor`` (double precision, then fp32)."""
+        """Set the schedule factor: LR = base LR x ``factor`` (double precision, then the parameters' dtype)."""
         self.factor = float(factor)
         for i, out in enumerate(self.lr):
             _fill(out, [self.member_lr(i, k) for k in range(self.members)], self.members)

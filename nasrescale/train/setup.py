@@ -19,7 +19,8 @@ from ..protocol import Protocol
 from .augment import crop_flip, draw_augmentation, normalize, stats_tensor
 from .precision import no_tf32
 
-__all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET", "TAIL_FRACTION", "tail_start"]
+__all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET", "TAIL_FRACTION", "tail_start", "model_dtype",
+           "loss_input"]
 
 GLOBAL_RNG_OFFSET = 1 << 40  # keeps the global-RNG seed stream apart from the data stream
 
@@ -49,17 +50,30 @@ def epoch_seed(seed: int, epoch: int) -> int:
     return seed * 100003 + epoch
 
 
+def model_dtype(model: torch.nn.Module) -> torch.dtype:
+    """The floating dtype a model's parameters hold: the dtype its inputs are normalized to.
+    float32 as built; float64 when built under ``torch.set_default_dtype(torch.float64)``, which
+    the exactness tests use so that a tight tolerance holds on any CPU."""
+    return next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+
+
+def loss_input(out: torch.Tensor) -> torch.Tensor:
+    """Logits for the loss: bf16/fp16 raised to fp32, fp32 and fp64 kept as they are."""
+    return out if out.dtype == torch.float64 else out.float()
+
+
 class RunSetup:
     """Device-dependent settings shared by the training and evaluation loops."""
 
-    def __init__(self, device: torch.device, data: ImageData, protocol: Protocol) -> None:
+    def __init__(self, device: torch.device, data: ImageData, protocol: Protocol,
+                 dtype: torch.dtype = torch.float32) -> None:
         self.device = device
         cuda = device.type == "cuda"
         self.amp = cuda and protocol.precision == "bf16"  # bf16 autocast on CUDA only; fp32 elsewhere
         self.exact_fp32 = cuda and protocol.precision == "fp32"  # no TF32 in convs/matmuls either
         self.memory_format = torch.channels_last  # faster convolutions on CPU and GPU alike
-        self.mean = stats_tensor(data.mean, device)
-        self.std = stats_tensor(data.std, device)
+        self.mean = stats_tensor(data.mean, device, dtype)  # inputs are normalized to the model's dtype
+        self.std = stats_tensor(data.std, device, dtype)
         self.padding = data.crop_padding
         self.augment = protocol.augment
         self.batch_size = protocol.batch_size

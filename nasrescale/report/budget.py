@@ -1,0 +1,139 @@
+"""The report's budget section: what a run trained with, and what that budget cannot show.
+
+A reader of a 4-epoch toy run must learn on the page that it checks the pipeline, not the
+method: :func:`budget_facts` reads the budget from the stored pipeline and the job records
+(epochs, width, cells, subset sizes, base LRs, seeds, precision, device), :func:`budget_limits`
+says what that budget cannot show next to the benchmark's (200 epochs, full training set, C = 16,
+N = 5, several seeds), and :func:`budget_section` writes both as markdown.
+
+>>> facts = {"epochs": 4, "train_images": 5000, "full_train_images": 50000, "width": 8, "cells": 1,
+...          "seeds": [0], "archs": 12}
+>>> limits = budget_limits(facts)
+>>> len(limits), limits[3]
+(5, 'one seed: no seed-noise band, so no tau difference can be told from seed noise')
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from ..jobs.job import has_base_lr, trained_precision
+from .markdown import md_table
+from ..store.read import StoreData, dataset_name, pipeline_value
+
+__all__ = ["budget_facts", "budget_limits", "budget_section", "BENCHMARK_BUDGET"]
+
+#: NAS-Bench-201's own budget: 200 epochs at width 16 with 5 cells per stage
+BENCHMARK_BUDGET = {"epochs": 200, "width": 16, "cells": 5}
+_FULL_TRAIN = {"cifar10": 50_000, "cifar10-subset": 50_000, "cifar100": 50_000, "imagenet16-120": 151_700}
+
+
+def _records(store: StoreData) -> list[dict[str, Any]]:
+    """The finished jobs' records (those that parse)."""
+    out = []
+    for text in store.jobs.get("record_json", pd.Series(dtype=object)).dropna():
+        try:
+            rec = json.loads(text)
+        except (TypeError, json.JSONDecodeError):
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    return list(dict.fromkeys(v for v in values if v is not None))
+
+
+def _precision(rec: dict[str, Any]) -> str | None:
+    """What trained: records from before ``precision_setting`` stored the setting as ``precision``."""
+    if rec.get("precision") is None:
+        return None
+    if "precision_setting" in rec:
+        return rec["precision"]
+    return trained_precision(rec["precision"], str((rec.get("provenance") or {}).get("device", "cpu")))
+
+
+def _lr_text(table: dict[str, Any]) -> str:
+    lr = table.get("lr", table.get("base_lr"))
+    if lr is None:
+        return "?"
+    if has_base_lr(table.get("lr_rule"), table.get("init")):
+        return f"base LR {lr} ({table.get('lr_rule')})"
+    return f"LR {lr} (fixed)"
+
+
+def budget_facts(store: StoreData) -> dict[str, Any]:
+    """The run's budget, from its pipeline (what was asked) and records (what ran)."""
+    pipe, records = store.pipeline, _records(store)
+    budget = pipeline_value(pipe, "budget") or {}
+    protocols = pipeline_value(pipe, "protocols") or {}
+
+    def first(key: str) -> list[Any]:
+        return _distinct([r.get(key) for r in records])
+
+    dataset = dataset_name(pipe)
+    devices = _distinct([f"{(r.get('provenance') or {}).get('device')} "
+                         f"({(r.get('provenance') or {}).get('device_name')})" for r in records if r.get("provenance")])
+    return {
+        "dataset": dataset,
+        "epochs": budget.get("epochs") or (first("epochs") or [None])[0],
+        "width": budget.get("width") or (first("width") or [None])[0],
+        "cells": budget.get("cells") or (first("cells") or [None])[0],
+        "train_subset": budget.get("train_subset"), "test_subset": budget.get("test_subset"),
+        "train_images": max(first("train_images"), default=budget.get("train_subset")),
+        "test_images": max(first("test_images"), default=budget.get("test_subset")),
+        "full_train_images": _FULL_TRAIN.get(str(dataset)),
+        "lrs": {label: _lr_text(t) for label, t in protocols.items() if isinstance(t, dict)},
+        "seeds": list(pipeline_value(pipe, "pipeline.seeds") or sorted(store.jobs["seed"].dropna().unique().tolist())),
+        "precision": _distinct([_precision(r) for r in records]),
+        "device": devices,
+        "archs": int(store.jobs["arch"].nunique()),
+    }
+
+
+def budget_limits(facts: dict[str, Any]) -> list[str]:
+    """What this budget cannot show, one sentence per shortfall against the benchmark's."""
+    out = []
+    epochs, full, train = facts.get("epochs"), facts.get("full_train_images"), facts.get("train_images")
+    if epochs is not None and epochs < BENCHMARK_BUDGET["epochs"]:
+        out.append(f"{epochs} epochs, not the benchmark's {BENCHMARK_BUDGET['epochs']}: accuracies sit far below "
+                   "the benchmark's, and a short run ranks cells by how fast they start, not where they end")
+    if full and train and train < full:
+        out.append(f"{train} training images of {full}: the run learns a different, noisier task")
+    width, cells = facts.get("width"), facts.get("cells")
+    if (width or 16) < BENCHMARK_BUDGET["width"] or (cells or 5) < BENCHMARK_BUDGET["cells"]:
+        out.append(f"width {width} and {cells} cell(s) per stage, not NB201's {BENCHMARK_BUDGET['width']} and "
+                   f"{BENCHMARK_BUDGET['cells']}: the networks are not the benchmark's")
+    if len(facts.get("seeds") or []) < 2:
+        out.append("one seed: no seed-noise band, so no tau difference can be told from seed noise")
+    if (facts.get("archs") or 0) < 100:
+        out.append(f"{facts.get('archs')} architectures: the top-K% taus rest on a handful of cells and their "
+                   "confidence intervals are wide")
+    return out
+
+
+def budget_section(store: StoreData) -> tuple[list[str], dict[str, Any]]:
+    """The ``## Budget`` markdown lines and the facts behind them (for ``report.json``)."""
+    facts = budget_facts(store)
+    subsets = (f"train {facts['train_images'] if facts['train_images'] is not None else 'all'}, "
+               f"test {facts['test_images'] if facts['test_images'] is not None else 'all'} images")
+    rows = [["dataset", facts["dataset"] or "?"], ["epochs", facts["epochs"]], ["width (C)", facts["width"]],
+            ["cells per stage (N)", facts["cells"]], ["images", subsets],
+            ["learning rates", "; ".join(f"{k}: {v}" for k, v in facts["lrs"].items()) or "?"],
+            ["seeds", ", ".join(map(str, facts["seeds"])) or "?"],
+            ["precision (as trained)", ", ".join(facts["precision"]) or "?"],
+            ["device", ", ".join(facts["device"]) or "?"], ["architectures", facts["archs"]]]
+    lines = ["## Budget", "", *md_table(["setting", "value"], [[k, "?" if v is None else v] for k, v in rows]), ""]
+    limits = budget_limits(facts)
+    facts["limits"] = limits
+    if limits:
+        lines += ["**What this budget cannot show.** The paper's claims (and NAS-Bench-201's numbers) are at "
+                  f"{BENCHMARK_BUDGET['epochs']} epochs on the full training set with several seeds. This run "
+                  "checks that the pipeline works end to end; it says nothing about whether one protocol "
+                  "ranks or trains architectures better than another:", ""]
+        lines += [f"- {limit}." for limit in limits] + [""]
+    return lines, facts

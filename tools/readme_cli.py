@@ -1,0 +1,32 @@
+"""Rewrite the README's "Command line" block from the parsers (nasrescale.cli.main.command_summary).
+
+Run after changing a command's options: ``python tools/readme_cli.py``; tests/test_first_use.py
+fails while the README and the parsers disagree.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from nasrescale.cli.main import command_summary  # noqa: E402
+
+HEAD = "## Command line\n\n```text\n"
+
+
+def rewrite(readme: Path) -> bool:
+    """Replace the block; return whether the file changed."""
+    text = readme.read_text()
+    start = text.index(HEAD) + len(HEAD)
+    end = text.index("```", start)
+    new = text[:start] + command_summary() + text[end:]
+    if new != text:
+        readme.write_text(new)
+    return new != text
+
+
+if __name__ == "__main__":
+    print("README.md updated" if rewrite(ROOT / "README.md") else "README.md already matches the parsers")
