@@ -122,7 +122,7 @@ def _visit_folder(files_at: Path, results: Path) -> Path:
 def collect(files_at: Path, results: Path, n_boot: int = 1000) -> int:
     """Take a device call's files into ``results``; write the report (``n_boot`` bootstrap
     resamples) and the index. Exit code."""
-    from nasrescale.report import write_report
+    from nasrescale.report.report import write_report
     from nasrescale.report.results_index import write_index
 
     if not files_at.is_dir():

@@ -27,6 +27,7 @@ from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, r
 from . import plots
 from .budget import budget_section
 from .markdown import md_table, numbers_table, status_table, topk_table
+from .provenance import provenance_lines
 
 __all__ = ["write_report", "ranking_text", "reference_spec", "protocol_order"]
 
@@ -188,8 +189,6 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     lines += [", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)", ""]
     budget_lines, numbers_budget = budget_section(store)
     lines += budget_lines + status_table(store, labels) + [""]
-    from .results_index import provenance_lines  # imports this module: not at the top
-
     lines += provenance_lines(store)
     failed = store.jobs[store.jobs["status"] == "failed"]
     if len(failed):

@@ -104,8 +104,9 @@ def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_
             correct += (out.argmax(1) == y).sum()
             h, c = class_counts(out.argmax(1), y, num_classes)
             hits, counts = hits + h, counts + c
-        total_loss, total_correct = torch.stack([loss_sum, correct]).tolist()
-    return 100.0 * total_correct / m, total_loss / m, released_class_mean(hits.cpu(), counts.cpu())
+        values = torch.cat([torch.stack([loss_sum, correct]), hits, counts]).tolist()  # the one host sync
+    total_loss, total_correct, k = values[0], values[1], num_classes
+    return 100.0 * total_correct / m, total_loss / m, released_class_mean(values[2:2 + k], values[2 + k:])
 
 
 def _check_args(param_groups: Sequence[dict], data: ImageData, checkpoint_every: int, eval_batch_size: int,

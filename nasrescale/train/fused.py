@@ -138,7 +138,8 @@ def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels:
                 hits[j] += h
                 counts[j] += c
         totals = torch.stack([loss_sum, correct]).tolist()
-    released = [released_class_mean(hits[j].cpu(), counts[j].cpu()) for j in range(k)]
+        per_class = torch.stack([hits, counts]).tolist()  # (2, K, classes): one more read at the end
+    released = [released_class_mean(per_class[0][j], per_class[1][j]) for j in range(k)]
     return [100.0 * c / m for c in totals[1]], [t / m for t in totals[0]], released
 
 

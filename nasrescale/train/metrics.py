@@ -36,8 +36,8 @@ def class_counts(pred: torch.Tensor, labels: torch.Tensor, num_classes: int) -> 
 
 def released_class_mean(hits: torch.Tensor | list[float], counts: torch.Tensor | list[float]) -> float:
     """The released code's "accuracy": mean over classes 0-9 of the per-class recall in percent
-    (a class with no images counts 0), from per-class hit and image counts."""
-    h = torch.as_tensor(hits, dtype=torch.float64)[:RELEASED_CLASSES]
-    c = torch.as_tensor(counts, dtype=torch.float64)[:RELEASED_CLASSES]
-    recall = torch.where(c > 0, 100.0 * h / c.clamp(min=1.0), torch.zeros_like(h))
-    return float(recall.sum() / RELEASED_CLASSES)
+    (a class with no images counts 0), from per-class hit and image counts (host lists or tensors)."""
+    h = hits.tolist() if isinstance(hits, torch.Tensor) else list(hits)
+    c = counts.tolist() if isinstance(counts, torch.Tensor) else list(counts)
+    recall = [100.0 * h[i] / c[i] if c[i] > 0 else 0.0 for i in range(min(RELEASED_CLASSES, len(c)))]
+    return sum(recall) / RELEASED_CLASSES

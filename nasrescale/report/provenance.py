@@ -1,0 +1,83 @@
+"""Provenance of a stored run (device, torch, CUDA, precision as trained, data copy, GPU
+visits) as facts and Markdown lines, shared by ``report.md`` and the results index."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from ..ranking.text import fmt
+from ..store.read import StoreData, dataset_name, pipeline_value
+from .markdown import md_table
+
+__all__ = ["provenance", "provenance_lines"]
+
+
+def _records(store: StoreData) -> list[dict[str, Any]]:
+    jobs = store.jobs
+    if "record_json" not in jobs:
+        return []
+    out = []
+    for text in jobs.loc[jobs["status"].isin(["done", "diverged"]), "record_json"].dropna():
+        try:
+            out.append(json.loads(text))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def _precision(record: dict[str, Any]) -> str:
+    device = str((record.get("provenance") or {}).get("device", ""))
+    declared = str(record.get("precision") or "?")
+    return declared if device.startswith("cuda") else "fp32 (CPU)"
+
+
+def _counted(values: list[str]) -> str:
+    counts = Counter(v for v in values if v)
+    return ", ".join(f"{v} ({n})" if len(counts) > 1 else v for v, n in counts.most_common()) or "-"
+
+
+def provenance(store: StoreData) -> dict[str, str]:
+    """Device, torch, CUDA, precision and data copy of a store's finished jobs (counts when mixed)."""
+    records = [r for r in _records(store) if not r.get("degenerate")]
+    prov = [r.get("provenance") or {} for r in records]
+    data = pipeline_value(store.pipeline, "data") or {}
+    visits = _visits(store)
+    copy = next((v.get("data_copy") for v in reversed(visits) if v.get("data_copy")), None)
+    where = data.get("path") if isinstance(data, dict) else None
+    return {
+        "device": _counted([str(p.get("device_name") or p.get("device") or "") for p in prov]),
+        "torch": _counted([str(p.get("torch") or "") for p in prov]),
+        "CUDA": _counted([str(p.get("cuda") or "") for p in prov if str(p.get("device", "")).startswith("cuda")]),
+        "precision": _counted([_precision(r) for r in records]),
+        "data": f"{dataset_name(store.pipeline) or '?'}" + (f" from `{where}`" if where else "")
+                + (f"; {copy}" if copy else ""),
+    }
+
+
+def provenance_lines(store: StoreData) -> list[str]:
+    """The provenance of :func:`provenance` as Markdown lines (for ``report.md``)."""
+    facts = provenance(store)
+    lines = ["## Provenance", "", *md_table(["", "finished jobs ran with"], [[k, v] for k, v in facts.items()]), ""]
+    visits = _visits(store)
+    if visits:
+        lines += _visit_table(visits) + [""]
+    return lines
+
+
+def _visits(store: StoreData) -> list[dict[str, Any]]:
+    out = []
+    for key in sorted(k for k in store.meta if k.startswith("visit:")):
+        try:
+            out.append(json.loads(store.meta[key]))
+        except (TypeError, json.JSONDecodeError):
+            continue
+    return out
+
+
+def _visit_table(visits: list[dict[str, Any]]) -> list[str]:
+    rows = [[i + 1, v.get("finished_at", "?"), v.get("device", "?"), v.get("jobs_run", "?"),
+             f"{v.get('jobs_done', '?')}/{v.get('jobs_total', '?')}", fmt(v.get("wall_s"), 0), v.get("stopped", "")]
+            for i, v in enumerate(visits)]
+    return md_table(["visit", "finished (UTC)", "device", "jobs run", "jobs done/total", "wall (s)", "ended"], rows)
