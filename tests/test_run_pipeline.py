@@ -213,6 +213,17 @@ def test_torn_checkpoint_is_reported_and_the_job_restarts(capsys, tiny, tmp_path
     assert record["epochs_run"] == 2 and (ckpt_dir / f"{job.key()}.pt.corrupt").is_file()
 
 
+def _done(store: Path) -> int:
+    """Jobs stored as done so far (0 before the store exists)."""
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(store) as db:
+            return db.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()[0]
+    except sqlite3.Error:  # the driver is creating it
+        return 0
+
+
 def _attempts(store: Path) -> int:
     """Job starts recorded so far (0 before the store exists)."""
     if not store.exists():
@@ -247,7 +258,10 @@ def test_kill_9_at_random_moments_then_resume(tmp_path):
         deadline = time.time() + 120
         while proc.poll() is None and time.time() < deadline and _attempts(store) == started:
             time.sleep(0.05)  # until this process starts its first job
-        time.sleep(rng.uniform(1.0, 9.0))  # the first job also loads the data (~5 s)
+        done_before = _done(store)
+        while proc.poll() is None and time.time() < deadline and _done(store) == done_before:
+            time.sleep(0.05)  # until this process has finished a job (the first also loads the data)
+        time.sleep(rng.uniform(0.0, 1.0))  # then at a random moment of the next job(s)
         if proc.poll() is not None:  # it finished first: nothing was killed
             break
         proc.send_signal(signal.SIGKILL)

@@ -10,8 +10,8 @@ Families are read, in this order (a later file replaces an earlier family of the
 
 Each family's base architecture is parsed and must not be degenerate.
 
->>> sorted(load_families())[:3]
-['cnn_dag', 'mlp_dag', 'nb201']
+>>> sorted(load_families())[:4]
+['cnn_dag', 'mlp_chain', 'mlp_dag', 'nb201']
 """
 
 from __future__ import annotations
