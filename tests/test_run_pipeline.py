@@ -213,26 +213,25 @@ def test_torn_checkpoint_is_reported_and_the_job_restarts(capsys, tiny, tmp_path
     assert record["epochs_run"] == 2 and (ckpt_dir / f"{job.key()}.pt.corrupt").is_file()
 
 
-def _done(store: Path) -> int:
-    """Jobs stored as done so far (0 before the store exists)."""
+def _count(store: Path, sql: str) -> int:
+    """One count from the store (0 before it exists, or while the driver creates it)."""
     if not store.exists():
         return 0
     try:
         with sqlite3.connect(store) as db:
-            return db.execute("SELECT count(*) FROM jobs WHERE status = 'done'").fetchone()[0]
-    except sqlite3.Error:  # the driver is creating it
+            return db.execute(sql).fetchone()[0]
+    except sqlite3.Error:
         return 0
+
+
+def _done(store: Path) -> int:
+    """Jobs stored as done so far."""
+    return _count(store, "SELECT count(*) FROM jobs WHERE status = 'done'")
 
 
 def _attempts(store: Path) -> int:
-    """Job starts recorded so far (0 before the store exists)."""
-    if not store.exists():
-        return 0
-    try:
-        with sqlite3.connect(store) as db:
-            return db.execute("SELECT coalesce(sum(attempts), 0) FROM jobs").fetchone()[0]
-    except sqlite3.Error:  # the driver is creating it
-        return 0
+    """Job starts recorded so far."""
+    return _count(store, "SELECT coalesce(sum(attempts), 0) FROM jobs")
 
 
 def test_kill_9_at_random_moments_then_resume(tmp_path):
