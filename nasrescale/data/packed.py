@@ -32,7 +32,7 @@ from ..errors import DataError
 from ..fileio import atomic_writer
 from .decode import decode_blobs
 from .imagefolder import scan_imagefolder
-from .normalization import crop_padding_for, resolve_normalization
+from .normalization import CIFAR10_CLASSES, crop_padding_for, resolve_normalization
 from .types import ImageData
 
 __all__ = [
@@ -210,8 +210,6 @@ def load_pack_file(path: str | Path, name: str, normalization: str | None = None
         DataError: another dataset name, an unreadable pack, or a ``cifar10`` pack that is not
             the whole of CIFAR-10.
     """
-    from .normalization import CIFAR10_CLASSES
-
     if name not in ("cifar10", "imagefolder"):
         raise DataError(f"--data {path}: an image pack (.npz) can be loaded as cifar10 or imagefolder, "
                         f"not {name!r}; give {name!r} its own files")

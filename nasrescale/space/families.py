@@ -26,7 +26,9 @@ checks that need the parser (the base architecture) live in :mod:`nasrescale.spa
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,9 +130,6 @@ class CellFamily:
         >>> dataclasses.replace(nb, kernel_rule="per_layer").digest() != nb.digest()
         True
         """
-        import hashlib
-        import json
-
         content = {
             "name": self.name, "ops": [[op.name, op.kind.name, op.kernel] for op in self.ops],
             "nodes": self.nodes, "depth_offset": self.depth_offset, "base": self.base,

@@ -22,7 +22,9 @@ from typing import Iterable, Sequence
 
 from ..errors import ArchError, FamilyError
 from ..fileio import shipped_toml_dir
+from .encodings import parse_arch
 from .families import CellFamily, read_family_file
+from .topology import is_degenerate
 
 __all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "resolve_family", "family_names_in"]
 
@@ -63,9 +65,6 @@ def family_files(paths: Iterable[str | Path] = ()) -> list[Path]:
 
 
 def _check_base(family: CellFamily) -> None:
-    from .encodings import parse_arch  # local: encodings imports families, not registry
-    from .topology import is_degenerate
-
     where = f"{family.source or family.name}: family.base"
     try:
         graph = parse_arch(family.base, family)

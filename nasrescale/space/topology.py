@@ -25,6 +25,7 @@ from functools import lru_cache
 import networkx as nx
 
 from ..errors import ArchError
+from .encodings import parse_arch
 from .families import KERNEL_RULES, CellFamily
 
 __all__ = [
@@ -181,8 +182,6 @@ def sum_depth_cubed(graph: nx.DiGraph, family: CellFamily) -> int:
 @lru_cache(maxsize=None)
 def base_sum_depth_cubed(family: CellFamily) -> int:
     """``sum_p L_p^3`` of the family's base architecture."""
-    from .encodings import parse_arch
-
     return sum_depth_cubed(parse_arch(family.base, family), family)
 
 
