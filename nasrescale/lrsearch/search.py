@@ -192,7 +192,7 @@ def selection_json(sel: Selection, **extra: Any) -> dict[str, Any]:
 def plot_selection(sel: Selection, path: str | Path, title: str = "") -> Path:
     """Write the loss-vs-LR plot (log LR axis; seeds as dots, mean as a line, diverged LRs as x
     at the top, the choice as a dashed line) to ``path`` (PNG)."""
-    import matplotlib
+    import matplotlib  # local: matplotlib is slow to import and only plots need it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -20,7 +20,7 @@ def _fmt(x: float | None) -> str:
 
 def _log_ticks(axis: Any) -> None:
     """1-2-5 major ticks as plain numbers, unlabelled minor ticks (no overlapping labels)."""
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter  # local: slow import, plots only
 
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(FormatStrFormatter("%g"))
@@ -28,7 +28,7 @@ def _log_ticks(axis: Any) -> None:
 
 
 def _pyplot() -> Any:
-    import matplotlib
+    import matplotlib  # local: matplotlib is slow to import and only plots need it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
