@@ -5,6 +5,8 @@ in README.md or docs/*.md, runs here: in a fresh copy of the repository's data f
 pipelines, protocols, examples, results, ...), with ``nasrescale`` on PATH running this checkout,
 offline, on one thread, with data and cache folders inside the temp directory. A failing block
 fails its own test case, named ``FILE:LINE`` after the marker.
+Every other shell block carries ``<!-- not runnable: REASON -->`` (README's two commands keep their
+own markers, which .ci/run reads).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ COPY_IGNORE = shutil.ignore_patterns(".git", ".data", "nasrescale", "tests", "__
 BLOCK_TIMEOUT_S = 600
 #: the name of the design notes that never were in the repository, split so this file does not name it
 OUTSIDE_NOTES = "DESIGN" + ".md"
+#: markers that may precede a shell block: run by this test, not run (with the reason), or README's two commands
+KNOWN_MARKERS = r"<!-- (runnable|not runnable: .+|main-command|test-command) -->"
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -134,3 +138,16 @@ def test_every_command_page_has_a_runnable_block() -> None:
     pages = ["cli.md", "cells.md", "training.md", "pipelines.md", "ranking.md", "reports.md", "lr_search.md"]
     without = [name for name in pages if not runnable_blocks(ROOT / "docs" / name)]
     assert not without, f"pages whose commands the doc test never runs: {without}"
+
+
+def test_every_shell_block_says_whether_it_runs() -> None:
+    """A shell block is marked runnable (and run above), or says why not, so none goes unchecked by accident."""
+    unmarked = []
+    for path in DOC_FILES:
+        previous = ""
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if line.strip() in FENCES and not re.fullmatch(KNOWN_MARKERS, previous.strip()):
+                unmarked.append(f"{path.relative_to(ROOT)}:{n}")
+            if line.strip():
+                previous = line
+    assert not unmarked, f"shell blocks without {MARKER} or <!-- not runnable: REASON -->: {unmarked}"
