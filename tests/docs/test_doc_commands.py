@@ -131,7 +131,8 @@ def test_no_file_cites_design_notes_outside_the_repository() -> None:
             continue
         if OUTSIDE_NOTES in text:
             citing.append(str(path.relative_to(ROOT)))
-    assert not citing, f"these files cite {OUTSIDE_NOTES}, which is not in the repository (cite docs/design.md §N): {citing}"
+    assert not citing, (f"these files cite {OUTSIDE_NOTES}, which is not in the repository "
+                        f"(cite docs/design.md §N): {citing}")
 
 
 def test_every_command_page_has_a_runnable_block() -> None:
