@@ -3,7 +3,7 @@
 Two protocols ship in ``protocols/`` (TOML files; a user passes their own with
 ``--protocol FILE.toml``):
 
-* ``nb201`` -- NAS-Bench-201's default (DESIGN.md §3): SGD lr 0.1, momentum 0.9, Nesterov,
+* ``nb201`` -- NAS-Bench-201's default (docs/design.md §3): SGD lr 0.1, momentum 0.9, Nesterov,
   weight decay 5e-4 on every parameter, batch 256, 200 epochs, cosine to 0 stepped once per
   epoch, no warmup, cross-entropy, crop+flip augmentation, PyTorch default init.
 * ``rescaled`` -- the same, except in-degree init and ``lr = base_lr * lr_scale(arch)``
@@ -53,7 +53,7 @@ class Protocol:
         warmup_epochs: linear warmup epochs before the schedule (NB201: 0).
         label_smoothing: cross-entropy label smoothing (NB201: 0, plain cross-entropy).
         augment: random crop with zero padding + horizontal flip on the training set.
-        init: ``default`` (PyTorch), ``in_degree`` (target in-degree, DESIGN.md §2),
+        init: ``default`` (PyTorch), ``in_degree`` (target in-degree, docs/design.md §2),
             ``in_degree_source`` (the paper's released code) or ``mup`` (μP via Microsoft's
             ``mup`` package, trained with ``MuSGD``; the ``mup`` extra,
             :mod:`nasrescale.scaling.mup_param`).

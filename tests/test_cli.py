@@ -95,9 +95,9 @@ def test_cells_lists_families(capsys):
 
 
 def test_readme_user_family_example(capsys):
-    """The README's user-defined family is the example file, and it works through the CLI."""
+    """docs/cells.md's user-defined family is the example file, and it works through the CLI."""
     example = ROOT / "examples" / "cells" / "nb201_conv5.toml"
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "cells.md").read_text()
     assert example.read_text().strip() in readme
     code, out, _ = run(capsys, "analyze", "--json", "--cells", str(example),
                        "|nor_conv_5x5~0|+|skip_connect~0|nor_conv_5x5~1|+|skip_connect~0|none~1|skip_connect~2|")

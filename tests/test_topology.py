@@ -94,7 +94,7 @@ def test_input_unreachable_node_is_dropped(nb201):
 
 
 def test_nb201_space_counts(nb201):
-    """DESIGN.md: 341 degenerate cells, 922 with LR scale exactly 1, 15,625 in all."""
+    """docs/design.md §2: 341 degenerate cells, 922 with LR scale exactly 1, 15,625 in all."""
     records = [analyze_graph(g, nb201) for g in enumerate_space(nb201)]
     assert len(records) == 5**6 == len({r.arch for r in records})
     assert sum(r.degenerate for r in records) == 341

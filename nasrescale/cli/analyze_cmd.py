@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "analyze", help="path depths, LR scale and in-degrees of architectures",
-        description="Topology analysis (definitions: README, section Definitions): effective graph, paths, path depths, "
+        description="Topology analysis (definitions: docs/design.md §2): effective graph, paths, path depths, "
                     "sum of cubed depths (by DP), LR scale against the family's base, in-degrees.",
     )
     p.add_argument("archs", nargs="*", metavar="ARCH",

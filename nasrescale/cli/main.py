@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_summary(width: int = 110) -> str:
     """Every command's usage, generated from the parsers (one wrapped entry per command, help
-    order): the README's "Command line" block is this text, so it cannot drift from the options
+    order): the "Command line" block of docs/cli.md is this text, so it cannot drift from the options
     (``python tools/readme_cli.py`` rewrites it; a test compares the two)."""
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -1,6 +1,6 @@
 """Per-channel normalization constants and the augmentation padding of each dataset.
 
-The benchmark's constants (DESIGN.md §3) are given in 0..255 pixel units; they are stored
+The benchmark's constants (docs/design.md §3) are given in 0..255 pixel units; they are stored
 here divided by 255, the units of :attr:`ImageData.mean <nasrescale.data.types.ImageData>`,
 because the training engine normalizes as ``(x / 255 - mean) / std``.
 
@@ -32,7 +32,7 @@ def _per255(*values: float) -> Triple:
     return tuple(v / 255.0 for v in values)  # type: ignore[return-value]
 
 
-# NB201 / NATS-Bench training transforms (DESIGN.md §3), 0..255 units -> [0, 1] units.
+# NB201 / NATS-Bench training transforms (docs/design.md §3), 0..255 units -> [0, 1] units.
 CIFAR10_MEAN: Triple = _per255(125.3, 123.0, 113.9)
 CIFAR10_STD: Triple = _per255(63.0, 62.1, 66.7)
 CIFAR100_MEAN: Triple = _per255(129.3, 124.1, 112.4)

@@ -15,7 +15,7 @@ forward pass has no data-dependent control flow and compiles to one graph):
   (node 0 never is). Skipped: zero edges; edges whose target cannot reach the output; and
   non-parametric edges (identity, pooling: they map 0 to 0) out of known-zero nodes.
   A *parametric* edge out of a known-zero node is **not** skipped, although it is off the
-  effective graph of DESIGN.md §2: it maps 0 to a learned constant (BatchNorm's shift, a bias),
+  effective graph of docs/design.md §2: it maps 0 to a learned constant (BatchNorm's shift, a bias),
   which the full definition adds at its target. It runs on ``zeros_like(x)``.
 
 Skipped terms are exact zeros and the order of the remaining additions is unchanged, so the

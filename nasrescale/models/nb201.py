@@ -1,4 +1,4 @@
-"""The NAS-Bench-201 network (DESIGN.md §3): a 3-stage ResNet-like skeleton around one cell.
+"""The NAS-Bench-201 network (docs/design.md §3): a 3-stage ResNet-like skeleton around one cell.
 
 Layout at width ``C`` and ``N`` cells per stage::
 

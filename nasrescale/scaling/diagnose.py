@@ -1,4 +1,4 @@
-"""Evidence that an init rule does what it claims (DESIGN.md §2, paper eq. 7).
+"""Evidence that an init rule does what it claims (docs/design.md §2, paper eq. 7).
 
 For each init rule, on one fixed input batch:
 

@@ -1,7 +1,7 @@
 """Initialization rules, applied in place to a built :class:`~nasrescale.models.CellNetwork`.
 
 * ``default`` -- PyTorch's default init, untouched (the NB201 benchmark's init).
-* ``in_degree`` -- DESIGN.md §2 / paper Appendix A eq. 17: a weight is drawn
+* ``in_degree`` -- docs/design.md §2 / paper Appendix A eq. 17: a weight is drawn
   ``N(0, 2 / (fan_in * d))`` with ``d`` the in-degree of the node it writes into (cell edge
   ``u -> v``: the effective in-degree of ``v``; NB201 reduction block: ``conv_a`` 1,
   ``conv_b`` and the shortcut 2; stem 1); the readout variance ``2 / n^2`` (paper eq. 2).

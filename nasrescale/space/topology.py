@@ -1,4 +1,4 @@
-"""Topology analysis of a cell: pure functions on the canonical graph (DESIGN.md §2).
+"""Topology analysis of a cell: pure functions on the canonical graph (docs/design.md §2).
 
 Every function takes the canonical graph (see :mod:`nasrescale.space.encodings`) and its family,
 and returns plain Python values. Nodes are numbered in topological order (every edge goes
@@ -250,7 +250,7 @@ def edge_kernel_factors(graph: nx.DiGraph, family: CellFamily, rule: str | None 
 def init_divisors(graph: nx.DiGraph, family: CellFamily, rule: str = "target") -> dict[Edge, int]:
     """Divisor ``d`` of the He fan-in variance ``2 / (fan_in * d)`` for each parametric edge.
 
-    ``target`` (DESIGN.md §2, paper Appendix A eq. 17): the effective in-degree of the edge's
+    ``target`` (docs/design.md §2, paper Appendix A eq. 17): the effective in-degree of the edge's
     target node. ``source``: what the paper's released code does -- the in-degree of the edge's
     *source* node counting every non-zero edge of the raw cell (node 0 counts as 1). Both are
     at least 1, so edges that are not on any path (built but never run) get a finite scale.

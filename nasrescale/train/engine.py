@@ -1,6 +1,6 @@
 """The training engine: one architecture, one protocol, one seed -> :class:`TrainResult`.
 
-:func:`train` runs NAS-Bench-201's recipe (DESIGN.md §3) on a dataset held on the training
+:func:`train` runs NAS-Bench-201's recipe (docs/design.md §3) on a dataset held on the training
 device: SGD with the caller's param groups (each with its own, already scaled LR), a
 LambdaLR of :func:`~nasrescale.protocol.cosine_factor` stepped once per epoch, cross-entropy,
 on-device crop+flip augmentation (:mod:`nasrescale.train.augment`), then a test evaluation.
