@@ -4,7 +4,6 @@ that name what the user typed, runs refused before anything is stored."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,7 @@ from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.errors import ArchError, ConfigError
 from nasrescale.pipeline.spec import load_pipeline
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import TINY  # noqa: E402
+from pipeline_helpers import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 CONV5 = "|nor_conv_5x5~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"

@@ -17,7 +17,7 @@ from nasrescale.space.benchmark import (
     resolve_dataset,
 )
 
-SHARED_CSV = Path(__file__).resolve().parents[2] / "shared" / "reference" / "nb201_200ep_test_accuracy.csv"
+SHARED_CSV = Path(__file__).resolve().parents[3] / "shared" / "reference" / "nb201_200ep_test_accuracy.csv"
 
 
 def test_table_shape_and_columns():
@@ -42,7 +42,7 @@ def test_benchmark_table_returns_a_copy():
 
 @pytest.mark.skipif(not SHARED_CSV.is_file(), reason="the shared reference CSV is not on this machine")
 def test_shipped_copy_equals_the_shared_csv():
-    shipped = Path(__file__).resolve().parents[1] / "nasrescale" / "space" / "reference_data" / "nb201_200ep_test_accuracy.csv.gz"
+    shipped = Path(__file__).resolve().parents[2] / "nasrescale" / "space" / "reference_data" / "nb201_200ep_test_accuracy.csv.gz"
     import gzip
 
     assert hashlib.sha256(gzip.decompress(shipped.read_bytes())).digest() == hashlib.sha256(SHARED_CSV.read_bytes()).digest()

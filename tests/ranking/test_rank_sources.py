@@ -6,7 +6,6 @@ import json
 import sqlite3
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,8 +19,7 @@ from nasrescale.ranking.rank import kendall_tau
 from nasrescale.space.benchmark import benchmark_accuracies, nats_bench_accuracies, read_accuracy_csv
 from nasrescale.ranking.sources import load_source
 
-sys.path.insert(0, str(Path(__file__).parent))
-from rank_store_builder import DEGENERATE, build_store  # noqa: E402
+from rank_store_builder import DEGENERATE, build_store
 
 
 @pytest.fixture(scope="module")

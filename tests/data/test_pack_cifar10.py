@@ -15,7 +15,7 @@ from nasrescale.data import packed
 from nasrescale.data.normalization import CIFAR10_CLASSES, CIFAR10_MEAN
 from nasrescale.errors import DataError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tool():

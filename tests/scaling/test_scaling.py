@@ -20,7 +20,7 @@ from nasrescale.space.topology import init_divisors, lr_scale
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NB201 = get_family("nb201")
 ALL_3X3 = "3_33_333"
 

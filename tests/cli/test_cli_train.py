@@ -15,8 +15,7 @@ import torch
 
 from nasrescale.cli.main import main
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import private_cache  # noqa: E402,F401  (autouse fixtures)
+from pipeline_helpers import private_cache  # noqa: F401  (fixtures, used by name)
 
 
 TINY = ["--width", "4", "--cells", "1", "--subset", "500", "--test-subset", "200", "--batch-size", "100", "--quiet"]

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # spawned workers inherit sys.path: _fake_jobs
-from _fake_jobs import FakeJob  # noqa: E402
+from _fake_jobs import FakeJob
 
-from nasrescale.errors import ConfigError  # noqa: E402
-from nasrescale.executors.base import ExecutorSettings  # noqa: E402
-from nasrescale.executors.common import KILL_HOOK_ENV  # noqa: E402
-from nasrescale.executors.pool import PoolExecutor  # noqa: E402
+from nasrescale.errors import ConfigError
+from nasrescale.executors.base import ExecutorSettings
+from nasrescale.executors.common import KILL_HOOK_ENV
+from nasrescale.executors.pool import PoolExecutor
 
 
 def _run(executor, jobs):
@@ -96,13 +95,13 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 def test_pool_worker_exits_when_its_driver_is_killed(tmp_path):
     marker = tmp_path / "pid"
-    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parents[1])!r})\n"
               "from _fake_jobs import FakeJob\n"
               "from nasrescale.executors.base import ExecutorSettings\n"
               "from nasrescale.executors.pool import PoolExecutor\n"
               "PoolExecutor(ExecutorSettings(), devices=['cpu'], progress=False).run(\n"
               f"    [FakeJob('long', seconds=120, marker={str(marker)!r})], print)\n")
-    root = str(Path(__file__).parents[1])
+    root = str(Path(__file__).parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     driver = subprocess.Popen([sys.executable, "-c", script], env=env)
     try:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +11,7 @@ from nasrescale.errors import ConfigError, DataError
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.protocol import load_protocol
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
 
 
 ARCH = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|"

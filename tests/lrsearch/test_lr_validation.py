@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +17,7 @@ from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.store.write import Store
 from nasrescale.space.topology import lr_scale
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
 
 
 TINY = """

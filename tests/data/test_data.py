@@ -31,7 +31,7 @@ from nasrescale.data import decode, imagefolder
 from nasrescale.data.packed import cifar10_subset_path, load_pack
 from nasrescale.errors import DataError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED_CIFAR = ROOT.parent / "shared" / "datasets" / "cifar10-jpeg"
 # torchvision 0.29 deprecates its image decoders (in favour of TorchCodec) with a warning per
 # call; they still work, and nasrescale falls back to Pillow when they are gone.

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -28,8 +26,7 @@ from nasrescale.space.topology import path_depths, lr_scale
 from nasrescale.train import train
 from nasrescale.train.setup import EpochDraw, RunSetup, epoch_seed, tail_start
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixture)
+from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
 
 NAN = float("nan")
 

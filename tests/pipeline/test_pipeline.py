@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,7 @@ from nasrescale.space.selection import select_archs, stratified_sample
 from nasrescale.space.topology import is_degenerate
 from nasrescale.space.encodings import parse_arch
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import DEGENERATE, TINY  # noqa: E402
+from pipeline_helpers import DEGENERATE, TINY
 
 
 def write(tmp_path: Path, text: str = TINY, name: str = "tiny.toml") -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,7 @@ from nasrescale.report.report import protocol_order, reference_spec, write_repor
 from nasrescale.ranking.sources import load_source
 from nasrescale.store.read import read_store
 
-sys.path.insert(0, str(Path(__file__).parent))
-from rank_store_builder import build_store  # noqa: E402
+from rank_store_builder import build_store
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

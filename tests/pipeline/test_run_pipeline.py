@@ -21,8 +21,7 @@ from nasrescale.cli.main import main
 from nasrescale.jobs.job import TrainJob
 from nasrescale.pipeline.spec import load_pipeline
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import DEGENERATE, TINY, one_thread, private_cache  # noqa: E402,F401  (autouse fixtures)
+from pipeline_helpers import DEGENERATE, TINY, one_thread, private_cache  # noqa: F401  (fixtures, used by name)
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -7,7 +7,6 @@ import json
 import math
 import pickle
 import sqlite3
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -24,8 +23,7 @@ from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.store.write import Store
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import DEGENERATE, one_thread, private_cache, tiny_pipeline  # noqa: E402,F401  (autouse fixtures)
+from pipeline_helpers import DEGENERATE, one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
 
 
 # The runs compared here train in float64 (``in_float64``), where fused and unfused losses agree

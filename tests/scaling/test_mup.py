@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -14,8 +13,7 @@ from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import param_groups
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
 
 
 ARCH = "3_13_113"  # NB201: convs, skips and a pool

@@ -16,7 +16,7 @@ from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.report.results_index import index_text
 from nasrescale.pipeline.slices import copy_store, run_slice, spread_order, visit_cells, visit_records
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = {"env/env.txt", "env/pytest_gpu.txt", "bench/bench.txt", "bench/bench.json", "reeval/reeval.log",
             "reeval/store.sqlite", "visit.json"}
 TINY = ["pipeline.name=tiny_slices", "data.name=cifar10-subset", "data.path=", "archs.count=2", "budget.width=4",
