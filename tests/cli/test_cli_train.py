@@ -81,9 +81,20 @@ def test_checkpoint_of_another_cell_is_refused(capsys, tmp_path):
     assert code == 2 and out == "" and "belongs to another run" in err and "arch (" in err
 
 
-def test_test_split_flag(capsys):
-    code, out, err = run(capsys, "train", "3_11_111", "--epochs", "1", "--test-split", "x-test", *TINY)
-    assert code == 2 and "exists only for cifar100, imagenet16-120" in err
+def test_test_split_full_evaluates_on_the_full_test_set(capsys):
+    code, out, err = run(capsys, "train", "3_11_111", "--epochs", "1", "--no-checkpoint", "--test-split", "full", *TINY)
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["test_split"] == "full"
+    assert rec["test_images"] == 200  # --test-subset of the full test set
+
+
+@pytest.mark.parametrize("split", ["x-test", "x-valid"])
+def test_test_split_half_on_cifar10_exits_2_naming_the_datasets_that_have_it(capsys, split):
+    code, out, err = run(capsys, "train", "3_11_111", "--epochs", "1", "--test-split", split, *TINY)
+    assert code == 2
+    assert "exists only for cifar100, imagenet16-120" in err
+    assert out == "", "a refused run printed a record"
 
 
 def test_rescaled_protocol_lr(capsys):

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, get_args, get_type_hints
 
 import pytest
 
@@ -37,51 +40,116 @@ def _assert_once(delivered, jobs):
     assert counts == Counter(j.key() for j in jobs), counts
 
 
-# ---------------------------------------------------------------------------- process pool
+# ---------------------------------------------------------------------------- every worker executor
 
 
-def test_pool_runs_all_jobs_longest_first_in_worker_processes():
+@dataclass(frozen=True)
+class WorkerExecutor:
+    """An executor that runs jobs in worker processes, and how it words what it reports."""
+
+    kind: str  #: its ``executor.kind``
+    make: Callable[[int], Any]  #: a fresh executor with ``max_retries`` on this machine's CPU
+    died: str  #: regex of the error of a job whose worker died on each of 2 attempts
+    faulted: str  #: regex of the error of a job with a worker fault (OOM) on each of 2 attempts
+    starts_per_attempt: bool  #: ``on_start`` marks every attempt (else only the submission)
+    process_per_job: bool  #: every job runs in a fresh process (else workers are reused)
+
+
+def _pool_executor(max_retries: int) -> PoolExecutor:
+    return PoolExecutor(ExecutorSettings(max_retries=max_retries), devices=["cpu", "cpu"], progress=False)
+
+
+def _ray_executor(max_retries: int = 2, **kw):
+    from nasrescale.executors.ray_exec import RayExecutor
+
+    return RayExecutor(ExecutorSettings(kind="ray", device="cpu", max_retries=max_retries, **kw), progress=False)
+
+
+#: the worker executors by name: the pool is what ``kind = "local"`` runs on GPUs
+WORKER_EXECUTORS = {
+    "pool": WorkerExecutor("local", _pool_executor,
+                           died=r"^WorkerDied: the worker process killed by signal SIGKILL on each of 2 attempt",
+                           faulted=r"OutOfMemoryError", starts_per_attempt=True, process_per_job=True),
+    "ray": WorkerExecutor("ray", _ray_executor, died=r"^WorkerDied: Ray reported \w+ after 2 attempt",
+                          faulted=r"^WorkerFault on each of 2 attempt.*OutOfMemoryError",
+                          starts_per_attempt=False, process_per_job=False),
+}
+
+
+@pytest.fixture(params=[pytest.param("pool"), pytest.param("ray", marks=pytest.mark.slow)])
+def worker_executor(request) -> WorkerExecutor:
+    """Each worker executor in turn; Ray's on the module's one local Ray instance."""
+    if request.param == "ray":
+        request.getfixturevalue("ray_cluster")
+    return WORKER_EXECUTORS[request.param]
+
+
+def test_every_executor_kind_has_a_worker_executor_under_test():
+    kinds = set(get_args(get_type_hints(ExecutorSettings)["kind"]))
+    assert {w.kind for w in WORKER_EXECUTORS.values()} == kinds
+
+
+def _longest_first(jobs) -> list[str]:
+    return [j.key() for j in sorted(jobs, key=lambda j: -j.weight)]
+
+
+def test_runs_every_job_once_longest_first_in_worker_processes(worker_executor):
     jobs = [FakeJob("a", weight=1, seconds=0.2), FakeJob("b", weight=5, seconds=0.2),
             FakeJob("c", weight=3), FakeJob("d", weight=2)]
-    pool = PoolExecutor(ExecutorSettings(), devices=["cpu", "cpu"], progress=False)
-    by_key, delivered, started = _run(pool, jobs)
+    by_key, delivered, started = _run(worker_executor.make(0), jobs)
     _assert_once(delivered, jobs)
-    assert started == [j.key() for j in sorted(jobs, key=lambda j: -j.weight)]
-    assert all(o.status == "done" and o.attempts == 1 for o in delivered)
+    assert started == _longest_first(jobs)
+    for o in delivered:
+        assert (o.status, o.attempts) == ("done", 1), o
     pids = {o.record["pid"] for o in delivered}
-    assert os.getpid() not in pids and len(pids) == len(jobs)  # one fresh process per job
+    assert os.getpid() not in pids, "a job ran in the driver"
+    if worker_executor.process_per_job:
+        assert len(pids) == len(jobs), f"not one fresh process per job: {pids}"
     assert {o.record["device"] for o in delivered} == {"cpu"}
 
 
-def test_pool_failures_retries_and_worker_deaths(tmp_path):
-    jobs = [FakeJob("raises", mode="raise"),
-            FakeJob("killed-once", mode="kill_first", marker=str(tmp_path / "k1")),
-            FakeJob("oom-once", mode="oom_first", marker=str(tmp_path / "o1")),
-            FakeJob("always-dies", mode="kill_always"), FakeJob("always-oom", mode="oom_always")]
-    pool = PoolExecutor(ExecutorSettings(max_retries=1), devices=["cpu", "cpu"], progress=False)
-    by_key, delivered, started = _run(pool, jobs)
+def test_failures_retries_and_worker_deaths(worker_executor, tmp_path):
+    ok = [FakeJob("small", weight=1), FakeJob("big", weight=9, seconds=0.3), FakeJob("mid", weight=5, seconds=0.3)]
+    jobs = [*ok, FakeJob("raises", weight=2, mode="raise"),
+            FakeJob("killed-once", weight=3, mode="kill_first", marker=str(tmp_path / "k1")),
+            FakeJob("oom-once", weight=4, mode="oom_first", marker=str(tmp_path / "o1")),
+            FakeJob("always-dies", weight=0.5, mode="kill_always"),
+            FakeJob("always-oom", weight=0.4, mode="oom_always")]
+    by_key, delivered, started = _run(worker_executor.make(1), jobs)
     _assert_once(delivered, jobs)
+    assert list(dict.fromkeys(started)) == _longest_first(jobs), started  # first attempts
+    if worker_executor.starts_per_attempt:
+        assert started.count("fake-always-dies") == 2, started
+        assert started.count("fake-raises") == 1, started  # a job error is not retried
+    else:
+        assert len(started) == len(jobs), started
+    for job in ok:
+        outcome = by_key[job.key()]
+        assert (outcome.status, outcome.attempts) == ("done", 1), outcome
+        assert outcome.record["pid"] != os.getpid(), "a job ran in the driver"
     raised = by_key["fake-raises"]
-    assert raised.status == "failed" and raised.attempts == 1  # a job error is not retried
+    assert (raised.status, raised.attempts) == ("failed", 1), raised  # a job error is not retried
     assert "ValueError: job raises is broken" in raised.error
     for key in ("fake-killed-once", "fake-oom-once"):  # worker faults: retried, then done
-        assert by_key[key].status == "done" and by_key[key].attempts == 2, by_key[key]
-    dead = by_key["fake-always-dies"]
-    assert dead.status == "failed" and dead.attempts == 2
-    assert "SIGKILL" in dead.error and "2 attempt" in dead.error
-    assert started.count("fake-always-dies") == 2 and started.count("fake-raises") == 1
-    oom = by_key["fake-always-oom"]  # retried, then the last attempt's error is kept
-    assert oom.status == "failed" and oom.attempts == 2 and "OutOfMemoryError" in oom.error
+        assert (by_key[key].status, by_key[key].attempts) == ("done", 2), by_key[key]
+    for key, words in (("fake-always-dies", worker_executor.died), ("fake-always-oom", worker_executor.faulted)):
+        outcome = by_key[key]  # retried, then failed with what went wrong each time
+        assert (outcome.status, outcome.attempts) == ("failed", 2), outcome
+        assert re.search(words, outcome.error), outcome.error
 
 
-def test_pool_test_kill_hook_kills_first_attempt_mid_job(monkeypatch):
+def test_kill_hook_kills_first_attempt_mid_job(worker_executor, monkeypatch):
     monkeypatch.setenv(KILL_HOOK_ENV, "fake-hooked")
     jobs = [FakeJob("hooked", mode="epochs"), FakeJob("spared", mode="epochs")]
-    by_key, delivered, started = _run(PoolExecutor(ExecutorSettings(), devices=["cpu"],
-                                                   progress=False), jobs)
+    by_key, delivered, started = _run(worker_executor.make(2), jobs)
     _assert_once(delivered, jobs)
-    assert by_key["fake-hooked"].attempts == 2 and by_key["fake-spared"].attempts == 1
-    assert all(o.status == "done" for o in delivered)
+    for o in delivered:
+        assert o.status == "done", o
+    assert by_key["fake-hooked"].attempts == 2, "the hook did not kill the first attempt"
+    assert by_key["fake-spared"].attempts == 1, "the hook killed a job it did not name"
+
+
+# ---------------------------------------------------------------------------- process pool
 
 
 def _alive(pid: int) -> bool:
@@ -162,47 +230,6 @@ def ray_cluster(tmp_path_factory):
             ray.shutdown()
             _restore_env(saved)
             shutil.rmtree(temp, ignore_errors=True)
-
-
-def _ray_executor(**kw):
-    from nasrescale.executors.ray_exec import RayExecutor
-
-    return RayExecutor(ExecutorSettings(kind="ray", device="cpu", **kw), progress=False)
-
-
-@pytest.mark.slow
-def test_ray_runs_jobs_retries_killed_worker_once(ray_cluster, tmp_path):
-    jobs = [FakeJob("small", weight=1), FakeJob("big", weight=9, seconds=0.3),
-            FakeJob("mid", weight=5, seconds=0.3), FakeJob("raises", weight=2, mode="raise"),
-            FakeJob("killed-once", weight=3, mode="kill_first", marker=str(tmp_path / "k")),
-            FakeJob("always-dies", weight=0.5, mode="kill_always"),
-            FakeJob("always-oom", weight=0.4, mode="oom_always")]
-    by_key, delivered, started = _run(_ray_executor(max_retries=1), jobs)
-    _assert_once(delivered, jobs)
-    assert started == [j.key() for j in sorted(jobs, key=lambda j: -j.weight)]
-    for key in ("fake-small", "fake-big", "fake-mid"):
-        assert by_key[key].status == "done" and by_key[key].attempts == 1
-        assert by_key[key].record["pid"] != os.getpid()
-    killed = by_key["fake-killed-once"]
-    assert killed.status == "done" and killed.attempts == 2, killed
-    assert "ValueError: job raises is broken" in by_key["fake-raises"].error
-    dead = by_key["fake-always-dies"]
-    assert dead.status == "failed" and "WorkerDied" in dead.error and dead.attempts == 2
-    oom = by_key["fake-always-oom"]
-    assert oom.status == "failed" and oom.attempts == 2
-    assert "WorkerFault on each of 2 attempt" in oom.error and "OutOfMemoryError" in oom.error
-
-
-@pytest.mark.slow
-def test_ray_worker_fault_and_kill_hook(ray_cluster, tmp_path, monkeypatch):
-    monkeypatch.setenv(KILL_HOOK_ENV, "fake-hooked")
-    jobs = [FakeJob("hooked", mode="epochs"), FakeJob("spared", mode="epochs"),
-            FakeJob("oom-once", mode="oom_first", marker=str(tmp_path / "o"))]
-    by_key, delivered, _ = _run(_ray_executor(max_retries=2), jobs)
-    _assert_once(delivered, jobs)
-    assert all(o.status == "done" for o in delivered), delivered
-    assert by_key["fake-hooked"].attempts == 2 and by_key["fake-spared"].attempts == 1
-    assert by_key["fake-oom-once"].attempts == 2
 
 
 def test_ray_gpu_request_on_cpu_cluster_fails_fast(ray_cluster):

@@ -177,8 +177,15 @@ def test_rescaled_protocol_lr_is_base_times_scale(arch):
 
 
 def test_degenerate_cell_trains_at_base_lr():
-    plan = lr_plan(seeded("0_00_000", width=4, cells=1), load_protocol("rescaled", ["lr=0.3"]))
-    assert plan.lr_scale is None and plan.lr == 0.3
+    """No path: no scale (``None``, not 1.0), and the optimizer's groups get the base LR."""
+    model = seeded("0_00_000", width=4, cells=1)
+    protocol = load_protocol("rescaled", ["lr=0.3"])
+    plan = lr_plan(model, protocol)
+    assert plan.lr_scale is None
+    assert plan.lr == 0.3
+    groups = param_groups(model, protocol)
+    assert [g["lr"] for g in groups] == [0.3]
+    assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
 
 
 def test_rescaled_needs_a_base_lr():
