@@ -55,8 +55,12 @@ def test_train_prints_the_result(capsys, tmp_path):
     for key in ("test_accuracy", "train_loss_last", "train_loss_best", "lr", "diverged", "diverged_epoch",
                 "wall_time_s", "images_per_s", "params", "arch", "protocol"):
         assert key in rec
-    assert rec["arch"] == ALL_3X3 and rec["protocol"] == "nb201" and rec["lr"] == 0.1
-    assert not rec["diverged"] and rec["diverged_epoch"] is None and rec["epochs_run"] == 3
+    assert rec["arch"] == ALL_3X3
+    assert rec["protocol"] == "nb201"
+    assert rec["lr"] == 0.1
+    assert not rec["diverged"]
+    assert rec["diverged_epoch"] is None
+    assert rec["epochs_run"] == 3
     assert (rec["test_split"], rec["test_images"]) == ("full", 200)
     assert (rec["precision"], rec["precision_setting"]) == ("fp32", "bf16")  # what ran: the CPU trains in fp32
     assert rec["base_lr"] is None  # nb201's fixed 0.1 is the LR, not a base LR
@@ -64,7 +68,8 @@ def test_train_prints_the_result(capsys, tmp_path):
     assert losses[-1] < losses[0]  # a few epochs on real images: the loss falls
     # the reported figures are those of the trained weights (evaluated here, independently)
     acc, loss = evaluate_checkpoint(ckpt, "3_33_333", 200)
-    assert abs(rec["test_accuracy"] - acc) <= 0.5 and rec["test_loss"] == pytest.approx(loss, rel=1e-4)
+    assert abs(rec["test_accuracy"] - acc) <= 0.5
+    assert rec["test_loss"] == pytest.approx(loss, rel=1e-4)
 
 
 def test_default_checkpoint_is_removed_when_done(capsys):
@@ -78,7 +83,10 @@ def test_checkpoint_of_another_cell_is_refused(capsys, tmp_path):
     ckpt = str(tmp_path / "run.pt")
     assert run(capsys, "train", "3_11_111", "--epochs", "1", "--checkpoint", ckpt, *TINY)[0] == 0
     code, out, err = run(capsys, "train", "3_44_444", "--epochs", "1", "--checkpoint", ckpt, *TINY)
-    assert code == 2 and out == "" and "belongs to another run" in err and "arch (" in err
+    assert code == 2
+    assert out == ""
+    assert "belongs to another run" in err
+    assert "arch (" in err
 
 
 def test_test_split_full_evaluates_on_the_full_test_set(capsys):
@@ -100,15 +108,20 @@ def test_test_split_half_on_cifar10_exits_2_naming_the_datasets_that_have_it(cap
 def test_rescaled_protocol_lr(capsys):
     code, out, _ = run(capsys, "train", "3_33_333", "--protocol", "rescaled", "--base-lr", "0.5", "--epochs", "1", *TINY)
     rec = json.loads(out)
-    assert code == 0 and rec["init"] == "in_degree" and rec["lr_scale"] == pytest.approx(0.0890871, rel=1e-6)
-    assert rec["lr"] == pytest.approx(0.5 * 0.0890871, rel=1e-6) and rec["lrs"] == [rec["lr"]]
+    assert code == 0
+    assert rec["init"] == "in_degree"
+    assert rec["lr_scale"] == pytest.approx(0.0890871, rel=1e-6)
+    assert rec["lr"] == pytest.approx(0.5 * 0.0890871, rel=1e-6)
+    assert rec["lrs"] == [rec["lr"]]
 
 
 @pytest.mark.parametrize("protocol", [["--protocol", "nb201"], ["--protocol", "rescaled", "--base-lr", "0.3"]])
 def test_degenerate_cell_trains_to_chance_under_any_protocol(capsys, protocol):
     code, out, _ = run(capsys, "train", "0_00_000", "--epochs", "1", "--no-checkpoint", *protocol, *TINY)
     rec = json.loads(out)
-    assert code == 0 and rec["degenerate"] is True and rec["test_accuracy"] == pytest.approx(10.0, abs=0.01)
+    assert code == 0
+    assert rec["degenerate"] is True
+    assert rec["test_accuracy"] == pytest.approx(10.0, abs=0.01)
     assert rec["lr"] == (0.1 if "nb201" in protocol else 0.3)  # rescaled: no paths, scale taken as 1
 
 
@@ -123,7 +136,9 @@ def test_divergence_is_a_result_not_a_crash(capsys):
     code, out, _ = run(capsys, "train", "2_22_222_2222", "--family", "mlp_dag", "--set", "lr=50", "--epochs", "3",
                        "--width", "32", "--subset", "500", "--test-subset", "100", "--quiet", "--no-checkpoint")
     rec = json.loads(out)
-    assert code == 0 and rec["diverged"] is True and rec["diverged_epoch"] in (1, 2, 3)
+    assert code == 0
+    assert rec["diverged"] is True
+    assert rec["diverged_epoch"] in (1, 2, 3)
     assert rec["test_accuracy"] is None
 
 
@@ -145,24 +160,33 @@ def test_divergence_is_a_result_not_a_crash(capsys):
 )
 def test_bad_input_exits_2(capsys, argv, fragment):
     code, out, err = run(capsys, *argv)
-    assert code == 2 and out == "" and fragment in err and "Traceback" not in err
+    assert code == 2
+    assert out == ""
+    assert fragment in err
+    assert "Traceback" not in err
 
 
 def test_summary_json(capsys):
     code, out, _ = run(capsys, "summary", "--json", "3_33_333", "0_00_000")
     rows = [json.loads(line) for line in out.splitlines()]
-    assert code == 0 and [r["params"] for r in rows] == [1_531_546, 73_306]  # NB201's published counts
-    assert rows[0]["flops_m"] == pytest.approx(220.12, abs=0.01) and rows[0]["arch"] == ALL_3X3
+    assert code == 0
+    assert [r["params"] for r in rows] == [1_531_546, 73_306]  # NB201's published counts
+    assert rows[0]["flops_m"] == pytest.approx(220.12, abs=0.01)
+    assert rows[0]["arch"] == ALL_3X3
     assert {"arch", "params", "flops_m", "params_effective", "flops_m_effective"} <= set(rows[0])
 
 
 def test_diagnose_text_and_json(capsys):
     code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch", "32")
-    assert code == 0 and "stage1 node3" in out and "stage1.edge0->1" in out and "in_degree_source" in out
+    assert code == 0
+    assert "stage1 node3" in out
+    assert "stage1.edge0->1" in out
+    assert "in_degree_source" in out
     code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch", "32", "--json",
                        "--rules", "default,in_degree")
     doc = json.loads(out)
-    assert code == 0 and [r["rule"] for r in doc["rules"]] == ["default", "in_degree"]
+    assert code == 0
+    assert [r["rule"] for r in doc["rules"]] == ["default", "in_degree"]
 
 
 def test_killed_run_resumes_to_the_same_result(tmp_path):
@@ -183,6 +207,7 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     resumed = subprocess.run(base + ["--checkpoint", str(ckpt)], env=env, capture_output=True, text=True, check=True)
     fresh = subprocess.run(base + ["--no-checkpoint"], env=env, capture_output=True, text=True, check=True)
     a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
-    assert a["resumed_from"] == state["epochs_done"] and b["resumed_from"] is None
+    assert a["resumed_from"] == state["epochs_done"]
+    assert b["resumed_from"] is None
     for key in ("test_accuracy", "test_loss", "train_loss_last", "train_loss_best", "epochs_run"):
         assert a[key] == b[key], key

@@ -71,8 +71,10 @@ def shipped():
 
 def test_shipped_subset_loads_offline(shipped):
     assert shipped.name == "cifar10-subset"
-    assert shipped.train_images.shape == (5000, 3, 32, 32) and shipped.test_images.shape == (1000, 3, 32, 32)
-    assert shipped.train_images.dtype == torch.uint8 and shipped.train_labels.dtype == torch.int64
+    assert shipped.train_images.shape == (5000, 3, 32, 32)
+    assert shipped.test_images.shape == (1000, 3, 32, 32)
+    assert shipped.train_images.dtype == torch.uint8
+    assert shipped.train_labels.dtype == torch.int64
     assert torch.bincount(shipped.train_labels).tolist() == [500] * 10
     assert torch.bincount(shipped.test_labels).tolist() == [100] * 10
     assert (shipped.num_classes, shipped.crop_padding) == (10, 4)
@@ -146,21 +148,26 @@ def test_imagefolder_loads_and_second_load_reads_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(decode, "decode_files", counting)
     first = load_dataset("imagefolder", tmp_path / "imgs", cache_dir=tmp_path / "cache")
     assert calls == [12, 6]
-    assert first.train_images.shape == (12, 3, 8, 8) and first.test_labels.tolist() == [0, 0, 1, 1, 2, 2]
+    assert first.train_images.shape == (12, 3, 8, 8)
+    assert first.test_labels.tolist() == [0, 0, 1, 1, 2, 2]
     assert torch.equal(first.train_images[5], chw(pixels[("train", "dog", 1)]))  # classes sorted, files sorted
-    assert first.crop_padding == 1 and first.num_classes == 3
+    assert first.crop_padding == 1
+    assert first.num_classes == 3
     assert (first.mean, first.std) == channel_stats(first.train_images)  # not CIFAR-10's classes: computed
     cache = imagefolder.cache_path(tmp_path / "imgs", tmp_path / "cache")
-    assert cache.is_file() and [p.name for p in cache.parent.iterdir()] == [cache.name]  # no temp file left
+    assert cache.is_file()
+    assert [p.name for p in cache.parent.iterdir()] == [cache.name]  # no temp file left
     monkeypatch.setattr(decode, "decode_files", lambda *a, **k: pytest.fail("decoded again despite a valid cache"))
     second = load_dataset("imagefolder", tmp_path / "imgs", cache_dir=tmp_path / "cache")
     assert torch.equal(second.train_images, first.train_images)
-    assert torch.equal(second.test_labels, first.test_labels) and second.mean == first.mean
+    assert torch.equal(second.test_labels, first.test_labels)
+    assert second.mean == first.mean
     # a new file changes the content key: decode again, rewrite the one cache file
     Image.fromarray(_image(99)).save(tmp_path / "imgs" / "test" / "emu" / "0002.png")
     monkeypatch.setattr(decode, "decode_files", real)
     third = load_dataset("imagefolder", tmp_path / "imgs", cache_dir=tmp_path / "cache")
-    assert len(third.test_labels) == 7 and len(list(cache.parent.iterdir())) == 1
+    assert len(third.test_labels) == 7
+    assert len(list(cache.parent.iterdir())) == 1
 
 
 def test_imagefolder_cache_dir_from_env_and_cifar_names(tmp_path, monkeypatch):
@@ -168,7 +175,8 @@ def test_imagefolder_cache_dir_from_env_and_cifar_names(tmp_path, monkeypatch):
     monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "envcache"))
     data = load_dataset("imagefolder", tmp_path / "c10")
     assert (data.mean, data.std) == (CIFAR10_MEAN, CIFAR10_STD)  # CIFAR-10's class names: its constants
-    assert data.crop_padding == 2 and data.train_labels.tolist() == list(range(10))
+    assert data.crop_padding == 2
+    assert data.train_labels.tolist() == list(range(10))
     assert imagefolder.cache_path(tmp_path / "c10").parent == tmp_path / "envcache"
     assert imagefolder.cache_path(tmp_path / "c10").is_file()
 
@@ -223,8 +231,10 @@ def _write_imagenet16(folder: Path) -> None:
 def test_imagenet16_synthetic_pickles(tmp_path):
     _write_imagenet16(tmp_path / "ImageNet16")
     data = load_dataset("imagenet16-120", tmp_path, test_split="full")  # the parent of ImageNet16/ works too
-    assert data.name == "imagenet16-120" and data.num_classes == 120
-    assert data.train_images.shape == (20, 3, 16, 16) and data.train_labels.tolist() == [0, 119] * 10
+    assert data.name == "imagenet16-120"
+    assert data.num_classes == 120
+    assert data.train_images.shape == (20, 3, 16, 16)
+    assert data.train_labels.tolist() == [0, 119] * 10
     assert data.test_labels.tolist() == [1, 119]
     assert data.test_images[1, 2, 3, 4].item() == (2 * 768 + 2 * 256 + 3 * 16 + 4) % 251  # val row 2, CHW order
     assert (data.mean, data.std, data.crop_padding) == (IMAGENET16_MEAN, IMAGENET16_STD, 2)
@@ -249,7 +259,8 @@ def test_imagenet16_errors(tmp_path):
 def test_cifar_without_files_or_network(tmp_path, monkeypatch):
     with pytest.raises(DataError, match="--download") as err:
         load_dataset("cifar10", tmp_path / "data")
-    assert str(tmp_path / "data" / "cifar-10-batches-py") in str(err.value) and "imagefolder" in str(err.value)
+    assert str(tmp_path / "data" / "cifar-10-batches-py") in str(err.value)
+    assert "imagefolder" in str(err.value)
     import torchvision.datasets.cifar as tv_cifar
 
     def offline(*args, **kwargs):
@@ -272,8 +283,10 @@ def test_cifar_converts_torchvision_arrays(tmp_path, monkeypatch):
     (folder / "batches.meta").write_bytes(pickle.dumps({"label_names": list(CIFAR10_CLASSES)}))
     for root in (tmp_path, folder):  # the data root, or the python-version folder itself
         data = load_dataset("cifar10", root)
-        assert data.train_images.shape == (10, 3, 32, 32) and data.test_images.shape == (2, 3, 32, 32)
-        assert data.train_labels.dtype == torch.int64 and data.train_labels.tolist() == [3, 9] * 5
+        assert data.train_images.shape == (10, 3, 32, 32)
+        assert data.test_images.shape == (2, 3, 32, 32)
+        assert data.train_labels.dtype == torch.int64
+        assert data.train_labels.tolist() == [3, 9] * 5
         assert torch.equal(data.test_images, torch.from_numpy(rows).view(2, 3, 32, 32))
         assert (data.mean, data.std, data.crop_padding) == (CIFAR10_MEAN, CIFAR10_STD, 4)
 
@@ -307,16 +320,19 @@ def test_constants_and_computed_stats(shipped):
     assert [round(v * 255, 2) for v in IMAGENET16_MEAN] == [122.68, 116.66, 104.01]
     mean, std = channel_stats(shipped.train_images)
     pixels = shipped.train_images.transpose(0, 1).reshape(3, -1).double() / 255
-    assert np.allclose(mean, pixels.mean(1).numpy()) and np.allclose(std, pixels.std(1, unbiased=False).numpy())
+    assert np.allclose(mean, pixels.mean(1).numpy())
+    assert np.allclose(std, pixels.std(1, unbiased=False).numpy())
     assert all(abs(m - c) < 0.01 for m, c in zip(mean, CIFAR10_MEAN))  # the subset resembles CIFAR-10
 
 
 def test_subset_is_balanced_and_deterministic(shipped):
     a, b = subset(shipped, train=1000, test=55, seed=3), subset(shipped, train=1000, test=55, seed=3)
-    assert torch.equal(a.train_images, b.train_images) and torch.equal(a.test_labels, b.test_labels)
+    assert torch.equal(a.train_images, b.train_images)
+    assert torch.equal(a.test_labels, b.test_labels)
     assert torch.bincount(a.train_labels).tolist() == [100] * 10
     assert sorted(torch.bincount(a.test_labels).tolist()) == [5] * 5 + [6] * 5
-    assert a.name == "cifar10-subset[train=1000,test=55,seed=3]" and a.mean == shipped.mean
+    assert a.name == "cifar10-subset[train=1000,test=55,seed=3]"
+    assert a.mean == shipped.mean
     assert not torch.equal(subset(shipped, train=1000, seed=4).train_images, a.train_images)
     assert torch.equal(subset(shipped, test=55, seed=3).test_images, a.test_images)  # splits drawn independently
     assert subset(shipped) is shipped

@@ -47,7 +47,8 @@ def test_pack_tool_packs_every_file_and_loads_by_data_file(tmp_path, capsys, mon
 
     data = load_dataset("imagefolder", out)  # any pack loads as an image folder
     cat = CIFAR10_CLASSES.index("cat")
-    assert data.train_labels.tolist().count(cat) == 3 and data.test_images.shape == (10, 3, 32, 32)
+    assert data.train_labels.tolist().count(cat) == 3
+    assert data.test_images.shape == (10, 3, 32, 32)
     first_cat = data.train_labels.tolist().index(cat)
     assert torch.equal(data.train_images[first_cat + 2], torch.from_numpy(pixels[("train", "cat", 2)]).permute(2, 0, 1))
     assert data.mean == CIFAR10_MEAN  # CIFAR-10's classes: CIFAR-10's normalization

@@ -44,7 +44,8 @@ def test_apply_test_split_keeps_exactly_that_half_in_order(dataset, split):
     size = SPLIT_FILES[dataset][1]
     cut = apply_test_split(toy(size), dataset, split)
     index = split_indices(dataset, split)
-    assert cut.test_split == split and cut.test_images.shape[0] == size // 2
+    assert cut.test_split == split
+    assert cut.test_images.shape[0] == size // 2
     assert torch.equal(cut.test_labels, index % 7)
     assert torch.equal(cut.test_images[:, 0, 0, 0], (index % 251).to(torch.uint8))
     assert cut.train_images.shape[0] == 4  # training set untouched
@@ -57,7 +58,8 @@ def test_defaults_are_what_the_benchmark_reports():
     assert apply_test_split(toy(10_000), "cifar100", None).test_images.shape[0] == 5000
     assert apply_test_split(toy(10_000), "cifar100", "full").test_images.shape[0] == 10_000
     data = load_dataset("cifar10-subset")
-    assert data.test_split == "full" and data.test_images.shape[0] == 1000
+    assert data.test_split == "full"
+    assert data.test_images.shape[0] == 1000
     assert subset(data, 100, 50).test_split == "full"
 
 
@@ -89,7 +91,8 @@ def test_imagenet16_default_is_x_test_of_the_filtered_val_set(tmp_path):
     (folder / "val_data").write_bytes(pickle.dumps({"data": val, "labels": val_labels.tolist()}))
     data = load_dataset("imagenet16-120", tmp_path)
     index = split_indices("imagenet16-120", "x-test")
-    assert data.test_split == "x-test" and data.test_images.shape[0] == 3000
+    assert data.test_split == "x-test"
+    assert data.test_images.shape[0] == 3000
     assert torch.equal(data.test_images[:, 0, 0, 0], torch.from_numpy(pixels)[index])
     assert torch.equal(data.test_labels, torch.from_numpy(labels - 1)[index])
     assert load_dataset("imagenet16-120", tmp_path, test_split="full").test_images.shape[0] == 6000

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -22,10 +23,13 @@ import pytest
 
 from _fake_jobs import FakeJob
 
+from nasrescale.cli.main import main
 from nasrescale.errors import ConfigError
 from nasrescale.executors.base import ExecutorSettings
 from nasrescale.executors.common import KILL_HOOK_ENV
 from nasrescale.executors.pool import PoolExecutor
+from nasrescale.pipeline.runner import run_pipeline
+from nasrescale.pipeline.spec import load_pipeline
 
 
 def _run(executor, jobs):
@@ -254,56 +258,62 @@ TINY = ["archs.count=3", "pipeline.seeds=[0]", "budget.epochs=2", "budget.width=
         "executor.max_retries=1"]
 
 
-@pytest.mark.slow
-def test_ray_pipeline_worker_killed_mid_job_is_retried_and_stored_once(ray_cluster, tmp_path, monkeypatch,
-                                                                        capsys):
-    import sqlite3
-
-    from nasrescale.cli.main import main
-    from nasrescale.pipeline.spec import load_pipeline
-
-    pipeline = load_pipeline("quickstart", TINY)
-    jobs = pipeline.jobs(pipeline.arch_list())
-    victim = max(jobs, key=lambda j: j.cost())  # trained, not a degenerate cell
-    # test-only hook: its worker SIGKILLs itself when epoch 2 of 2 ends, after epoch 1's checkpoint
-    monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
-    args = ["run", "quickstart", "--results", str(tmp_path), "--quiet"]
-    for item in TINY:
+def _run_on_ray(pipeline_name: str, settings: list[str], results: Path, capsys) -> None:
+    """``nasrescale run`` with ``settings`` (which ask for Ray)."""
+    args = ["run", pipeline_name, "--results", str(results), "--quiet"]
+    for item in settings:
         args += ["--set", item]
     assert main(args) == 0, capsys.readouterr().err
-    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
-    rows = db.execute("SELECT key, status, record_json FROM jobs").fetchall()
-    assert sorted(k for k, _, _ in rows) == sorted(j.key() for j in jobs)  # one row per job
-    assert {s for _, s, _ in rows} == {"done"}
-    records = {k: json.loads(r) for k, _, r in rows}
-    assert records[victim.key()]["resumed_from"] == 1  # the retry resumed the killed attempt
-    assert all(records[j.key()]["resumed_from"] is None for j in jobs if j is not victim)
-    epochs = db.execute("SELECT epoch FROM curves WHERE key = ? ORDER BY epoch", (victim.key(),)).fetchall()
-    assert [e for (e,) in epochs] == [1, 2]  # curves stored once, not once per attempt
-    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-@pytest.mark.slow
-def test_pool_pipeline_worker_killed_mid_job_is_retried_and_stored_once(tmp_path, monkeypatch):
+def _run_on_pool(pipeline_name: str, settings: list[str], results: Path, capsys) -> None:
     """The GPU pool's code path on two CPU slots, driven by the real pipeline runner."""
-    import sqlite3
+    pipeline = load_pipeline(pipeline_name, settings)
+    pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"],
+                        checkpoint_dir=results / pipeline_name / "checkpoints", progress=False)
+    summary = run_pipeline(pipeline, results, progress=False, executor=pool)
+    assert summary.failed == 0, summary.counts
+    assert summary.counts["done"] == len(pipeline.jobs(pipeline.arch_list())), summary.counts
 
-    from nasrescale.pipeline.spec import load_pipeline
-    from nasrescale.pipeline.runner import run_pipeline
 
-    pipeline = load_pipeline("quickstart", TINY[:-3])
+def _run_killing_the_longest_job(settings: list[str], run: Callable[..., None], results: Path, monkeypatch,
+                                 capsys) -> tuple[list[Any], Any, sqlite3.Connection, list[tuple]]:
+    """Run ``quickstart`` with ``settings`` by ``run``, the worker of its longest job (trained, not a
+    degenerate cell) SIGKILLed by the test-only hook when epoch 2 of 2 ends, after epoch 1's
+    checkpoint. Checks that every job is stored once and done; returns the jobs, the killed one,
+    the store and its rows (key, status, attempts, record_json)."""
+    pipeline = load_pipeline("quickstart", settings)
     jobs = pipeline.jobs(pipeline.arch_list())
     victim = max(jobs, key=lambda j: j.cost())
     monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
-    pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"],
-                        checkpoint_dir=tmp_path / "quickstart" / "checkpoints", progress=False)
-    summary = run_pipeline(pipeline, tmp_path, progress=False, executor=pool)
-    assert summary.counts["done"] == len(jobs) and summary.failed == 0
-    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
-    rows = dict(db.execute("SELECT key, record_json FROM jobs WHERE status = 'done'").fetchall())
-    assert sorted(rows) == sorted(j.key() for j in jobs)
-    assert json.loads(rows[victim.key()])["resumed_from"] == 1
-    assert db.execute("SELECT attempts FROM jobs WHERE key = ?", (victim.key(),)).fetchone() == (2,)
+    run("quickstart", settings, results, capsys)
+    db = sqlite3.connect(results / "quickstart" / "store.sqlite")
+    rows = db.execute("SELECT key, status, attempts, record_json FROM jobs").fetchall()
+    assert sorted(k for k, *_ in rows) == sorted(j.key() for j in jobs)  # one row per job
+    assert {s for _, s, _, _ in rows} == {"done"}
+    return jobs, victim, db, rows
+
+
+#: how a pipeline runs on each worker executor: its settings and its driver
+PIPELINE_ON = {"pool": (TINY[:-3], _run_on_pool), "ray": (TINY, _run_on_ray)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PIPELINE_ON))
+def test_pipeline_worker_killed_mid_job_is_retried_and_stored_once(name, request, tmp_path, monkeypatch, capsys):
+    if name == "ray":
+        request.getfixturevalue("ray_cluster")
+    jobs, victim, db, rows = _run_killing_the_longest_job(*PIPELINE_ON[name], tmp_path, monkeypatch, capsys)
+    attempts = {k: a for k, _, a, _ in rows}
+    records = {k: json.loads(r) for k, _, _, r in rows}
+    assert attempts[victim.key()] == 2, "the killed job was not retried once"
+    assert records[victim.key()]["resumed_from"] == 1, "the retry did not resume the killed attempt"
+    for job in jobs:
+        if job is not victim:
+            assert records[job.key()]["resumed_from"] is None, job.key()
+    epochs = db.execute("SELECT epoch FROM curves WHERE key = ? ORDER BY epoch", (victim.key(),)).fetchall()
+    assert [e for (e,) in epochs] == [1, 2]  # curves stored once, not once per attempt
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 @pytest.mark.slow
@@ -312,30 +322,15 @@ def test_ray_fused_group_killed_mid_job_is_retried_as_a_group_and_resumes(ray_cl
     """``executor.fuse = true`` on Ray: one task per fused group; a member's worker SIGKILLed
     mid-group retries the whole group, which resumes from its fused checkpoint; one row per job,
     and the store's attempts come from Ray's attempt count (the driver saw one start)."""
-    import sqlite3
-
-    from nasrescale.cli.main import main
-    from nasrescale.pipeline.spec import load_pipeline
-
-    settings = TINY + ["executor.fuse=true"]
-    pipeline = load_pipeline("quickstart", settings)
-    jobs = pipeline.jobs(pipeline.arch_list())
-    victim = max(jobs, key=lambda j: j.cost())
+    jobs, victim, _, rows = _run_killing_the_longest_job(TINY + ["executor.fuse=true"], _run_on_ray,
+                                                          tmp_path, monkeypatch, capsys)
     mates = {j.key() for j in jobs if j.arch == victim.arch}  # its fused group: seed 0 x both protocols
     assert len(mates) == 2
-    monkeypatch.setenv(KILL_HOOK_ENV, f"{victim.key()}@2")
-    args = ["run", "quickstart", "--results", str(tmp_path), "--quiet"]
-    for item in settings:
-        args += ["--set", item]
-    assert main(args) == 0, capsys.readouterr().err
-    db = sqlite3.connect(tmp_path / "quickstart" / "store.sqlite")
-    rows = db.execute("SELECT key, status, attempts, record_json FROM jobs").fetchall()
-    assert sorted(k for k, *_ in rows) == sorted(j.key() for j in jobs) and {s for _, s, _, _ in rows} == {"done"}
     for key, _, attempts, record in rows:
         rec = json.loads(record)
         if key in mates:  # the killed group: retried once, resumed from epoch 1's fused checkpoint
             assert (attempts, rec["resumed_from"], rec["provenance"]["fused_members"]) == (2, 1, 2)
         else:
-            assert (attempts, rec["resumed_from"]) == (1, None)
-            assert rec["degenerate"] or rec["provenance"]["fused_members"] == 2
+            assert (attempts, rec["resumed_from"]) == (1, None), key
+            assert rec["degenerate"] or rec["provenance"]["fused_members"] == 2, rec
     assert not list((tmp_path / "quickstart" / "checkpoints").glob("fused-*.pt"))

@@ -74,7 +74,8 @@ def unfused(tiny, tmp_path_factory) -> dict[str, tuple[str, int, dict]]:
     results = tmp_path_factory.mktemp("unfused")
     torch.set_num_threads(1)
     summary = run_pipeline(load_pipeline(str(tiny)), results, progress=False)
-    assert summary.counts["done"] == 12 and summary.failed == 0
+    assert summary.counts["done"] == 12
+    assert summary.failed == 0
     return records(results / "fusetiny")
 
 
@@ -102,7 +103,8 @@ def test_local_executor_fuses_with_the_same_results_one_row_per_job(tiny, unfuse
     code = main(["run", str(tiny), "--set", "executor.fuse=true", "--results", str(tmp_path), "--quiet"])
     assert code == 0, capsys.readouterr().err
     fused = records(tmp_path / "fusetiny")
-    assert sorted(fused) == sorted(unfused) and len(fused) == 12  # one row per job
+    assert sorted(fused) == sorted(unfused)
+    assert len(fused) == 12  # one row per job
     assert_same_results(fused, unfused)
     assert not list((tmp_path / "fusetiny" / "checkpoints").glob("*.pt"))  # groups' checkpoints deleted
 
@@ -118,7 +120,8 @@ def test_pool_executor_fuses_on_two_cpu_slots(tiny, tmp_path):
     pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"], checkpoint_dir=tmp_path / "pooltiny" / "checkpoints",
                         progress=False)
     summary = run_pipeline(pipeline, tmp_path, progress=False, executor=pool)
-    assert summary.counts["done"] == 4 and summary.failed == 0
+    assert summary.counts["done"] == 4
+    assert summary.failed == 0
     fused = records(tmp_path / "pooltiny")
     for key, (status, attempts, rec) in fused.items():
         status0, _, rec0 = unfused[key]
@@ -142,10 +145,12 @@ def test_a_failing_group_fails_each_member_and_the_run_goes_on(tiny, unfused, tm
     monkeypatch.setattr(nasrescale.jobs.fusion, "train_jobs_fused", flaky)
     argv = ["run", str(tiny), "--set", "executor.fuse=true", "--results", str(tmp_path), "--quiet"]
     code = main(argv)
-    assert code == 1 and "4 job(s) failed" in capsys.readouterr().err
+    assert code == 1
+    assert "4 job(s) failed" in capsys.readouterr().err
     stored = records(tmp_path / "fusetiny")
     failed = {k for k, (s, _, _) in stored.items() if s == "failed"}
-    assert len(stored) == 12 and len(failed) == 4
+    assert len(stored) == 12
+    assert len(failed) == 4
     assert all(unfused[k][2]["arch"].count("nor_conv_3x3") == 3 for k in failed)  # exactly that group's members
     with sqlite3.connect(tmp_path / "fusetiny" / "store.sqlite") as db:
         errors = [e for (e,) in db.execute("SELECT error FROM jobs WHERE status = 'failed'")]
@@ -166,7 +171,8 @@ def test_plan_units_groups_only_fusable_jobs(tiny):
     groups = [u for u in units if isinstance(u, JobGroup)]
     singles = [u for u in units if not isinstance(u, JobGroup)]
     assert [len(g.jobs) for g in groups] == [2, 2, 2, 2]  # 4 per cell, at most 3: 2 + 2
-    assert len(singles) == 4 and all(j.degenerate for j in singles)  # degenerate jobs never grouped
+    assert len(singles) == 4
+    assert all(j.degenerate for j in singles)  # degenerate jobs never grouped
     assert sorted(k for u in units for k in (u.member_keys() if isinstance(u, JobGroup) else [u.key()])) == \
         sorted(j.key() for j in jobs)
     group = groups[0]

@@ -25,9 +25,11 @@ def job(nb201):
 
 def test_key_is_canonical_and_stable(job, nb201):
     digits = TrainJob("3_34_131", nb201, job.data, job.protocol, seed=0)  # same cell, other encoding
-    assert digits.arch == ARCH and digits.key() == job.key()
+    assert digits.arch == ARCH
+    assert digits.key() == job.key()
     assert pickle.loads(pickle.dumps(job)).key() == job.key()  # executors ship jobs to workers
-    assert job.identity()["width"] == 16 and job.identity()["cells"] == 5  # resolved from the family
+    assert job.identity()["width"] == 16
+    assert job.identity()["cells"] == 5  # resolved from the family
     assert dataclasses.replace(job, width=16, cells=5).key() == job.key()
     assert dataclasses.replace(job, label="rescaled").key() == job.key()  # the label is not in the key
 
@@ -68,10 +70,17 @@ def test_degenerate_cell_is_recorded_at_chance_without_training(nb201):
     job = TrainJob(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=200), protocol, seed=3,
                    width=4, cells=1, label="rescaled")
     rec = job.run(device="cpu")
-    assert rec["degenerate"] is True and rec["epochs_run"] == 0 and rec["history"] == []
-    assert rec["test_accuracy"] == pytest.approx(100.0 / 10) and rec["lr"] == 0.3
-    assert rec["protocol"] == "rescaled" and rec["protocol_name"] == "rescaled" and rec["key"] == job.key()
-    assert rec["test_split"] == "full" and rec["test_images"] == 200 and rec["precision"] == "fp32"
+    assert rec["degenerate"] is True
+    assert rec["epochs_run"] == 0
+    assert rec["history"] == []
+    assert rec["test_accuracy"] == pytest.approx(100.0 / 10)
+    assert rec["lr"] == 0.3
+    assert rec["protocol"] == "rescaled"
+    assert rec["protocol_name"] == "rescaled"
+    assert rec["key"] == job.key()
+    assert rec["test_split"] == "full"
+    assert rec["test_images"] == 200
+    assert rec["precision"] == "fp32"
     assert {"nasrescale", "torch", "cuda", "device_name", "hostname", "finished_at"} <= set(rec["provenance"])
 
 
@@ -81,10 +90,12 @@ def test_run_streams_epochs_and_resumes_from_its_checkpoint(nb201, tmp_path):
                    seed=1, width=4, cells=1)
     seen = []
     first = job.run(device="cpu", checkpoint_dir=tmp_path, on_epoch=seen.append)
-    assert [e["epoch"] for e in seen] == [1, 2] and first["history"] == seen
+    assert [e["epoch"] for e in seen] == [1, 2]
+    assert first["history"] == seen
     assert job.checkpoint_path(tmp_path).is_file()  # kept for the driver to delete once stored
     again = job.run(device="cpu", checkpoint_dir=tmp_path)  # a finished checkpoint: re-evaluation only
-    assert again["resumed_from"] == 2 and again["test_accuracy"] == first["test_accuracy"]
+    assert again["resumed_from"] == 2
+    assert again["test_accuracy"] == first["test_accuracy"]
 
 
 def test_unknown_dataset_fails_on_run(nb201):

@@ -42,28 +42,34 @@ def test_largest_of_the_tied_lrs_wins():
 def test_tie_uses_the_mean_over_seeds():
     # at 0.4 one seed is better than anything at 0.2 but the mean is 10% worse: no tie
     s = select_within_tol({0.2: [1.0, 1.0], 0.4: [0.9, 1.3]})
-    assert s.mean_loss[0.4] == pytest.approx(1.1) and s.chosen_lr == 0.2
+    assert s.mean_loss[0.4] == pytest.approx(1.1)
+    assert s.chosen_lr == 0.2
 
 
 @pytest.mark.parametrize("bad", [NAN, math.inf, None])
 def test_divergence_at_high_lr_loses_even_with_one_bad_seed(bad):
     # 1.6 has one seed with the lowest loss of all, but its other seed diverged
     s = select_within_tol({0.1: [2.0, 2.0], 0.4: [1.5, 1.52], 1.6: [0.5, bad], 6.4: [bad, bad]})
-    assert s.diverged == [1.6, 6.4] and s.mean_loss[1.6] is None
-    assert s.chosen_lr == 0.4 and s.edge is None
+    assert s.diverged == [1.6, 6.4]
+    assert s.mean_loss[1.6] is None
+    assert s.chosen_lr == 0.4
+    assert s.edge is None
     assert "diverged" in format_table(s)
 
 
 def test_best_at_the_high_edge_is_flagged():
     s = select_within_tol({0.01: [2.0], 0.03: [1.5], 0.1: [1.2]})
-    assert s.chosen_lr == 0.1 and s.edge == "high"
+    assert s.chosen_lr == 0.1
+    assert s.edge == "high"
     assert "extend the grid upwards" in s.edge_message()
     assert "warning:" in format_table(s)
 
 
 def test_best_at_the_low_edge_is_flagged():
     s = select_within_tol({0.01: [1.0], 0.03: [1.5], 0.1: [NAN]})
-    assert s.chosen_lr == 0.01 and s.edge == "low" and "downwards" in s.edge_message()
+    assert s.chosen_lr == 0.01
+    assert s.edge == "low"
+    assert "downwards" in s.edge_message()
 
 
 def test_everything_diverged_and_bad_grids():
@@ -80,7 +86,9 @@ def test_everything_diverged_and_bad_grids():
 def test_log_grid_is_log_spaced():
     g = log_grid(0.001, 1.0, 7)
     ratios = [b / a for a, b in zip(g, g[1:])]
-    assert g[0] == 0.001 and g[-1] == 1.0 and all(r == pytest.approx(10 ** 0.5, rel=1e-5) for r in ratios)
+    assert g[0] == 0.001
+    assert g[-1] == 1.0
+    assert all(r == pytest.approx(10 ** 0.5, rel=1e-5) for r in ratios)
     with pytest.raises(ConfigError, match="lr_max"):
         log_grid(1.0, 0.1, 3)
     with pytest.raises(ConfigError, match="points"):
@@ -106,7 +114,8 @@ def test_tiny_end_to_end_search_is_stored_and_resumable(tmp_path, capsys):
     args = ["lr-search", *TINY_SEARCH, "--results", str(tmp_path), "--json"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["grid"] == [0.01, 1.0, 100.0] and set(out["losses"]) == {"0.01", "1", "100"}
+    assert out["grid"] == [0.01, 1.0, 100.0]
+    assert set(out["losses"]) == {"0.01", "1", "100"}
     assert all(len(v) == 2 for v in out["losses"].values())
     # the choice is what the rule says of the stored losses
     losses = {float(k): v for k, v in out["losses"].items()}
@@ -115,7 +124,8 @@ def test_tiny_end_to_end_search_is_stored_and_resumable(tmp_path, capsys):
     store = Store(out["store"], readonly=True)
     try:
         rows = store.rows()
-        assert len(rows) == 6 and {r["status"] for r in rows} <= {"done", "diverged"}
+        assert len(rows) == 6
+        assert {r["status"] for r in rows} <= {"done", "diverged"}
         assert sorted({r["lr"] for r in rows}) == pytest.approx([0.01, 1.0, 100.0])  # base scale 1
     finally:
         store.close()
@@ -163,16 +173,19 @@ def test_base_lr_search_in_a_pipeline(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text(TINY_PIPELINE)
     p = load_pipeline(path)
-    assert p.needs_search() and {e.label: e.search for e in p.protocols} == {"default": False, "rescaled": True}
+    assert p.needs_search()
+    assert {e.label: e.search for e in p.protocols} == {"default": False, "rescaled": True}
     with pytest.raises(ConfigError, match="resolved by the run's LR search"):
         p.jobs()
     summary = run_pipeline(p, tmp_path / "results", progress=False)
-    assert summary.total == 2 + 4 and summary.counts["failed"] == 0  # 2 search runs, 2 archs x 2 protocols
+    assert summary.total == 2 + 4
+    assert summary.counts["failed"] == 0  # 2 search runs, 2 archs x 2 protocols
     store = Store(summary.run_dir / "store.sqlite", readonly=True)
     try:
         chosen = json.loads(store.get_meta("base_lr:rescaled"))
         search = json.loads(store.get_meta("lr_search:rescaled"))
-        assert chosen == search["chosen_lr"] and chosen in (0.01, 1.0)
+        assert chosen == search["chosen_lr"]
+        assert chosen in (0.01, 1.0)
         assert json.loads(store.get_meta("base_lr:default")) == 0.1  # a number is used as given
         rows = store.rows()
         assert sorted(r["protocol"] for r in rows) == ["default", "default", "lr-search:rescaled",
@@ -188,9 +201,12 @@ def test_base_lr_search_in_a_pipeline(tmp_path):
     from nasrescale.report.report import write_report
 
     md = write_report(summary.run_dir, n_boot=10).read_text()  # the search runs are no protocol of the report
-    assert "rescaled" in md and "lr-search:" not in md
+    assert "rescaled" in md
+    assert "lr-search:" not in md
     again = run_pipeline(load_pipeline(path), tmp_path / "results", progress=False)
-    assert again.ran == 0 and again.new == 0 and again.total == 6
+    assert again.ran == 0
+    assert again.new == 0
+    assert again.total == 6
 
 
 def test_search_is_refused_where_it_makes_no_sense(tmp_path):

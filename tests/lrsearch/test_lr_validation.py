@@ -65,7 +65,9 @@ def test_shipped_validation_pipelines_plan(mlp_dag):
         assert factors[plan["base_arch"]] == 1.0
         assert any(f == pytest.approx(3 / q) for f in factors.values())
     assert len({j.key() for j in jobs}) == len(jobs)  # kernels give distinct jobs
-    assert all(j.protocol.lr_rule == "fixed" and j.protocol.epochs == 1 for j in jobs)
+    for job in jobs:
+        assert job.protocol.lr_rule == "fixed", job.key()
+        assert job.protocol.epochs == 1, job.key()
     with pytest.raises(ConfigError, match="kernel_base"):
         load_pipeline("lr_validation_cnn", ["validation.kernels=[5, 7]"]).validation_plan(cnn.arch_list())
     with pytest.raises(ConfigError, match="no conv op"):
@@ -79,7 +81,8 @@ def test_correlations_are_the_textbook_ones():
     mp, mm = sum(lp) / 4, sum(lm) / 4
     r = sum((a - mp) * (b - mm) for a, b in zip(lp, lm)) / math.sqrt(
         sum((a - mp) ** 2 for a in lp) * sum((b - mm) ** 2 for b in lm))
-    assert c["pearson_log"] == pytest.approx(r) and c["spearman"] == pytest.approx(1.0)
+    assert c["pearson_log"] == pytest.approx(r)
+    assert c["spearman"] == pytest.approx(1.0)
     assert correlations([0.1, 0.2], [0.1, 0.2])["pearson"] is None  # too few points
 
 
@@ -92,9 +95,12 @@ def test_analysis_predicts_from_the_measured_base():
             {"key": "x1", "status": "done", "train_loss_last": 1.0}, {"key": "x2", "status": "diverged", "train_loss_last": None}]
     res = analyze(plan, rows)
     pts = {p["arch"]: p for p in res["points"]}
-    assert pts["B"]["measured_lr"] == 0.2 and pts["B"]["edge"] == "high"
-    assert pts["X"]["measured_lr"] == 0.1 and pts["X"]["predicted_lr"] == pytest.approx(0.2 * 0.5)
-    assert res["degenerate"] == 1 and res["skipped"] == 0
+    assert pts["B"]["measured_lr"] == 0.2
+    assert pts["B"]["edge"] == "high"
+    assert pts["X"]["measured_lr"] == 0.1
+    assert pts["X"]["predicted_lr"] == pytest.approx(0.2 * 0.5)
+    assert res["degenerate"] == 1
+    assert res["skipped"] == 0
     assert analyze(plan, rows[:3])["skipped"] == 1  # X unfinished: left out of a partial report
 
 
@@ -104,7 +110,8 @@ def test_tiny_validation_run_resumes_and_reports(tmp_path, mlp_dag, capsys):
     p = load_pipeline(path)
     summary = run_pipeline(p, tmp_path / "results", progress=False)
     # the base is added; the degenerate cell is planned but not trained: 3 archs x 4 LRs x 1 seed
-    assert summary.total == 12 and summary.counts["failed"] == 0
+    assert summary.total == 12
+    assert summary.counts["failed"] == 0
     store = Store(summary.run_dir / "store.sqlite", readonly=True)
     try:
         plan, rows = json.loads(store.get_meta("validation_plan")), store.rows_with_tail()
@@ -125,5 +132,6 @@ def test_tiny_validation_run_resumes_and_reports(tmp_path, mlp_dag, capsys):
     assert run_pipeline(load_pipeline(path), tmp_path / "results", progress=False).ran == 0
     assert main(["report", str(path), "--results", str(tmp_path / "results")]) == 0
     md = (summary.run_dir / "report.md").read_text()
-    assert "Pearson r (log LR)" in md and (summary.run_dir / "lr_validation.png").stat().st_size > 10_000
+    assert "Pearson r (log LR)" in md
+    assert (summary.run_dir / "lr_validation.png").stat().st_size > 10_000
     assert json.loads((summary.run_dir / "report.json").read_text())["overall"]["n"] == 3

@@ -105,7 +105,8 @@ def test_tail_loss_is_the_mean_over_the_last_tenth_of_the_steps():
     res = train(model, data, protocol, [{"params": model.parameters(), "lr": 0.0}], seed=3, progress=False)
     setup = RunSetup(torch.device("cpu"), data, protocol)
     draw = EpochDraw(data.train_images.shape[0], setup.generator(epoch_seed(3, 0)), setup)
-    assert len(draw.starts) == 13 and tail_start(13) == 11  # ceil(1.3) = 2 tail steps
+    assert len(draw.starts) == 13
+    assert tail_start(13) == 11  # ceil(1.3) = 2 tail steps
     sums = counts = 0.0
     with torch.no_grad():
         for s in draw.starts[tail_start(len(draw.starts)):]:
@@ -135,7 +136,9 @@ def test_depth_pipeline_covers_depths_3_to_10():
     assert (p.lr_search.rule, p.lr_search.loss, p.lr_search.seeds) == ("argmin", "epoch", (0, 1, 2))
     grid = p.lr_search.grid()
     assert grid[1] / grid[0] == pytest.approx(2 ** 0.25, rel=1e-5)
-    assert p.data.name == "cifar10" and p.budget.batch_size is None and p.protocols[0].protocol.batch_size == 128
+    assert p.data.name == "cifar10"
+    assert p.budget.batch_size is None
+    assert p.protocols[0].protocol.batch_size == 128
 
 
 TINY = """
@@ -182,14 +185,19 @@ def test_tiny_validation_extends_the_grid_and_reports_the_papers_statistics(tmp_
     finally:
         store.close()
     # 2 archs x 2 LRs; both argmins sit at the top of a tiny grid: 4 more LRs each, once
-    assert summary.total == 2 * (2 + EXTEND_STEPS) and summary.counts["failed"] == 0
+    assert summary.total == 2 * (2 + EXTEND_STEPS)
+    assert summary.counts["failed"] == 0
     for m in plan["groups"]["source"]["archs"]:
         lrs = sorted({lr for lr, _ in m["runs"]})
-        assert lrs[:2] == [0.0005, 0.001] and len(lrs) == 2 + EXTEND_STEPS and lrs[-1] == pytest.approx(0.016)
+        assert lrs[:2] == [0.0005, 0.001]
+        assert len(lrs) == 2 + EXTEND_STEPS
+        assert lrs[-1] == pytest.approx(0.016)
     res = analyze(plan, rows)
-    assert len(res["points"]) == 2 and res["rule"] == "argmin"
+    assert len(res["points"]) == 2
+    assert res["rule"] == "argmin"
     assert run_pipeline(load_pipeline(path), tmp_path / "r", progress=False).ran == 0  # resumed: nothing new
     assert main(["report", str(path), "--results", str(tmp_path / "r")]) == 0
     md = (summary.run_dir / "report.md").read_text()
-    assert "| paper's r |" in md and "0.838" in md
+    assert "| paper's r |" in md
+    assert "0.838" in md
     assert "rule `argmin` on the `epoch` loss" in md

@@ -151,10 +151,17 @@ def test_builders_keep_shape_and_are_not_inplace(family_name):
 def test_nb201_op_modules_match_the_benchmark():
     conv = build_op(NB201.op("nor_conv_3x3"), 8)
     assert [type(m) for m in conv] == [nn.ReLU, nn.Conv2d, nn.BatchNorm2d]
-    assert conv[1].bias is None and conv[1].padding == (1, 1) and conv[1].stride == (1, 1)
-    assert conv[2].affine and conv[2].track_running_stats and conv[2].eps == 1e-5 and conv[2].momentum == 0.1
+    assert conv[1].bias is None
+    assert conv[1].padding == (1, 1)
+    assert conv[1].stride == (1, 1)
+    assert conv[2].affine
+    assert conv[2].track_running_stats
+    assert conv[2].eps == 1e-5
+    assert conv[2].momentum == 0.1
     pool = build_op(NB201.op("avg_pool_3x3"), 8)
-    assert isinstance(pool, nn.AvgPool2d) and pool.count_include_pad is False and pool.padding == 1
+    assert isinstance(pool, nn.AvgPool2d)
+    assert pool.count_include_pad is False
+    assert pool.padding == 1
     assert isinstance(build_op(NB201.op("skip_connect"), 8), nn.Identity)
 
 
@@ -299,19 +306,24 @@ def test_nb201_parameters_match_hand_formula(arch, C, N, classes):
 
 def test_nb201_skeleton_layout():
     model = build_model("3_33_333", NB201, width=4, cells=2)
-    assert isinstance(model, NB201Network) and isinstance(model, CellNetwork)
-    assert len(model.cells()) == 6 and all(c.graph is model.graph for c in model.cells())
+    assert isinstance(model, NB201Network)
+    assert isinstance(model, CellNetwork)
+    assert len(model.cells()) == 6
+    assert all(c.graph is model.graph for c in model.cells())
     assert [c.width for c in model.cells()] == [4, 4, 8, 8, 16, 16]
-    assert isinstance(model.readout, nn.Linear) and model.readout.in_features == 16
+    assert isinstance(model.readout, nn.Linear)
+    assert model.readout.in_features == 16
     assert model(torch.randn(2, 3, 8, 8)).shape == (2, 10)
     default = build_model("3_33_333", NB201)
-    assert default.width == 16 and default.num_cells == 5  # from cells/nb201.toml [macro]
+    assert default.width == 16
+    assert default.num_cells == 5  # from cells/nb201.toml [macro]
 
 
 def test_deepcopy_shares_the_family_and_copies_the_weights():
     model = build_model("0_03_101", NB201, **SMALL)
     twin = copy.deepcopy(model)
-    assert twin.family is model.family and all(c.family is NB201 for c in twin.cells())
+    assert twin.family is model.family
+    assert all(c.family is NB201 for c in twin.cells())
     assert twin.stem[0].weight is not model.stem[0].weight
     assert torch.equal(twin.stem[0].weight, model.stem[0].weight)
 
@@ -322,7 +334,8 @@ def test_pickled_model_computes_the_same():
     clone = pickle.loads(pickle.dumps(model)).eval()
     x = torch.randn(2, 3, 8, 8)
     assert torch.equal(model(x), clone(x))
-    assert clone.family.name == "nb201" and dict(clone.family.macro) == dict(NB201.macro)
+    assert clone.family.name == "nb201"
+    assert dict(clone.family.macro) == dict(NB201.macro)
     assert clone.family.op("nor_conv_3x3").kernel == 3
 
 
@@ -334,7 +347,8 @@ def test_degenerate_cell_network_output_is_constant(arch):
     with torch.no_grad():
         a = model(torch.randn(4, 3, 8, 8))
         b = model(torch.randn(4, 3, 8, 8) * 3 + 1)
-    assert torch.isfinite(a).all() and torch.equal(a, b)
+    assert torch.isfinite(a).all()
+    assert torch.equal(a, b)
 
 
 def test_channels_last_autocast_and_compile():
@@ -348,7 +362,8 @@ def test_channels_last_autocast_and_compile():
         assert torch.allclose(cl, ref, atol=1e-5)
         with torch.autocast("cpu", dtype=torch.bfloat16):
             low = model(x)
-        assert torch.isfinite(low).all() and torch.allclose(low.float(), ref, atol=0.2, rtol=0.1)
+        assert torch.isfinite(low).all()
+        assert torch.allclose(low.float(), ref, atol=0.2, rtol=0.1)
         compiled = torch.compile(model.to(memory_format=torch.contiguous_format), backend="eager", fullgraph=True)
         assert torch.allclose(compiled(x), ref, atol=1e-6)
 
@@ -357,14 +372,18 @@ def test_channels_last_autocast_and_compile():
 
 def test_mlp_and_cnn_layouts():
     mlp = build_model("2_22_222_2222", get_family("mlp_dag"), 7, width=8, in_shape=(3, 4, 4))
-    assert isinstance(mlp, MLPNetwork) and mlp.released_fan_mode == "fan_out"
-    assert mlp.stem[0].in_features == 48 and mlp.stem[0].out_features == 8
+    assert isinstance(mlp, MLPNetwork)
+    assert mlp.released_fan_mode == "fan_out"
+    assert mlp.stem[0].in_features == 48
+    assert mlp.stem[0].out_features == 8
     # stem 48*8+8, ten Linear(8, 8) edges with bias, readout 8*7+7
     assert count_params(mlp) == 48 * 8 + 8 + 10 * (64 + 8) + 8 * 7 + 7
     assert count_flops(mlp, (3, 4, 4)) == count_params(mlp)  # a Linear's MACs equal its parameters
     cnn = build_model("2_02_002_0002", get_family("cnn_dag"), width=4, in_shape=(3, 6, 6))
-    assert isinstance(cnn, CNNNetwork) and cnn.released_fan_mode == "fan_out"
-    assert cnn.stem[0].kernel_size == (3, 3) and cnn.stem[0].bias is not None
+    assert isinstance(cnn, CNNNetwork)
+    assert cnn.released_fan_mode == "fan_out"
+    assert cnn.stem[0].kernel_size == (3, 3)
+    assert cnn.stem[0].bias is not None
     # stem conv 3x3 (3->4) + bias, four 3x3 (4->4) convs + bias, per output pixel; readout 4*10+10
     assert count_flops(cnn, (3, 6, 6)) == (27 * 4 + 4) * 36 + 4 * (36 * 4 + 4) * 36 + 4 * 10 + 10
     assert cnn(torch.randn(2, 3, 6, 6)).shape == (2, 10)

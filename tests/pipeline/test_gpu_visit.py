@@ -49,15 +49,21 @@ def test_dry_run_writes_every_step_within_the_device_limits(dry_visit) -> None: 
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert files == EXPECTED
-    assert len(files) <= 8 and all((out / f).stat().st_size <= 16 * 2**20 for f in files)
+    assert len(files) <= 8
+    for f in files:
+        assert (out / f).stat().st_size <= 16 * 2**20, f
     visit = json.loads((out / "visit.json").read_text())
     assert [s["step"] for s in visit["steps"]] == ["env", "bench", "reeval"]
-    assert all(s["status"] == "ok" for s in visit["steps"]) and visit["limit_problems"] == []
+    assert {s["step"]: s["status"] for s in visit["steps"]} == {"env": "ok", "bench": "ok", "reeval": "ok"}
+    assert visit["limit_problems"] == []
     env_txt = (out / "env" / "env.txt").read_text()
-    assert "torch:" in env_txt and "CUDA available: False" in env_txt
+    assert "torch:" in env_txt
+    assert "CUDA available: False" in env_txt
     assert "deselected" in (out / "env" / "pytest_gpu.txt").read_text()
     bench = (out / "bench" / "bench.txt").read_text()
-    assert "ratio=" in bench and "(c) fused K=2 bf16" in bench and "(c) fused K=2 fp32" in bench
+    assert "ratio=" in bench
+    assert "(c) fused K=2 bf16" in bench
+    assert "(c) fused K=2 fp32" in bench
     assert "bf16_vs_fp32" in json.loads((out / "bench" / "bench.json").read_text())
 
 
@@ -68,9 +74,11 @@ def test_dry_run_store_comes_back_whole_with_its_visit(dry_visit) -> None:  # no
     db = sqlite3.connect(store)
     statuses = [r[0] for r in db.execute("SELECT status FROM jobs")]
     db.close()
-    assert statuses and set(statuses) == {"done"}
+    assert statuses
+    assert set(statuses) == {"done"}
     (visit,) = visit_records(store)
-    assert visit["dry_run"] is True and visit["jobs_done"] == len(statuses)
+    assert visit["dry_run"] is True
+    assert visit["jobs_done"] == len(statuses)
     assert visit["data_copy"] == "shipped CIFAR-10 subset (dry run)"
 
 
@@ -80,12 +88,15 @@ def test_collect_takes_the_store_report_and_files_into_results(dry_visit, tmp_pa
     local = _module("gpu_visit_local")
     assert local.collect(out, tmp_path, n_boot=0) == 0
     run = tmp_path / "gpu_slices_dryrun"
-    assert (run / "store.sqlite").is_file() and "## Provenance" in (run / "report.md").read_text()
+    assert (run / "store.sqlite").is_file()
+    assert "## Provenance" in (run / "report.md").read_text()
     (visit_dir,) = (tmp_path / "gpu_visits").iterdir()
     assert {p.name for p in visit_dir.iterdir()} == {"env.txt", "pytest_gpu.txt", "bench.txt", "bench.json",
                                                      "reeval.log", "visit.json"}
     index = (tmp_path / "README.md").read_text()
-    assert "## GPU visits" in index and "(dry run)" in index and "| [gpu_slices_dryrun](gpu_slices_dryrun/) |" in index
+    assert "## GPU visits" in index
+    assert "(dry run)" in index
+    assert "| [gpu_slices_dryrun](gpu_slices_dryrun/) |" in index
     db = sqlite3.connect(run / "store.sqlite")  # a store with fewer finished jobs is refused
     db.execute("INSERT INTO jobs(key, status) VALUES ('extra', 'done')")
     db.commit()
@@ -113,14 +124,18 @@ def test_slices_resume_one_store_and_stop_at_the_deadline(tmp_path: Path) -> Non
     assert (first.cells_done, first.jobs_done, first.jobs_total) == (1, 4, 8)
     assert first.cells_run == visit_cells(pipeline.arch_list())[:1]
     stopped = run_slice(pipeline, tmp_path, max_cells=2, deadline_s=0, log=lines.append)
-    assert stopped.jobs_run == 0 and stopped.stopped.startswith("time")
+    assert stopped.jobs_run == 0
+    assert stopped.stopped.startswith("time")
     second = run_slice(pipeline, tmp_path, max_cells=2, deadline_s=300, log=lines.append)
-    assert second.jobs_run == 4 and second.cells_done == 2
+    assert second.jobs_run == 4
+    assert second.cells_done == 2
     assert [v["jobs_done"] for v in visit_records(tmp_path / "tiny_slices" / "store.sqlite")] == [4, 4, 8]
     copy = copy_store(tmp_path / "tiny_slices" / "store.sqlite", tmp_path / "copy" / "store.sqlite")
     text = index_text(copy.parent.parent)
-    assert "| [copy](copy/) | cifar10-subset |" in text and "Jobs done 8/8" in text
-    assert "| precision | fp32 (CPU) |" in text and "| rescaled | default | 2 |" in text
+    assert "| [copy](copy/) | cifar10-subset |" in text
+    assert "Jobs done 8/8" in text
+    assert "| precision | fp32 (CPU) |" in text
+    assert "| rescaled | default | 2 |" in text
 
 
 def test_size_check_fails_clearly_over_64_mib(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -140,4 +155,5 @@ def test_real_visit_refuses_to_start_without_the_data_pack(tmp_path: Path) -> No
     proc = subprocess.run([str(ROOT / "tools" / "gpu_visit.sh"), "reeval", "--out", str(tmp_path),
                            "--data", "no/such/pack.npz"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert "no/such/pack.npz' is missing" in proc.stderr and "carry" in proc.stderr
+    assert "no/such/pack.npz' is missing" in proc.stderr
+    assert "carry" in proc.stderr

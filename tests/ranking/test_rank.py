@@ -89,7 +89,8 @@ def test_tau_symmetry_and_monotone_invariance(values, rnd):
 @given(st.integers(0, 20000), st.sampled_from(K_PERCENTS))
 def test_topk_size_is_ceiling(n, k):
     m = topk_size(n, k)
-    assert m * 100 >= n * k and (m - 1) * 100 < n * k
+    assert m * 100 >= n * k
+    assert (m - 1) * 100 < n * k
 
 
 # Ten architectures: within the top half by a, b runs the other way; the bottom half agrees.
@@ -101,9 +102,12 @@ def test_topk_curve_by_hand():
     curve = {e["k_percent"]: e for e in topk_curve(A, B, "first")}
     # all 45 pairs: 10 discordant in the top half, 35 concordant
     assert curve[100]["kendall_tau"] == pytest.approx((35 - 10) / 45)
-    assert curve[50]["n"] == 5 and curve[50]["kendall_tau"] == pytest.approx(-1.0)
-    assert curve[30]["n"] == 3 and curve[30]["kendall_tau"] == pytest.approx(-1.0)
-    assert curve[10]["n"] == 1 and curve[10]["kendall_tau"] is None  # under 3 rows: null
+    assert curve[50]["n"] == 5
+    assert curve[50]["kendall_tau"] == pytest.approx(-1.0)
+    assert curve[30]["n"] == 3
+    assert curve[30]["kendall_tau"] == pytest.approx(-1.0)
+    assert curve[10]["n"] == 1
+    assert curve[10]["kendall_tau"] is None  # under 3 rows: null
     assert [e["k_percent"] for e in topk_curve(A, B)] == list(K_PERCENTS)
 
 
@@ -112,7 +116,8 @@ def test_topk_by_second_and_both():
     assert np.flatnonzero(topk_mask(A, B, 30, "second")).tolist() == [2, 3, 4]
     assert np.flatnonzero(topk_mask(A, B, 30, "both")).tolist() == [0, 1, 2, 3, 4]
     both = {e["k_percent"]: e for e in topk_curve(A, B, "both")}
-    assert both[30]["n"] == 5 and both[30]["kendall_tau"] == pytest.approx(-1.0)
+    assert both[30]["n"] == 5
+    assert both[30]["kendall_tau"] == pytest.approx(-1.0)
     with pytest.raises(ValueError, match="allowed: first, second, both"):
         topk_mask(A, B, 30, "either")
 
@@ -152,7 +157,9 @@ def test_seed_noise_means_over_seed_pairs():
     taus = [kendall_tau([1, 2, 3, 4, 5], [1, 3, 2, 5, 4]),  # seeds 0, 1
             kendall_tau([1, 2, 3, 4], [5, 4, 3, 2]),  # seeds 0, 2 on the 4 shared archs
             kendall_tau([1, 3, 2, 5], [5, 4, 3, 2])]  # seeds 1, 2
-    assert noise["pairs"] == 3 and noise["seeds"] == [0, 1, 2]
+    assert noise["pairs"] == 3
+    assert noise["seeds"] == [0, 1, 2]
     assert noise["kendall_tau"] == pytest.approx(np.mean(taus))
-    assert noise["kendall_tau_min"] == pytest.approx(min(taus)) and noise["kendall_tau_max"] == pytest.approx(max(taus))
+    assert noise["kendall_tau_min"] == pytest.approx(min(taus))
+    assert noise["kendall_tau_max"] == pytest.approx(max(taus))
     assert seed_noise(wide[[0]]) is None

@@ -32,14 +32,17 @@ def run(tmp_path_factory):
 def test_store_source_means_done_runs_and_counts_the_rest(run):
     results, _, truth = run
     src = load_source("syn:default", results=results)
-    assert src.kind == "store" and src.family == "nb201" and src.chance == pytest.approx(10.0)
+    assert src.kind == "store"
+    assert src.family == "nb201"
+    assert src.chance == pytest.approx(10.0)
     assert src.skipped == {"failed": 1, "running": 1}
     agg = aggregate(src)
     expected = {arch: np.mean(v) for arch, v in truth["default"].items()}
     assert set(agg.index) == set(expected)
     for arch, acc in expected.items():
         assert agg.loc[arch, "accuracy"] == pytest.approx(acc)
-    assert bool(agg.loc[DEGENERATE, "degenerate"]) and agg.loc[DEGENERATE, "accuracy"] == pytest.approx(10.0)
+    assert bool(agg.loc[DEGENERATE, "degenerate"])
+    assert agg.loc[DEGENERATE, "accuracy"] == pytest.approx(10.0)
 
 
 def test_diverged_runs_count_as_chance_or_are_dropped(run):
@@ -50,7 +53,8 @@ def test_diverged_runs_count_as_chance_or_are_dropped(run):
     arch = bad["arch"].iloc[0]
     done = truth["rescaled"][arch]
     chance = aggregate(src, "chance").loc[arch]
-    assert chance["accuracy"] == pytest.approx(np.mean(done + [10.0])) and chance["diverged"] == 1
+    assert chance["accuracy"] == pytest.approx(np.mean(done + [10.0]))
+    assert chance["diverged"] == 1
     assert aggregate(src, "drop").loc[arch, "accuracy"] == pytest.approx(np.mean(done))
 
 
@@ -64,16 +68,20 @@ def test_compare_store_protocols(run):
     assert result["n"] == len(common) == result["counts"]["matched"]
     assert result["kendall_tau"] == pytest.approx(kendall_tau(x, y))
     assert result["mean_diff"] == pytest.approx(np.mean(np.subtract(y, x)))
-    assert result["counts"]["degenerate"] == 1 and result["counts"]["diverged_b"] == 1
-    assert result["seed_noise"]["a"]["pairs"] == 1 and result["per_run_kendall_tau"]["pairs"] == 4
-    assert len(result["topk"]) == 12 and result["ci"]["kendall_tau"] is not None
+    assert result["counts"]["degenerate"] == 1
+    assert result["counts"]["diverged_b"] == 1
+    assert result["seed_noise"]["a"]["pairs"] == 1
+    assert result["per_run_kendall_tau"]["pairs"] == 4
+    assert len(result["topk"]) == 12
+    assert result["ci"]["kendall_tau"] is not None
 
 
 def test_benchmark_source_degenerate_from_topology(run):
     results, _, _ = run
     result, merged = compare(load_source("syn:default", results=results), load_source("nb201:cifar10"), n_boot=0)
     assert result["counts"]["only_b"] == 15625 - result["n"]
-    assert result["counts"]["degenerate"] == 1 and bool(merged.loc[DEGENERATE, "degenerate"])
+    assert result["counts"]["degenerate"] == 1
+    assert bool(merged.loc[DEGENERATE, "degenerate"])
     assert merged.loc[DEGENERATE, "b"] == pytest.approx(10.0)
 
 
@@ -85,7 +93,9 @@ def test_partial_run_with_few_rows_gives_nulls(tmp_path):
     conn.close()
     result, _ = compare(load_source("tiny:default", results=tmp_path), load_source("tiny:rescaled", results=tmp_path),
                         n_boot=50)
-    assert result["n"] < 3 and result["kendall_tau"] is None and result["ci"]["kendall_tau"] is None
+    assert result["n"] < 3
+    assert result["kendall_tau"] is None
+    assert result["ci"]["kendall_tau"] is None
     assert all(e["kendall_tau"] is None for e in result["topk"])
 
 
@@ -99,7 +109,9 @@ def test_csv_source_in_any_encoding(tmp_path, nb201):
     assert frame["arch"].tolist() == archs
     src = load_source(str(csv), arch_column="cell", accuracy_column="top1")
     result, _ = compare(src, load_source("nb201:cifar10"), n_boot=0)
-    assert result["n"] == 40 and result["kendall_tau"] == pytest.approx(1.0) and result["mean_diff"] == pytest.approx(-1)
+    assert result["n"] == 40
+    assert result["kendall_tau"] == pytest.approx(1.0)
+    assert result["mean_diff"] == pytest.approx(-1)
     with pytest.raises(ConfigError, match="no accuracy column 'accuracy'; its columns: cell, top1"):
         load_source(str(csv), arch_column="cell")
     bad = tmp_path / "bad.csv"
@@ -117,7 +129,9 @@ def test_csv_export_with_protocols(tmp_path):
     with pytest.raises(ConfigError, match="pick one: .*export.csv:default"):
         load_source(str(csv))
     src = load_source(f"{csv}:rescaled", classes=10)
-    assert src.skipped == {"failed": 1} and src.runs["diverged"].sum() == 1 and src.chance == 10.0
+    assert src.skipped == {"failed": 1}
+    assert src.runs["diverged"].sum() == 1
+    assert src.chance == 10.0
     with pytest.raises(DataError, match="--classes N or --diverged drop"):
         aggregate(load_source(f"{csv}:rescaled"))
 
@@ -158,7 +172,9 @@ def test_cli_json_and_table(run, capsys):
     assert main(["rank", "syn:default", "nb201:cifar10", "--results", str(results), "--bootstrap", "0",
                  "--topk-by", "both", "--diverged", "drop"]) == 0
     text = capsys.readouterr().out
-    assert "matched" in text and "degenerate 1" in text and "subset by both" in text
+    assert "matched" in text
+    assert "degenerate 1" in text
+    assert "subset by both" in text
 
 
 @pytest.mark.parametrize("args, message", [

@@ -35,15 +35,18 @@ def test_report_two_protocols(tmp_path):
     assert {"scatter_default_vs_rescaled.png", "topk_default_vs_rescaled.png", "gain_default_vs_rescaled.png",
             "reference_scatter.png", "reference_topk.png", "gaps.png", "curves.png"} <= names
     for image in images:
-        assert image.read_bytes()[:8] == PNG and image.stat().st_size > 5000
-    assert "## rescaled vs default" in text and "## Against the benchmark (nb201:cifar10)" in text
+        assert image.read_bytes()[:8] == PNG
+        assert image.stat().st_size > 5000
+    assert "## rescaled vs default" in text
+    assert "## Against the benchmark (nb201:cifar10)" in text
     assert "RuntimeError: boom" in text  # the failed job's error
     numbers = json.loads((run.parent / "report.json").read_text())
     expected, _ = compare(load_source("syn:default", results=tmp_path), load_source("syn:rescaled", results=tmp_path),
                           n_boot=50)
     got = numbers["pairs"]["rescaled vs default"]
     assert got["kendall_tau"] == pytest.approx(expected["kendall_tau"])
-    assert got["counts"] == expected["counts"] and got["counts"]["degenerate"] == 1
+    assert got["counts"] == expected["counts"]
+    assert got["counts"]["degenerate"] == 1
     assert f"| {expected['kendall_tau']:.3f} |" in text  # the table shows the computed value
     assert set(numbers["reference"]) == {"default", "rescaled"}
 
@@ -65,7 +68,8 @@ def test_report_partial_run_and_odd_metadata(tmp_path):
     text = write_report(run.parent, n_boot=20).read_text()
     assert "# Report: odd" in text
     assert "No architecture has a finished run under both protocols yet." in text
-    assert "The pipeline names no reference." in text and "curves.png" in text
+    assert "The pipeline names no reference." in text
+    assert "curves.png" in text
     for image in _images(run.parent / "report.md"):
         assert image.is_file()
 
@@ -90,7 +94,8 @@ def test_report_cli(tmp_path, capsys):
     assert main(["report", "cli", "--results", str(tmp_path), "--bootstrap", "10"]) == 0
     assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'cli' / 'report.md'}",
                                                     f"wrote {tmp_path / 'README.md'}"]  # the results index
-    assert "## cli" in (tmp_path / "README.md").read_text() and "## Provenance" in (tmp_path / "cli" / "report.md").read_text()
+    assert "## cli" in (tmp_path / "README.md").read_text()
+    assert "## Provenance" in (tmp_path / "cli" / "report.md").read_text()
     assert main(["report", "--index", "--results", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == f"wrote {tmp_path / 'README.md'}"
     assert main(["report", "--results", str(tmp_path)]) == 2
@@ -109,7 +114,8 @@ def test_report_by_pipeline_file(tmp_path, capsys, monkeypatch):
     assert main(["rank", f"{toml}:default", "named:rescaled", "--bootstrap", "0", "--json"]) == 0
     out = json.loads(capsys.readouterr().out.splitlines()[-1])
     expected, _ = compare(load_source("named:default"), load_source("named:rescaled"), n_boot=0)
-    assert out["n"] == expected["n"] > 0 and out["a"] == "named:default"
+    assert out["n"] == expected["n"] > 0
+    assert out["a"] == "named:default"
 
 
 def test_ranking_text_for_the_end_of_a_run(tmp_path):
@@ -147,7 +153,8 @@ def test_training_curves_are_labelled_with_role_and_arch_and_mapped_in_report_js
     roles = {e["role"]: e["arch"] for e in mapped if e["role"] != "diverged"}
     assert set(roles) == {"best", "median", "worst"}
     means = {a: sum(v) / len(v) for a, v in truth["rescaled"].items() if a in roles.values()}
-    assert means[roles["best"]] == max(means.values()) and means[roles["worst"]] == min(means.values())
+    assert means[roles["best"]] == max(means.values())
+    assert means[roles["worst"]] == min(means.values())
     for entry in mapped:  # the legend drawn names the role and the whole arch string
         assert seen[entry["key"]] == entry["legend"]
         assert entry["legend"].startswith(f"{entry['role']}: {entry['arch']} / {entry['protocol']} / seed ")
@@ -166,10 +173,13 @@ def test_report_states_its_budget_and_what_it_cannot_show(tmp_path):
                 "| images | train 2000, test 500 images |",
                 "| learning rates | default: LR 0.1 (fixed); rescaled: base LR 0.46 (path_depth) |"):
         assert row in text, row
-    assert "What this budget cannot show" in text and "4 epochs, not the benchmark's 200" in text
-    assert "one seed" in text and "it says nothing about whether one protocol" in text
+    assert "What this budget cannot show" in text
+    assert "4 epochs, not the benchmark's 200" in text
+    assert "one seed" in text
+    assert "it says nothing about whether one protocol" in text
     budget = json.loads((run.parent / "report.json").read_text())["budget"]
-    assert budget["epochs"] == 4 and len(budget["limits"]) == 5
+    assert budget["epochs"] == 4
+    assert len(budget["limits"]) == 5
 
 
 def _captured_figures(monkeypatch) -> list:
@@ -189,7 +199,8 @@ def test_runs_far_below_the_benchmark_are_plotted_by_rank(tmp_path, monkeypatch)
     write_report(run.parent, n_boot=0)
     figures = dict(captured)
     scatter, gaps = figures["reference_scatter.png"].axes[0], figures["gaps.png"].axes[0]
-    assert "rank" in scatter.get_xlabel() and "rank" in scatter.get_ylabel()
+    assert "rank" in scatter.get_xlabel()
+    assert "rank" in scatter.get_ylabel()
     assert "rank change" in gaps.get_xlabel()
 
 

@@ -89,7 +89,8 @@ def test_released_code_init_matches_its_variances_for_every_conv(arch):
             assert torch.all(m.bias == 0)
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
-            assert torch.all(m.weight == 1) and torch.all(m.bias == 0)
+            assert torch.all(m.weight == 1)
+            assert torch.all(m.bias == 0)
 
 
 def test_target_rule_variances_for_every_conv():
@@ -127,7 +128,9 @@ def test_target_and_source_rules_differ_where_the_divisors_do():
 
 def test_default_rule_is_pytorch_default():
     fresh, default = seeded(ALL_3X3, width=8, cells=1), apply_init(seeded(ALL_3X3, width=8, cells=1), "default")
-    assert all(torch.equal(p, q) for p, q in zip(fresh.state_dict().values(), default.state_dict().values()))
+    assert fresh.state_dict().keys() == default.state_dict().keys()
+    for k, p in fresh.state_dict().items():
+        assert torch.equal(p, default.state_dict()[k]), f"the default rule changed {k}"
     scaled = apply_init(seeded(ALL_3X3, width=8, cells=1), "in_degree")
     fresh_sd, scaled_sd = fresh.state_dict(), scaled.state_dict()
     changed = {k for k in fresh_sd if k.endswith("weight") and not torch.equal(fresh_sd[k], scaled_sd[k])}
@@ -208,7 +211,8 @@ def test_per_layer_kernel_groups():
     edge_convs = {m for cell in model.cells() for _, op in cell.edge_items() for m in op.modules()
                   if isinstance(m, nn.Conv2d)}
     shortcut = model.body[1].shortcut[1]
-    assert shortcut.kernel_size == (1, 1) and lr_of[id(shortcut.weight)] == pytest.approx(scale)
+    assert shortcut.kernel_size == (1, 1)
+    assert lr_of[id(shortcut.weight)] == pytest.approx(scale)
     assert lr_of[id(model.stem[0].weight)] == pytest.approx(scale)
     for m in model.modules():
         for p in m.parameters(recurse=False):
@@ -222,7 +226,8 @@ def test_network_rule_is_one_group_over_every_parameter():
     model = seeded(arch, family, width=4, cells=1)
     groups = param_groups(model, load_protocol("rescaled", ["lr=1.0", "kernel_rule=network"]))
     scale = lr_scale(parse_arch(arch, family), family)
-    assert len(groups) == 1 and len(groups[0]["params"]) == len(list(model.parameters()))
+    assert len(groups) == 1
+    assert len(groups[0]["params"]) == len(list(model.parameters()))
     assert groups[0]["lr"] == pytest.approx(scale * 3 / 5)
 
 
@@ -232,7 +237,8 @@ def test_network_kernel_rule(tmp_path):
     family = read_family_file(tmp_path / "cnn5.toml")
     model = seeded("2_02_002_0002", family, width=4)
     plan = lr_plan(model, load_protocol("rescaled", ["lr=1.0"]))
-    assert plan.kernel_rule == "network" and plan.kernel_factor == pytest.approx(3 / 5)
+    assert plan.kernel_rule == "network"
+    assert plan.kernel_factor == pytest.approx(3 / 5)
     assert plan.lr == pytest.approx(math.sqrt(27 / 7**3) * 0.6)
     override = lr_plan(model, load_protocol("rescaled", ["lr=1.0", "kernel_rule=none"]))
     assert override.kernel_factor == 1.0
@@ -287,6 +293,7 @@ def test_scaling_map_refuses_an_undeclared_layer():
 def test_scaling_map_is_built_once_and_covers_every_parameter():
     model = seeded(ALL_3X3, width=4, cells=2)
     scales = model.scaling_map()
-    assert model.scaling_map() is scales and set(scales) == {n for n, _ in model.named_parameters()}
+    assert model.scaling_map() is scales
+    assert set(scales) == {n for n, _ in model.named_parameters()}
     roles = {s.role for s in scales.values()}
     assert roles == {"stem", "edge", "skeleton", "readout", "norm"}

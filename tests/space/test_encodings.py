@@ -52,11 +52,13 @@ def test_paper_digit_code_matches_nb201_string(nb201):
 
 def test_edge_list_forms(nb201, anydag):
     g = parse_arch('[[0, 3, "skip_connect"], [0, 1, "nor_conv_3x3"]]', nb201)
-    assert g.edges[0, 3]["op"] == "skip_connect" and g.edges[1, 2]["op"] == "none"  # absent = zero op
+    assert g.edges[0, 3]["op"] == "skip_connect"
+    assert g.edges[1, 2]["op"] == "none"  # absent = zero op
     assert json.loads(format_arch(g, nb201, "edges")) == {
         "nodes": 4, "edges": [[0, 1, "nor_conv_3x3"], [0, 3, "skip_connect"]]}
     big = parse_arch('{"nodes": 7, "edges": [[0, 6, "conv3"]]}', anydag)  # any node count
-    assert big.number_of_nodes() == 7 and big.number_of_edges() == 21
+    assert big.number_of_nodes() == 7
+    assert big.number_of_edges() == 21
 
 
 def test_detect_encoding():
@@ -141,5 +143,6 @@ def test_garbage_is_a_clean_arch_error_or_a_valid_cell(nb201, text):
         g = parse_arch(text, nb201)
     except ArchError:
         return
-    assert sorted(g.nodes) == [0, 1, 2, 3] and g.number_of_edges() == 6
+    assert sorted(g.nodes) == [0, 1, 2, 3]
+    assert g.number_of_edges() == 6
     assert all(u < v for u, v in g.edges)

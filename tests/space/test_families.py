@@ -28,7 +28,8 @@ def test_shipped_families_are_the_expected_ones(tmp_path, monkeypatch):
 def test_every_shipped_family_loads_and_analyzes(name):
     family = get_family(name)
     base = analyze(family.base, family)
-    assert base.lr_scale == 1.0 and not base.degenerate
+    assert base.lr_scale == 1.0
+    assert not base.degenerate
     rng = random.Random(name)
     n = family.nodes or 5
     for _ in range(20):  # random cells: the analysis agrees with brute force on the edge list
@@ -36,7 +37,8 @@ def test_every_shipped_family_loads_and_analyzes(name):
         rec = analyze(make_graph(edges, family, n), family)
         paths = brute_force_depths(edges, family, n)
         assert rec.degenerate == (not paths) == (rec.lr_scale is None)
-        assert rec.num_paths == len(paths) and sorted(rec.path_depths) == sorted(paths)
+        assert rec.num_paths == len(paths)
+        assert sorted(rec.path_depths) == sorted(paths)
         if paths:
             base = brute_force_depths(edges_of(family.base, family), family, family.nodes or base_nodes(family))
             expected = (sum(L**3 for L in base) / sum(L**3 for L in paths)) ** 0.5
@@ -138,7 +140,8 @@ def test_user_family_via_path_overrides_and_resolves(tmp_path):
     user = tmp_path / "mine.toml"
     user.write_text(VALID)
     fams = load_families([user])
-    assert "t" in fams and "nb201" in fams
+    assert "t" in fams
+    assert "nb201" in fams
     assert resolve_family(None, [user]).name == "t"  # the one family in --cells
     assert resolve_family(None, []).name == "nb201"
     with pytest.raises(FamilyError, match="unknown cell family 'nope'.*known families"):

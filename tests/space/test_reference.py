@@ -23,10 +23,13 @@ SHARED_CSV = Path(__file__).resolve().parents[3] / "shared" / "reference" / "nb2
 def test_table_shape_and_columns():
     t = benchmark_table()
     assert list(t.columns) == ["index", "arch", *DATASETS]
-    assert len(t) == 15625 and t["arch"].is_unique and t["index"].tolist() == list(range(15625))
+    assert len(t) == 15625
+    assert t["arch"].is_unique
+    assert t["index"].tolist() == list(range(15625))
     assert not t[list(DATASETS)].isna().any().any()
     # accuracies are percent
-    assert t["cifar10"].between(0, 100).all() and t["cifar10"].max() > 90
+    assert t["cifar10"].between(0, 100).all()
+    assert t["cifar10"].max() > 90
 
 
 def test_table_archs_are_canonical(nb201):
@@ -67,7 +70,8 @@ def test_degenerate_cells_have_chance_accuracy(nb201):
     t = benchmark_table().sample(400, random_state=0)
     degenerate = [is_degenerate(parse_arch(a, nb201), nb201) for a in t["arch"]]
     chance = t.loc[degenerate, "cifar10"]
-    assert len(chance) > 0 and (chance - 10.0).abs().max() < 1e-6
+    assert len(chance) > 0
+    assert (chance - 10.0).abs().max() < 1e-6
 
 
 def test_unknown_dataset_names_the_allowed():

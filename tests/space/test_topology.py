@@ -70,12 +70,15 @@ def test_degenerate_cells(nb201):
     ):
         g = parse_arch(arch, nb201)
         assert is_degenerate(g, nb201)
-        assert enumerate_paths(g, nb201) == [] and path_depths(g, nb201) == []
+        assert enumerate_paths(g, nb201) == []
+        assert path_depths(g, nb201) == []
         assert path_moments(g, nb201) == (0, 0, 0, 0)
         assert lr_scale(g, nb201) is None
         assert effective_graph(g, nb201).number_of_edges() == 0
         rec = analyze(arch, nb201)
-        assert rec.degenerate and rec.lr_scale is None and rec.num_paths == 0
+        assert rec.degenerate
+        assert rec.lr_scale is None
+        assert rec.num_paths == 0
 
 
 def test_dead_end_node_is_dropped(nb201):
@@ -133,7 +136,8 @@ def test_kernel_rules(anydag):
 
 def test_nb201_kernel_rule_default_is_none(nb201):
     g = parse_arch("|nor_conv_1x1~0|+|none~0|nor_conv_1x1~1|+|none~0|none~1|nor_conv_1x1~2|", nb201)
-    assert nb201.kernel_rule == "none" and kernel_factor(g, nb201) == 1.0
+    assert nb201.kernel_rule == "none"
+    assert kernel_factor(g, nb201) == 1.0
     assert kernel_factor(g, nb201, "network") == 3.0
 
 

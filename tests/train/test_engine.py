@@ -87,10 +87,12 @@ def test_crop_flip_matches_per_sample_reference():
 
 def test_draw_augmentation_covers_offsets_and_flips_half():
     dy, dx, flip = draw_augmentation(4000, 4, torch.Generator().manual_seed(0))
-    assert set(dy.tolist()) == set(range(9)) and set(dx.tolist()) == set(range(9))
+    assert set(dy.tolist()) == set(range(9))
+    assert set(dx.tolist()) == set(range(9))
     assert 0.46 < flip.float().mean().item() < 0.54
     again = draw_augmentation(4000, 4, torch.Generator().manual_seed(0))
-    assert all(torch.equal(a, b) for a, b in zip((dy, dx, flip), again))
+    for name, a, b in zip(("dy", "dx", "flip"), (dy, dx, flip), again, strict=True):
+        assert torch.equal(a, b), f"{name} differs between two draws from one seed"
 
 
 def test_normalize_and_black_padding():
@@ -140,7 +142,8 @@ def test_final_batch_of_one_sample_is_dropped():
     calls = []
     model.register_forward_hook(lambda m, i, o: calls.append(len(i[0])) if m.training else None)
     result = run(model, make_data(n_train=33), proto(epochs=1))  # batches 16, 16, (1: dropped)
-    assert calls == [16, 16] and result.epochs_run == 1
+    assert calls == [16, 16]
+    assert result.epochs_run == 1
 
 
 # --- determinism and resume -----------------------------------------------------------------
@@ -148,7 +151,8 @@ def test_final_batch_of_one_sample_is_dropped():
 def assert_same_run(a: TrainResult, b: TrainResult, ma: nn.Module, mb: nn.Module) -> None:
     sa, sb = ma.state_dict(), mb.state_dict()
     assert sa.keys() == sb.keys()
-    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    for k in sa:
+        assert torch.equal(sa[k], sb[k]), f"weights {k} differ"
     assert a.history == b.history
     assert (a.test_accuracy, a.test_loss) == (b.test_accuracy, b.test_loss)
 
@@ -182,7 +186,9 @@ def test_checkpoint_loads_weights_only_and_finished_run_only_reevaluates(tmp_pat
     data = make_data()
     first = run(make_model(), data, checkpoint=ckpt, checkpoint_every=3)
     state = torch.load(ckpt, weights_only=True)
-    assert state["epochs_done"] == 4 and len(state["history"]) == 4 and state["seed"] == 0
+    assert state["epochs_done"] == 4
+    assert len(state["history"]) == 4
+    assert state["seed"] == 0
     assert {"model", "optimizer", "scheduler", "fingerprint", "run"} <= set(state)
     assert [p.name for p in tmp_path.iterdir()] == ["run.pt"]  # no temp files left behind
     again = run(make_model(init_seed=999), data, checkpoint=ckpt)  # weights come from the file
@@ -195,7 +201,9 @@ def test_keep_checkpoint_false_deletes_it_when_finished(tmp_path):
     run(make_model(), checkpoint=ckpt, keep_checkpoint=False, stop_after=1)
     assert ckpt.exists()  # stopped early: kept for resuming
     result = run(make_model(), checkpoint=ckpt, keep_checkpoint=False)
-    assert result.finished and result.resumed_from == 1 and not ckpt.exists()
+    assert result.finished
+    assert result.resumed_from == 1
+    assert not ckpt.exists()
 
 
 def test_fingerprint_mismatch_raises_config_error(tmp_path):
@@ -288,7 +296,8 @@ def test_identity_must_be_json(tmp_path):
 
 
 def test_precision_is_a_protocol_setting():
-    assert load_protocol("nb201").precision == "bf16" and load_protocol("rescaled").precision == "bf16"
+    assert load_protocol("nb201").precision == "bf16"
+    assert load_protocol("rescaled").precision == "bf16"
     assert load_protocol("nb201", ["precision=fp32"]).precision == "fp32"
     with pytest.raises(ConfigError, match="protocol.precision"):
         load_protocol("nb201", ["precision=fp16"])
@@ -300,10 +309,12 @@ def test_setup_honours_precision(monkeypatch, precision):
     bf16 -> autocast; fp32 -> no autocast and TF32 off inside the run, restored after."""
     data, p = make_data(), proto(precision=precision)
     cpu = RunSetup(torch.device("cpu"), data, p)
-    assert not cpu.amp and not cpu.exact_fp32
+    assert not cpu.amp
+    assert not cpu.exact_fp32
     monkeypatch.setattr(run_setup, "stats_tensor", lambda values, device, dtype=torch.float32: torch.tensor(values, dtype=dtype))
     cuda = RunSetup(torch.device("cuda"), data, p)
-    assert cuda.amp == (precision == "bf16") and cuda.exact_fp32 == (precision == "fp32")
+    assert cuda.amp == (precision == "bf16")
+    assert cuda.exact_fp32 == (precision == "fp32")
     saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
     try:
         torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = True
@@ -320,7 +331,8 @@ def test_cpu_fp32_and_bf16_protocols_train_identically():
     """On the CPU the precision setting changes nothing (fp32 both): equal results bit for bit."""
     a = run(make_model(), protocol=proto(precision="bf16"))
     b = run(make_model(), protocol=proto(precision="fp32"))
-    assert a.history == b.history and a.test_accuracy == b.test_accuracy
+    assert a.history == b.history
+    assert a.test_accuracy == b.test_accuracy
 
 
 # --- divergence, schedule, learning ---------------------------------------------------------
@@ -346,17 +358,23 @@ def test_nan_model_diverges_at_the_right_epoch_without_raising(tmp_path):
     model = NaNAfter(start=6 + 3)  # 96 images / 16 = 6 steps per epoch: NaN in epoch 2
     result = run(model, checkpoint=tmp_path / "run.pt")
     assert (result.diverged, result.diverged_epoch, result.epochs_run) == (True, 2, 2)
-    assert result.test_accuracy is None and result.test_loss is None and result.finished
-    assert math.isnan(result.train_loss_last) and result.train_loss_best == result.history[0]["train_loss"]
+    assert result.test_accuracy is None
+    assert result.test_loss is None
+    assert result.finished
+    assert math.isnan(result.train_loss_last)
+    assert result.train_loss_best == result.history[0]["train_loss"]
     doc = json.loads(json.dumps(result.to_json(), allow_nan=False))  # strict JSON: NaN -> null
-    assert doc["train_loss_last"] is None and doc["diverged_epoch"] == 2
+    assert doc["train_loss_last"] is None
+    assert doc["diverged_epoch"] == 2
     assert torch.load(tmp_path / "run.pt", weights_only=True)["epochs_done"] == 1  # last good epoch
 
 
 def test_huge_lr_diverges_in_first_epoch():
     model = make_model()
     result = run(model, param_groups=groups(model, lr=1e30))
-    assert result.diverged and result.diverged_epoch == 1 and result.test_accuracy is None
+    assert result.diverged
+    assert result.diverged_epoch == 1
+    assert result.test_accuracy is None
 
 
 @pytest.mark.parametrize("warmup", [0, 1])
@@ -375,7 +393,8 @@ def test_schedule_scales_each_group_by_cosine_factor(monkeypatch, warmup):
           {"params": list(model.fc.parameters()), "lr": lrs[1], "weight_decay": 0.0}]
     protocol = proto(epochs=5, warmup_epochs=warmup)
     result = run(model, protocol=protocol, param_groups=pg)
-    assert len(seen) == 5 * 6 and result.lrs == lrs
+    assert len(seen) == 5 * 6
+    assert result.lrs == lrs
     for epoch in range(5):
         want = [lr * cosine_factor(epoch, protocol) for lr in lrs]
         for got in seen[epoch * 6:(epoch + 1) * 6]:
@@ -388,8 +407,10 @@ def test_loss_falls_on_learnable_data():
     result = run(make_model(), make_data(n_train=192, n_test=96), proto(epochs=8, lr=0.1))
     losses = [h["train_loss"] for h in result.history]
     assert losses[-1] < 0.6 * losses[0]
-    assert result.train_loss_best == min(losses) and result.test_accuracy > 70
-    assert result.images_per_s > 0 and 0 < result.train_accuracy_last <= 100
+    assert result.train_loss_best == min(losses)
+    assert result.test_accuracy > 70
+    assert result.images_per_s > 0
+    assert 0 < result.train_accuracy_last <= 100
     assert json.dumps(result.to_json(), allow_nan=False)
 
 
@@ -452,9 +473,12 @@ def test_params_given_as_generator_and_progress_bar(capsys):
     model = make_model()
     pg = [{"params": model.parameters(), "lr": 0.05}]  # a generator, as users often write
     result = train(model, make_data(), proto(), pg, progress=True)
-    assert result.epochs_run == 4 and result.history[-1]["train_loss"] < result.history[0]["train_loss"]
+    assert result.epochs_run == 4
+    assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
     err = capsys.readouterr().err  # tqdm writes to stderr
-    assert "4/4" in err and "loss=" in err and "acc=" in err
+    assert "4/4" in err
+    assert "loss=" in err
+    assert "acc=" in err
 
 
 def test_cpu_run_uses_channels_last_in_fp32():
@@ -462,7 +486,8 @@ def test_cpu_run_uses_channels_last_in_fp32():
     model = make_model()
     result = run(model)
     assert model.conv.weight.is_contiguous(memory_format=torch.channels_last)
-    assert model.conv.weight.dtype == torch.float32 and result.test_accuracy is not None
+    assert model.conv.weight.dtype == torch.float32
+    assert result.test_accuracy is not None
 
 
 # --- CUDA (bf16 autocast, channels_last, device generators) ---------------------------------
@@ -477,6 +502,7 @@ def test_cuda_run_and_gather():
     assert torch.equal(on_gpu.cpu(), crop_flip(images, 2, dy, dx, flip))
     model = make_model()
     result = run(model, make_data(n_train=192), proto(epochs=6, lr=0.1), device="cuda")
-    assert not result.diverged and result.test_accuracy is not None
+    assert not result.diverged
+    assert result.test_accuracy is not None
     assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
     assert model.conv.weight.is_contiguous(memory_format=torch.channels_last)

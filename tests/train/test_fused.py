@@ -12,7 +12,6 @@ from torch import nn
 from nasrescale.data.types import ImageData
 from nasrescale.errors import ConfigError
 from nasrescale.models import build_model
-from nasrescale.models.fused import FusedNetwork
 from nasrescale.protocol import Protocol, load_protocol
 from nasrescale.space.registry import get_family
 from nasrescale.scaling import apply_init, param_groups
@@ -78,11 +77,13 @@ def assert_close_rel(a: float, b: float, rel: float) -> None:
 
 def assert_same_run(ref_model: nn.Module, ref, model: nn.Module, res, rel: float) -> None:  # noqa: ANN001
     """Equal up to float64 rounding: losses and weights to ``rel``, the same test predictions."""
-    assert res.epochs_run == ref.epochs_run and res.diverged == ref.diverged
+    assert res.epochs_run == ref.epochs_run
+    assert res.diverged == ref.diverged
     assert res.lrs == ref.lrs
     assert (res.test_split, res.test_images) == (ref.test_split, ref.test_images)
     for h_ref, h in zip(ref.history, res.history, strict=True):
-        assert h["epoch"] == h_ref["epoch"] and h["lr"] == h_ref["lr"]
+        assert h["epoch"] == h_ref["epoch"]
+        assert h["lr"] == h_ref["lr"]
         assert_close_rel(h["train_loss"], h_ref["train_loss"], rel)
     assert_close_rel(res.test_loss, ref.test_loss, rel)
     assert res.test_accuracy == ref.test_accuracy
@@ -91,44 +92,6 @@ def assert_same_run(ref_model: nn.Module, ref, model: nn.Module, res, rel: float
         if t.is_floating_point():
             assert t.dtype == torch.float64, name  # the comparison means something only in float64
             torch.testing.assert_close(state[name], t, rtol=rel, atol=rel * 1e-3, msg=name)
-
-
-# --- the fused module ---------------------------------------------------------------------------
-
-@pytest.mark.parametrize("family, arch, shape", [
-    ("nb201", ARCH, (3, SIZE, SIZE)),
-    ("mlp_dag", None, (3, 4, 4)),
-    ("cnn_dag", None, (3, SIZE, SIZE)),
-])
-def test_fused_forward_equals_members(family: str, arch: str | None, shape: tuple[int, int, int]):
-    fam = get_family(family)
-    arch = arch or fam.base
-    nets = []
-    for seed in range(3):
-        torch.manual_seed(seed)
-        kw = {"width": 4, "cells": 1} if family == "nb201" else {"width": 5}
-        nets.append(build_model(arch, fam, 3, in_shape=shape, **kw))
-    fused = FusedNetwork(nets)
-    for k, net in enumerate(nets):  # packing then unpacking gives each member's tensors back
-        for name, t in net.state_dict().items():
-            assert torch.equal(fused.member_state_dict(k)[name], t), name
-    xs = [torch.randn(5, *shape) for _ in nets]
-    for mode in ("train", "eval"):  # batch statistics, then running statistics (updated once above)
-        fused.train(mode == "train")
-        out = fused(torch.cat(xs, 1))
-        for k, (net, x) in enumerate(zip(nets, xs)):
-            torch.testing.assert_close(out[:, k], net.train(mode == "train")(x), rtol=1e-4, atol=1e-5)
-
-
-def test_fused_network_rejects_mismatched_and_unknown_members():
-    fam = get_family("nb201")
-    a = build_model(ARCH, fam, 3, width=4, cells=1)
-    with pytest.raises(ConfigError, match="structure"):
-        FusedNetwork([a, build_model(ARCH, fam, 3, width=8, cells=1)])
-    with pytest.raises(ConfigError, match="another cell"):
-        FusedNetwork([a, build_model(ARCH.replace("avg_pool_3x3", "skip_connect"), fam, 3, width=4, cells=1)])
-    with pytest.raises(ConfigError, match="cannot fuse module 1 of type LayerNorm"):
-        FusedNetwork([nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2))] * 2)
 
 
 # --- the optimizer ------------------------------------------------------------------------------
@@ -186,7 +149,9 @@ def test_diverging_member_is_frozen_and_others_unaffected(data: ImageData, float
     group = members(specs)
     results = train_fused(group, data, progress=False)
     bad, ref_bad = results[1], refs[1][1]
-    assert bad.diverged and bad.diverged_epoch == ref_bad.diverged_epoch and bad.test_accuracy is None
+    assert bad.diverged
+    assert bad.diverged_epoch == ref_bad.diverged_epoch
+    assert bad.test_accuracy is None
     assert [h["epoch"] for h in bad.history] == [h["epoch"] for h in ref_bad.history]
     for i in (0, 2):
         assert_same_run(refs[i][0], refs[i][1], group[i].model, results[i], float64)
@@ -198,13 +163,17 @@ def test_resume_from_fused_checkpoint_equals_uninterrupted(data: ImageData, tmp_
     whole = train_fused(whole_group, data, progress=False)
     ckpt = tmp_path / "fused.pt"
     first = train_fused(members(specs), data, progress=False, checkpoint=ckpt, stop_after=2)
-    assert not first[0].finished and first[0].test_accuracy is None and ckpt.exists()
+    assert not first[0].finished
+    assert first[0].test_accuracy is None
+    assert ckpt.exists()
     group = members(specs)
     resumed = train_fused(group, data, progress=False, checkpoint=ckpt)
     for a, b, ma, mb in zip(whole, resumed, whole_group, group):
-        assert b.resumed_from == 2 and b.finished
+        assert b.resumed_from == 2
+        assert b.finished
         assert [h["train_loss"] for h in a.history] == [h["train_loss"] for h in b.history]
-        assert a.test_accuracy == b.test_accuracy and a.test_loss == b.test_loss
+        assert a.test_accuracy == b.test_accuracy
+        assert a.test_loss == b.test_loss
         for name, t in ma.model.state_dict().items():
             assert torch.equal(mb.model.state_dict()[name], t), name
     other = members([("nb201", [], 0), ("rescaled", ["lr=0.3"], 5)])  # another seed for member 1
@@ -219,7 +188,8 @@ def test_resume_after_a_member_diverged(data: ImageData, tmp_path):
     ckpt = tmp_path / "fused.pt"
     train_fused(members(specs), data, progress=False, checkpoint=ckpt, stop_after=2)
     resumed = train_fused(members(specs), data, progress=False, checkpoint=ckpt)
-    assert resumed[0].diverged and resumed[0].diverged_epoch == whole[0].diverged_epoch
+    assert resumed[0].diverged
+    assert resumed[0].diverged_epoch == whole[0].diverged_epoch
     assert [h["train_loss"] for h in resumed[1].history] == [h["train_loss"] for h in whole[1].history]
     assert resumed[1].test_accuracy == whole[1].test_accuracy
 
@@ -256,6 +226,7 @@ def test_fused_on_cuda_tracks_independent_runs(data: ImageData, precision: str):
     results = train_fused(members(specs), data, progress=False, device="cuda")
     rel = 1e-3 if precision == "fp32" else 5e-2
     for ref, res in zip(refs, results):
-        assert not res.diverged and res.test_accuracy is not None
+        assert not res.diverged
+        assert res.test_accuracy is not None
         for a, b in zip(ref.history, res.history, strict=True):
             assert math.isclose(a["train_loss"], b["train_loss"], rel_tol=rel), (precision, a, b)
