@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import pytest
 import torch
@@ -14,7 +16,7 @@ from nasrescale.space.families import read_family_file
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family
-from nasrescale.scaling import apply_init, lr_plan, param_groups
+from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
 from nasrescale.scaling.diagnose import diagnose_rule
 from nasrescale.space.topology import init_divisors, lr_scale
 
@@ -47,37 +49,63 @@ def raw_source_in_degree(arch: str, u: int) -> int:
     return sum(not tok.startswith("none~") for tok in node.split("|"))
 
 
-def released_expected_variances(model, arch: str) -> dict[str, float]:
-    """Weight variance the paper's released code draws for every conv/linear of an NB201
-    network (issue 6 item 2): He fan-in 2/fan_in divided by -- stem 1; cell edge the raw
-    in-degree of its source node; reduction block conv_a 2, conv_b 1, 1x1 shortcut 2 --
-    and the classifier std 2/fan_in (variance 4/fan_in^2)."""
+@dataclass(frozen=True)
+class InitRuleDivisors:
+    """What an init rule divides He's 2/fan_in by, layer by layer, in an NB201 network: a cell
+    edge u->v, the reduction block's convs, and the classifier's variance (not a divisor)."""
+
+    edge: Callable[[str, int, int], int]  #: (arch, u, v) -> divisor of the conv on edge u->v
+    block: dict[str, int]  #: reduction block conv -> divisor
+    readout: Callable[[int], float]  #: fan_in -> classifier weight variance
+
+
+#: every init rule but ``default`` (PyTorch's own draw, checked bit for bit below). The released
+#: code's rule (issue 6 item 2): cell edge the raw in-degree of its source node, reduction block
+#: conv_a 2, conv_b 1, 1x1 shortcut 2, classifier std 2/fan_in. The target rule (paper eq. 2): cell
+#: edge u->v v's effective in-degree, the reduction block the in-degree of the node each conv
+#: writes into (conv_a 1, conv_b 2, shortcut 2), classifier variance 2/n^2. Stem: 1 for both.
+INIT_RULE_DIVISORS = {
+    "in_degree_source": InitRuleDivisors(lambda arch, u, v: raw_source_in_degree(arch, u),
+                                         {"conv_a": 2, "conv_b": 1, "shortcut": 2}, lambda n: (2 / n) ** 2),
+    "in_degree": InitRuleDivisors(lambda arch, u, v: init_divisors(parse_arch(arch, NB201), NB201, "target")[(u, v)],
+                                  {"conv_a": 1, "conv_b": 2, "shortcut": 2}, lambda n: 2 / n**2),
+}
+
+
+def expected_variances(model, arch: str, rule: InitRuleDivisors) -> dict[str, float]:
+    """Weight variance ``rule`` draws for every conv/linear of an NB201 network."""
     expected = {}
     for name, m in model.named_modules():
         if not isinstance(m, (nn.Conv2d, nn.Linear)):
             continue
         fan_in = m.weight[0].numel()
         if name == "readout":
-            expected[name] = (2 / fan_in) ** 2
+            expected[name] = rule.readout(fan_in)
             continue
         if name.startswith("stem."):
             divisor = 1
         elif ".edges." in name:
-            u = int(name.split(".edges.")[1].split("_")[0])
-            divisor = raw_source_in_degree(arch, u)
+            u, v = map(int, name.split(".edges.")[1].split(".")[0].split("_"))
+            divisor = rule.edge(arch, u, v)
         else:
-            divisor = {"conv_a": 2, "conv_b": 1, "shortcut": 2}[name.split(".")[2]]
+            divisor = rule.block[name.split(".")[2]]
         expected[name] = 2 / (fan_in * divisor)
     return expected
 
 
+def test_every_init_rule_is_checked():
+    assert set(INIT_RULES) == {"default", *INIT_RULE_DIVISORS}
+
+
+@pytest.mark.parametrize("rule", [r for r in INIT_RULES if r != "default"])
 @pytest.mark.parametrize("arch", [
     "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|nor_conv_1x1~0|nor_conv_3x3~1|nor_conv_3x3~2|",
     "|nor_conv_1x1~0|+|none~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_1x1~2|",
+    "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_conv_3x3~1|nor_conv_3x3~2|",
 ])
-def test_released_code_init_matches_its_variances_for_every_conv(arch):
-    model = apply_init(seeded(arch, width=32, cells=1), "in_degree_source")
-    expected = released_expected_variances(model, arch)
+def test_init_rule_draws_its_variances_for_every_conv(arch, rule):
+    model = apply_init(seeded(arch, width=32, cells=1), rule)
+    expected = expected_variances(model, arch, INIT_RULE_DIVISORS[rule])
     kinds = {name.split(".")[2] if name.startswith("body.") and ".edges." not in name else name.split(".")[0]
              for name in expected}
     assert kinds == {"stem", "body", "conv_a", "conv_b", "shortcut", "readout"}  # every kind of layer checked
@@ -86,34 +114,16 @@ def test_released_code_init_matches_its_variances_for_every_conv(arch):
         # >= 1024 weights per layer: sample variance within ~5% (1 sigma); the divisors differ by 2x
         assert rel_var_error(m.weight, var) < 0.2, name
         if m.bias is not None:
-            assert torch.all(m.bias == 0)
-    for m in model.modules():
+            assert torch.all(m.bias == 0), name
+    for name, m in model.named_modules():
         if isinstance(m, nn.BatchNorm2d):
-            assert torch.all(m.weight == 1)
-            assert torch.all(m.bias == 0)
+            assert torch.all(m.weight == 1), name
+            assert torch.all(m.bias == 0), name
 
 
-def test_target_rule_variances_for_every_conv():
-    """The target rule: cell edge u->v divided by v's effective in-degree; the reduction block
-    by the in-degree of the node each conv writes into (conv_a 1, conv_b 2, shortcut 2);
-    stem 1; readout variance 2/n^2 (paper eq. 2)."""
-    model = apply_init(seeded(ALL_3X3, width=32, cells=1), "in_degree")
+def test_target_divisors_are_the_effective_in_degrees():
     target = init_divisors(parse_arch(ALL_3X3, NB201), NB201, "target")
     assert target == {(0, 1): 1, (0, 2): 2, (1, 2): 2, (0, 3): 3, (1, 3): 3, (2, 3): 3}
-    for name, m in model.named_modules():
-        if not isinstance(m, (nn.Conv2d, nn.Linear)):
-            continue
-        fan_in = m.weight[0].numel()
-        if name == "readout":
-            var = 2 / fan_in**2
-        elif name.startswith("stem."):
-            var = 2 / fan_in
-        elif ".edges." in name:
-            u, v = map(int, name.split(".edges.")[1].split(".")[0].split("_"))
-            var = 2 / (fan_in * target[(u, v)])
-        else:
-            var = 2 / (fan_in * {"conv_a": 1, "conv_b": 2, "shortcut": 2}[name.split(".")[2]])
-        assert rel_var_error(m.weight, var) < 0.2, name
 
 
 def test_target_and_source_rules_differ_where_the_divisors_do():
