@@ -1,4 +1,4 @@
-"""The command line: JSON contract, CSV of the whole space, exit code 2 on bad input."""
+"""The command line: JSON contract, CSV of the whole space, exit code 2 on bad input (every command)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from nasrescale.cli.main import main
+
+from pipeline_helpers import private_cache  # noqa: F401  (fixtures, used by name)
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_3X3 = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_conv_3x3~1|nor_conv_3x3~2|"
@@ -68,6 +70,17 @@ def test_analyze_stdin(capsys, monkeypatch):
         (["analyze", "--all", "3_33_333"], "either ARCH arguments or --all"),
         (["analyze", "3_33_333", "--cells", "/no/such/file.toml"], "does not exist"),
         (["analyze", "--all", "--out", "/no/such/dir/x.csv"], "does not exist"),
+        (["train", "3_33_333", "--protocol", "rescaled"], "--base-lr"),
+        (["train", "3_33_333", "--set", "epochz=3"], "protocol.epochz: unknown key"),
+        (["train", "3_33_333", "--set", "batch_size=big"], "protocol.batch_size: expected int"),
+        (["train", "3_33_333", "--protocol", "fancy"], "unknown protocol 'fancy'"),
+        (["train", "3_99_333"], "digit '9'"),
+        (["train", "3_33_333", "--dataset", "cifar10", "--data", "/nonexistent"], "--download"),
+        (["train", "3_33_333", "--dataset", "mnist"], "mnist"),
+        (["train", "3_33_333", "--width", "0"], "positive integer"),
+        (["train", "2_02_002_0002", "-f", "mlp_dag", "--cells", "3"], "cells"),
+        (["summary", "3_33_333", "--family", "nope"], "unknown cell family"),
+        (["diagnose", "3_33_333", "--rules", "xavier"], "unknown rule xavier"),
     ],
 )
 def test_bad_input_exits_2_with_a_message(capsys, argv, fragment):
