@@ -57,6 +57,7 @@ class WorkerExecutor:
     faulted: str  #: regex of the error of a job with a worker fault (OOM) on each of 2 attempts
     starts_per_attempt: bool  #: ``on_start`` marks every attempt (else only the submission)
     process_per_job: bool  #: every job runs in a fresh process (else workers are reused)
+    needs: str | None = None  #: a module fixture that starts what it runs on (slow to start)
 
 
 def _pool_executor(max_retries: int) -> PoolExecutor:
@@ -76,16 +77,18 @@ WORKER_EXECUTORS = {
                            faulted=r"OutOfMemoryError", starts_per_attempt=True, process_per_job=True),
     "ray": WorkerExecutor("ray", _ray_executor, died=r"^WorkerDied: Ray reported \w+ after 2 attempt",
                           faulted=r"^WorkerFault on each of 2 attempt.*OutOfMemoryError",
-                          starts_per_attempt=False, process_per_job=False),
+                          starts_per_attempt=False, process_per_job=False, needs="ray_cluster"),
 }
 
 
-@pytest.fixture(params=[pytest.param("pool"), pytest.param("ray", marks=pytest.mark.slow)])
+@pytest.fixture(params=[pytest.param(name, marks=[pytest.mark.slow] if w.needs else [])
+                        for name, w in WORKER_EXECUTORS.items()])
 def worker_executor(request) -> WorkerExecutor:
     """Each worker executor in turn; Ray's on the module's one local Ray instance."""
-    if request.param == "ray":
-        request.getfixturevalue("ray_cluster")
-    return WORKER_EXECUTORS[request.param]
+    executor = WORKER_EXECUTORS[request.param]
+    if executor.needs:
+        request.getfixturevalue(executor.needs)
+    return executor
 
 
 def test_every_executor_kind_has_a_worker_executor_under_test():
@@ -294,15 +297,15 @@ def _run_killing_the_longest_job(settings: list[str], run: Callable[..., None], 
     return jobs, victim, db, rows
 
 
-#: how a pipeline runs on each worker executor: its settings and its driver
+#: how a pipeline runs on each worker executor (one entry per WORKER_EXECUTORS): its settings and its driver
 PIPELINE_ON = {"pool": (TINY[:-3], _run_on_pool), "ray": (TINY, _run_on_ray)}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(PIPELINE_ON))
+@pytest.mark.parametrize("name", sorted(WORKER_EXECUTORS))
 def test_pipeline_worker_killed_mid_job_is_retried_and_stored_once(name, request, tmp_path, monkeypatch, capsys):
-    if name == "ray":
-        request.getfixturevalue("ray_cluster")
+    if WORKER_EXECUTORS[name].needs:
+        request.getfixturevalue(WORKER_EXECUTORS[name].needs)
     jobs, victim, db, rows = _run_killing_the_longest_job(*PIPELINE_ON[name], tmp_path, monkeypatch, capsys)
     attempts = {k: a for k, _, a, _ in rows}
     records = {k: json.loads(r) for k, _, _, r in rows}
