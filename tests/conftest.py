@@ -1,8 +1,17 @@
 """Shared fixtures: the built-in families, a small test family with every topology case, and
-``float64`` for the tests that compare two runs."""
+``float64`` for the tests that compare two runs.
+
+The tests sit in one folder per package (``tests/space/``, ``tests/pipeline/``, ...) and are
+imported with ``--import-mode=importlib``, which puts no test folder on ``sys.path``. This file,
+loaded before any test module below it, puts ``tests/`` there, so that every test module imports
+the shared helpers (``pipeline_helpers``, ``rank_store_builder``, ``_fake_jobs``) by name, and so
+do the worker processes the executors spawn (they inherit ``sys.path``).
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -10,6 +19,11 @@ import torch
 
 from nasrescale.space.families import parse_family
 from nasrescale.space.registry import get_family
+
+#: the folder of the shared test helpers
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
 # A family with no fixed node count, used by the random-DAG property tests: a zero op, a
 # ReLU-free op and a parametric op of relu_depth 1, with kernels for the kernel-rule tests.

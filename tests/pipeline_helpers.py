@@ -1,10 +1,9 @@
 """Shared pieces of the pipeline tests: the tiny pipeline file and the one-thread fixture.
 
-Imported as ``rank_store_builder`` is (``--import-mode=importlib`` puts no test folder on
-``sys.path``)::
+Imported by name from any test folder (``tests/conftest.py`` puts ``tests/`` on ``sys.path``,
+which ``--import-mode=importlib`` does not)::
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from pipeline_helpers import TINY, one_thread  # noqa: E402,F401  (a fixture, used by name)
+    from pipeline_helpers import TINY, one_thread  # noqa: F401  (fixtures, used by name)
 
 A fixture imported into a test module is that module's fixture (autouse ones included), so
 only the modules that import :func:`one_thread` run on one thread.

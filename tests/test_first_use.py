@@ -4,7 +4,6 @@ that name what the user typed, runs refused before anything is stored."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,7 @@ from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.errors import ArchError, ConfigError
 from nasrescale.pipeline.spec import load_pipeline
 
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_helpers import TINY  # noqa: E402
+from pipeline_helpers import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 CONV5 = "|nor_conv_5x5~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"
@@ -33,7 +31,8 @@ def conv5_pipeline(tmp_path: Path, family_line: str = "") -> Path:
 
 def test_family_file_alone_defines_the_family(tmp_path):
     p = load_pipeline(conv5_pipeline(tmp_path))
-    assert p.family().name == "nb201_conv5" and p.arch_list() == [CONV5]
+    assert p.family().name == "nb201_conv5"
+    assert p.arch_list() == [CONV5]
     assert {j.family.name for j in p.jobs()} == {"nb201_conv5"}
     assert p.resolved(p.arch_list())["pipeline"]["family"] == "nb201_conv5"
 
@@ -41,14 +40,16 @@ def test_family_file_alone_defines_the_family(tmp_path):
 def test_family_and_family_file_that_disagree_name_both(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_pipeline(conv5_pipeline(tmp_path, 'family = "nb201"')).arch_list()
-    assert "pipeline.family = 'nb201'" in str(err.value) and "'nb201_conv5'" in str(err.value)
+    assert "pipeline.family = 'nb201'" in str(err.value)
+    assert "'nb201_conv5'" in str(err.value)
     agreeing = load_pipeline(conv5_pipeline(tmp_path, 'family = "nb201_conv5"'))
     assert agreeing.family().name == "nb201_conv5"
 
 
 def test_pipeline_without_family_keeps_nb201_and_its_identity():
     p = load_pipeline("quickstart")
-    assert p.family().name == "nb201" and p.identity(p.arch_list())["pipeline"]["family"] == "nb201"
+    assert p.family().name == "nb201"
+    assert p.identity(p.arch_list())["pipeline"]["family"] == "nb201"
 
 
 SHORT = "|nor_conv_3x3~0|+|skip_connect~0|none~1|+|skip_connect~0|none~1|"
@@ -57,7 +58,9 @@ SHORT = "|nor_conv_3x3~0|+|skip_connect~0|none~1|+|skip_connect~0|none~1|"
 def test_short_nb201_group_is_refused_naming_the_missing_source(nb201):
     with pytest.raises(ArchError) as err:
         parse_arch(SHORT, nb201)
-    assert "node 3" in str(err.value) and "none~2" in str(err.value) and "complete=True" in str(err.value)
+    assert "node 3" in str(err.value)
+    assert "none~2" in str(err.value)
+    assert "complete=True" in str(err.value)
 
 
 def test_short_nb201_group_completes_only_when_asked(nb201):
@@ -118,8 +121,11 @@ def tiny(tmp_path) -> Path:
 def test_run_with_bad_data_exits_2_before_storing_anything(capsys, tiny, tmp_path, argv, fragments):
     argv = [a.replace("NOWHERE", str(tmp_path / "nowhere")) for a in argv]
     code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--quiet", *argv)
-    assert code == 2 and all(f in err for f in fragments), err
-    assert "pass --download" not in err and "--data PATH" not in err  # `run` has neither option
+    assert code == 2, err
+    for fragment in fragments:
+        assert fragment in err, err
+    assert "pass --download" not in err
+    assert "--data PATH" not in err  # `run` has neither option
     assert not (tmp_path / "res").exists()  # nothing written, not even the run folder
 
 
@@ -130,21 +136,30 @@ def test_run_on_a_missing_device_or_package_exits_2_before_storing(capsys, tiny,
 
     if not torch.cuda.is_available():
         code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--set", "executor.device=cuda")
-        assert code == 2 and "executor.device = 'cuda'" in err and not (tmp_path / "res").exists()
+        assert code == 2
+        assert "executor.device = 'cuda'" in err
+        assert not (tmp_path / "res").exists()
     real = preflight.importlib.util.find_spec
     monkeypatch.setattr(preflight.importlib.util, "find_spec",
                         lambda name, *a: None if name == "ray" else real(name, *a))
     code, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--set", "executor.kind=ray")
-    assert code == 2 and "pip install 'nasrescale[ray]'" in err and not (tmp_path / "res").exists()
+    assert code == 2
+    assert "pip install 'nasrescale[ray]'" in err
+    assert not (tmp_path / "res").exists()
 
 
 def test_lr_search_with_bad_data_exits_2_before_storing_anything(capsys, tmp_path):
     res = tmp_path / "res"
     code, err = cli(capsys, "lr-search", "--dataset", "cifar10", "--data-path", str(tmp_path / "nowhere"),
                     "--results", str(res), "--quiet")
-    assert code == 2 and "--data-path PATH" in err and "pass --download" not in err and not res.exists(), err
+    assert code == 2, err
+    assert "--data-path PATH" in err, err
+    assert "pass --download" not in err, err
+    assert not res.exists(), err
     code, err = cli(capsys, "lr-search", "--train-subset", "999999", "--results", str(res), "--quiet")
-    assert code == 2 and "--train-subset 999999" in err and not res.exists(), err
+    assert code == 2, err
+    assert "--train-subset 999999" in err, err
+    assert not res.exists(), err
 
 
 def test_a_store_that_ran_nothing_takes_corrected_settings(tmp_path):
@@ -155,7 +170,8 @@ def test_a_store_that_ran_nothing_takes_corrected_settings(tmp_path):
         store.bind_pipeline("p", {"a": 1}, {"a": 1})
         store.add_jobs([{"key": "k1", "arch": "x", "protocol": "d", "seed": 0, "job_json": "{}"}])
         store.bind_pipeline("p", {"a": 2}, {"a": 2})  # only pending jobs: rebound, pending dropped
-        assert store.rows() == [] and store.get_meta("identity") == '{"a": 2}'
+        assert store.rows() == []
+        assert store.get_meta("identity") == '{"a": 2}'
         store.add_jobs([{"key": "k2", "arch": "x", "protocol": "d", "seed": 0, "job_json": "{}"}])
         store.finish("k2", "failed", None, "boom", 1)
         with pytest.raises(ConfigError, match=r"differs in: a.*\(--name NAME\)"):
@@ -174,7 +190,9 @@ def test_refused_second_lr_search_suggests_the_name_option(capsys, tmp_path):
     store.finish("k", "failed", None, "boom", 1)
     store.close()
     code, err = cli(capsys, "lr-search", "--results", str(res), "--quiet", "--train-subset", "100")
-    assert code == 2 and "(--name NAME)" in err and "pipeline.name" not in err, err
+    assert code == 2, err
+    assert "(--name NAME)" in err, err
+    assert "pipeline.name" not in err, err
 
 
 def test_readme_command_summary_is_the_parsers_usage():

@@ -190,7 +190,7 @@ def step_env(visit: Visit, share: float) -> None:
         print((folder / "env.txt").read_text(encoding="utf-8"), end="", flush=True)
         cmd = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
         if visit.dry_run:  # one file: the marker selection is what the rehearsal checks
-            cmd += ["tests/test_engine.py"]
+            cmd += ["tests/train/test_engine.py"]
         left = share - (time.monotonic() - start)
         code, status = run_logged(cmd, folder / "pytest_gpu.txt", left, visit.env(), visit.root)
         return "ok" if code in (0, 5) and status in ("ok", "exit 5") else f"pytest: {status}"
@@ -204,7 +204,7 @@ def bench_args(visit: Visit, share: float) -> list[str]:
     folder = visit.step_dir("bench")
     common = ["--precisions", "bf16,fp32", "--accuracy", "--json", str(folder / "bench.json")]
     if visit.dry_run:
-        # no (d) rows: spawning pool processes costs ~20 s on a small CPU (tests/test_executors covers the pool)
+        # no (d) rows: spawning pool processes costs ~20 s on a small CPU (tests/executors/test_executors.py covers the pool)
         return [*common, "--device", "cpu", "--width", "4", "--cells", "1", "--train-images", "128", "--epochs", "1",
                 "--ks", "2", "--jobs-per-gpu", "", "--workers", "0", "--acc-images", "128", "--acc-epochs", "1",
                 "--seeds", "1", "--time-budget", str(max(5, int(share - 5)))]
