@@ -26,6 +26,7 @@ A reduced budget (``epochs = 12``) keeps the cosine schedule over the reduced ru
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
@@ -122,8 +123,6 @@ def cosine_factor(epoch: int, protocol: Protocol) -> float:
     >>> [round(cosine_factor(e, p), 4) for e in range(4)]
     [1.0, 0.8536, 0.5, 0.1464]
     """
-    import math
-
     if epoch < protocol.warmup_epochs:
         return (epoch + 1) / (protocol.warmup_epochs + 1)
     if protocol.schedule == "constant":

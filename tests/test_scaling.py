@@ -14,7 +14,7 @@ from nasrescale.space.families import read_family_file
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family
-from nasrescale.scaling import apply_init, lr_plan, param_groups
+from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
 from nasrescale.scaling.diagnose import diagnose_rule
 from nasrescale.space.topology import init_divisors, lr_scale
 
@@ -154,7 +154,7 @@ def test_released_rule_uses_fan_out_for_dag_nets():
 
 
 def test_unknown_init_rule():
-    with pytest.raises(ConfigError, match="known rules: default, in_degree, in_degree_source"):
+    with pytest.raises(ConfigError, match="known rules: " + ", ".join(INIT_RULES)):
         apply_init(seeded(ALL_3X3, width=4, cells=1), "xavier")
 
 
