@@ -26,6 +26,7 @@ A reduced budget (``epochs = 12``) keeps the cosine schedule over the reduced ru
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
@@ -53,7 +54,8 @@ class Protocol:
         warmup_epochs: linear warmup epochs before the schedule (NB201: 0).
         label_smoothing: cross-entropy label smoothing (NB201: 0, plain cross-entropy).
         augment: random crop with zero padding + horizontal flip on the training set.
-        init: ``default`` (PyTorch), ``in_degree`` (target in-degree, docs/design.md §2),
+        init: an init rule of the registry :mod:`nasrescale.scaling.rules` (which checks the
+            name when a job is made): ``default`` (PyTorch), ``in_degree`` (target in-degree, docs/design.md §2),
             ``in_degree_source`` (the paper's released code) or ``mup`` (μP via Microsoft's
             ``mup`` package, trained with ``MuSGD``; the ``mup`` extra,
             :mod:`nasrescale.scaling.mup_param`).
@@ -79,7 +81,7 @@ class Protocol:
     warmup_epochs: int = 0
     label_smoothing: float = 0.0
     augment: bool = True
-    init: Literal["default", "in_degree", "in_degree_source", "mup"] = "default"
+    init: str = "default"  # a name of nasrescale.scaling.rules (checked there: this layer is below it)
     lr_rule: Literal["fixed", "path_depth"] = "fixed"
     kernel_rule: Literal["family", "none", "network", "per_layer"] = "family"
     precision: Literal["bf16", "fp32"] = "bf16"
@@ -121,8 +123,6 @@ def cosine_factor(epoch: int, protocol: Protocol) -> float:
     >>> [round(cosine_factor(e, p), 4) for e in range(4)]
     [1.0, 0.8536, 0.5, 0.1464]
     """
-    import math
-
     if epoch < protocol.warmup_epochs:
         return (epoch + 1) / (protocol.warmup_epochs + 1)
     if protocol.schedule == "constant":

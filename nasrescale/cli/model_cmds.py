@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("arch", metavar="ARCH")
     add_family_options(p, "--family-file")
     add_model_options(p)
-    p.add_argument("--rules", default="default,in_degree,in_degree_source",
-                   help="comma-separated init rules (default: all three)")
+    p.add_argument("--rules", default=None,
+                   help="comma-separated init rules (default: every weight init rule, nasrescale.scaling.init)")
     p.add_argument("--batch", type=int, default=128, help="batch size (default 128)")
     p.add_argument("--lr", type=float, default=0.1, help="LR of the single SGD step (default 0.1)")
     p.add_argument("--seed", type=int, default=0)
@@ -78,7 +78,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
     family = family_from_args(args)
     graph = parse_arch(args.arch, family)
-    rules = [r.strip() for r in args.rules.split(",") if r.strip()]
+    rules = list(INIT_RULES) if args.rules is None else [r.strip() for r in args.rules.split(",") if r.strip()]
     unknown = [r for r in rules if r not in INIT_RULES]
     if unknown or not rules:
         raise NasRescaleError(f"--rules: unknown rule {unknown[0] if unknown else '(none)'}; known: {', '.join(INIT_RULES)}")

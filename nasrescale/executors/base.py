@@ -34,6 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Protocol, Sequence
 
+from ..errors import ConfigError
+from ..jobs.grouping import DEFAULT_MAX_MEMBERS
+
 __all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome", "execute", "execute_all",
            "unit_keys", "STATUSES"]
 
@@ -67,11 +70,9 @@ class ExecutorSettings:
     max_retries: int = 2
     device: Literal["auto", "cpu", "cuda"] = "auto"
     fuse: bool | None = None
-    max_fused: int = 12  # the largest measured group: K = 12 NB201 networks at C = 16
+    max_fused: int = DEFAULT_MAX_MEMBERS
 
     def __post_init__(self) -> None:
-        from ..errors import ConfigError
-
         if self.jobs_per_gpu < 1:
             raise ConfigError(f"executor.jobs_per_gpu: must be >= 1, got {self.jobs_per_gpu}")
         if self.cpus_per_job <= 0:

@@ -1,17 +1,19 @@
 """Fusable jobs as one unit of work: :class:`JobGroup` and :func:`plan_units`.
 
-With ``executor.fuse`` on (``None``: :func:`nasrescale.jobs.fusion.fuse_by_default` of the device:
-on for CUDA, off for the CPU), every executor hands its jobs to :func:`plan_units` first: jobs
-that may train as one fused network (same architecture, family, data, size and protocol but
-for seed, init and LR; :func:`nasrescale.jobs.fusion.fusable_groups`) become one :class:`JobGroup`
-of at most ``executor.max_fused`` jobs; any other job (degenerate, μP, or alone in its group)
-stays itself. A group is scheduled as one unit (its cost is its members' summed cost, longest
-first), started once (``on_start`` for each member key) and reports one
-:class:`~nasrescale.executors.base.Outcome` per member job, so the store still holds one row per
-job. Its fused checkpoint (``checkpoint_dir/fused-<hash>.pt``) is deleted by the executor once
-every member's outcome is delivered, as the driver deletes a single job's.
+With ``executor.fuse`` on (``None``: :func:`fuse_by_default` of the device: on for CUDA, off for
+the CPU), every executor hands its jobs to :func:`plan_units` first: jobs whose optional
+``fusion_key()`` method returns the same key (for a :class:`~nasrescale.jobs.job.TrainJob`: same
+architecture, family, data, size and protocol but for seed, init and LR) become one
+:class:`JobGroup` of at most ``executor.max_fused`` jobs, trained by the first job's
+``run_group(jobs, ...)``; any other job (no ``fusion_key``, a key of ``None`` such as a
+degenerate or μP job, or alone in its group) stays itself. A group is scheduled as one unit (its
+cost is its members' summed cost, longest first), started once (``on_start`` for each member
+key) and reports one :class:`~nasrescale.executors.base.Outcome` per member job, so the store
+still holds one row per job. Its fused checkpoint (``checkpoint_dir/fused-<hash>.pt``) is
+deleted by the executor once every member's outcome is delivered, as the driver deletes a
+single job's.
 
->>> class Fake:  # not a TrainJob: never grouped
+>>> class Fake:  # no fusion_key: never grouped
 ...     def key(self): return "k"
 >>> [u.key() for u in plan_units([Fake(), Fake()], fuse=True, device="cpu")]
 ['k']
@@ -20,19 +22,76 @@ every member's outcome is delivered, as the driver deletes a single job's.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
-__all__ = ["JobGroup", "plan_units"]
+from ..errors import ConfigError
+
+__all__ = ["JobGroup", "plan_units", "group_jobs", "group_checkpoint_name", "fuse_by_default", "DEFAULT_MAX_MEMBERS"]
+
+#: largest fused group by default (``executor.max_fused``): the issue's K = 12 (an NB201 network
+#: at C = 16 per member)
+DEFAULT_MAX_MEMBERS = 12
+
+J = TypeVar("J")
+
+
+def fuse_by_default(device: str) -> bool:
+    """Whether fusing pays off on ``device``: on CUDA yes (one small NB201 network leaves a GPU
+    launch-bound), on the CPU no: measured on this project's idle 2-core CPU, full-size NB201
+    (C = 16, N = 5, batch 256) fused K = 2 / 6 gives 0.74x / 0.50x the model throughput of
+    single runs (the CPU is compute-bound and grouped convolutions are slower per FLOP there).
+
+    >>> fuse_by_default("cuda:0"), fuse_by_default("cpu")
+    (True, False)
+    """
+    return str(device).startswith("cuda")
+
+
+def group_checkpoint_name(jobs: Sequence[Any]) -> str:
+    """File name of a fused group's checkpoint: ``fused-<hash of the members' keys, in order>.pt``."""
+    return "fused-" + hashlib.sha256("|".join(j.key() for j in jobs).encode()).hexdigest()[:16] + ".pt"
+
+
+def _even_chunks(items: Sequence[J], limit: int) -> list[list[J]]:
+    """Split into the fewest chunks of at most ``limit``, as even in size as possible."""
+    n = max(1, math.ceil(len(items) / limit))
+    bounds = [round(i * len(items) / n) for i in range(n + 1)]
+    return [list(items[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+def group_jobs(jobs: Iterable[J], key: Callable[[J], str | None], max_members: int = DEFAULT_MAX_MEMBERS
+               ) -> list[list[J]]:
+    """Group jobs of equal ``key(job)`` (``None``: a group of its own); each group has at most
+    ``max_members`` jobs. Groups appear in the order of their first job, jobs keep their order;
+    a larger group is split evenly (13 jobs, at most 12 -> 7 + 6).
+
+    >>> group_jobs(["a1", "b1", "a2", "c", "a3"], lambda j: None if j == "c" else j[0], max_members=2)
+    [['a1', 'a2'], ['a3'], ['b1'], ['c']]
+    """
+    if max_members < 1:
+        raise ConfigError(f"max_members must be >= 1, got {max_members}")
+    buckets: dict[str, list[J]] = {}  # insertion order = order of each group's first job
+    for i, job in enumerate(jobs):
+        k = key(job)
+        buckets.setdefault(f"alone-{i}" if k is None else f"key-{k}", []).append(job)
+    return [chunk for members in buckets.values() for chunk in _even_chunks(members, max_members)]
+
+
+def _fusion_key(job: Any) -> str | None:
+    """A job's ``fusion_key()``, or ``None`` for a job without one."""
+    method = getattr(job, "fusion_key", None)
+    return method() if callable(method) else None
 
 
 @dataclass(frozen=True)
 class JobGroup:
-    """Jobs trained as one fused network (picklable: a tuple of frozen TrainJobs).
+    """Jobs trained as one fused network (picklable: a tuple of frozen jobs).
 
     Attributes:
-        jobs: the member :class:`~nasrescale.jobs.job.TrainJob` s (at least 2, one fusion group).
+        jobs: the member jobs (at least 2 of one ``fusion_key``; the first's ``run_group`` trains them).
     """
 
     jobs: tuple[Any, ...]
@@ -51,8 +110,6 @@ class JobGroup:
 
     def checkpoint_path(self, checkpoint_dir: str | Path) -> Path:
         """The group's fused checkpoint file in ``checkpoint_dir``."""
-        from .fusion import group_checkpoint_name
-
         return Path(checkpoint_dir) / group_checkpoint_name(self.jobs)
 
     def discard_checkpoint(self, checkpoint_dir: str | Path | None) -> None:
@@ -62,44 +119,32 @@ class JobGroup:
 
     def run(self, *, device: str, checkpoint_dir: Path | None, progress: bool = False,
             on_epoch: Callable[[dict], None] | None = None) -> list[dict[str, Any]]:
-        """Train the members fused; one record per member (:func:`nasrescale.jobs.fusion.train_jobs_fused`).
+        """Train the members fused (the first job's ``run_group``); one record per member.
 
         ``on_epoch(entry)`` gets every member's epoch entries (with the member's ``key`` added).
         """
-        from .fusion import train_jobs_fused
-
         keys = self.member_keys()
         report = None if on_epoch is None else (lambda i, entry: on_epoch({**entry, "key": keys[i]}))
-        return train_jobs_fused(list(self.jobs), device=device, checkpoint_dir=checkpoint_dir, progress=progress,
-                                on_epoch=report)
+        return self.jobs[0].run_group(list(self.jobs), device=device, checkpoint_dir=checkpoint_dir,
+                                      progress=progress, on_epoch=report)
 
 
-def plan_units(jobs: Sequence[Any], *, fuse: bool | None, device: str, max_members: int = 12) -> list[Any]:
-    """The units of work for ``jobs``: with fusion on, fusable TrainJobs as :class:`JobGroup` s.
+def plan_units(jobs: Sequence[Any], *, fuse: bool | None, device: str,
+               max_members: int = DEFAULT_MAX_MEMBERS) -> list[Any]:
+    """The units of work for ``jobs``: with fusion on, jobs of one ``fusion_key`` as :class:`JobGroup` s.
 
     Args:
         jobs: the jobs (taken once per key, the first occurrence).
-        fuse: ``executor.fuse``; ``None``: :func:`nasrescale.jobs.fusion.fuse_by_default` of ``device``.
+        fuse: ``executor.fuse``; ``None``: :func:`fuse_by_default` of ``device``.
         device: where the units will run (``cpu``, ``cuda``, ``cuda:0``).
         max_members: ``executor.max_fused``.
 
-    Without fusion, or for jobs that are not :class:`~nasrescale.jobs.job.TrainJob` s, every job is
-    its own unit; a group of one stays the job itself, so its record and checkpoint are those
-    of an unfused run.
+    Without fusion, or for jobs without a ``fusion_key``, every job is its own unit; a group of
+    one stays the job itself, so its record and checkpoint are those of an unfused run.
     """
     unique: dict[str, Any] = {}
     for job in jobs:
         unique.setdefault(job.key(), job)
-    if fuse is False:
+    if fuse is False or (fuse is None and not fuse_by_default(device)):
         return list(unique.values())
-    from .job import TrainJob
-
-    trainable = [j for j in unique.values() if isinstance(j, TrainJob)]
-    if not trainable:
-        return list(unique.values())
-    from .fusion import fusable_groups, fuse_by_default
-
-    if fuse is None and not fuse_by_default(device):
-        return list(unique.values())
-    units: list[Any] = [g[0] if len(g) == 1 else JobGroup(tuple(g)) for g in fusable_groups(trainable, max_members)]
-    return units + [j for j in unique.values() if not isinstance(j, TrainJob)]
+    return [g[0] if len(g) == 1 else JobGroup(tuple(g)) for g in group_jobs(unique.values(), _fusion_key, max_members)]

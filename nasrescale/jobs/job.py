@@ -23,33 +23,32 @@ import dataclasses
 import functools
 import hashlib
 import json
-import platform
-import socket
-import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+
+import networkx as nx
 
 from ..config import to_table
-from ..errors import ConfigError
+from ..data import load_dataset, subset
+from ..data.benchmark_splits import default_test_split
+from ..data.types import ImageData
+from ..models import macro_settings
 from ..protocol import Protocol
+from ..scaling.lr import LrPlan
+from ..scaling.rules import get_init_rule
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
-from ..space.topology import is_degenerate
+from ..space.topology import effective_edges, is_degenerate
+from . import fusion
+from .execute import run_job
+from .records import base_record, discard_unreadable, has_base_lr, provenance, resolve_device, trained_precision
 
 __all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable",
            "trained_precision", "has_base_lr"]
 
 #: bumped when the meaning of a key changes (old stores then simply see new jobs)
 KEY_VERSION = 1
-
-
-def _default_test_split(name: str) -> str:
-    """The test split a dataset is evaluated on when none is named (the benchmark's choice)."""
-    from ..data.benchmark_splits import default_test_split
-
-    return default_test_split(name)
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ class DataSpec:
 
     def identity(self) -> dict[str, Any]:
         """What identifies the data (the test split resolved; the path left out)."""
-        return {"name": self.name, "test_split": self.test_split or _default_test_split(self.name),
+        return {"name": self.name, "test_split": self.test_split or default_test_split(self.name),
                 "train_subset": self.train_subset, "test_subset": self.test_subset}
 
     def load(self) -> Any:
@@ -84,36 +83,9 @@ class DataSpec:
 
 
 @functools.lru_cache(maxsize=2)
-def _load_data(spec: DataSpec) -> Any:
-    from ..data import load_dataset, subset
-
+def _load_data(spec: DataSpec) -> ImageData:
     data = load_dataset(spec.name, spec.path, test_split=spec.test_split)
     return subset(data, spec.train_subset, spec.test_subset, seed=0)
-
-
-def resolve_device(name: str) -> str:
-    """``auto`` -> ``cuda`` if available else ``cpu``; a CUDA name without CUDA is an error."""
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device {name!r}: CUDA is not available on this machine; use cpu")
-    return name
-
-
-def provenance(device: str) -> dict[str, Any]:
-    """Where and with what a result was computed (kept outside the job key)."""
-    import torch
-
-    from .. import __version__
-
-    dev = torch.device(device)
-    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else (platform.processor() or platform.machine())
-    return {"nasrescale": __version__, "torch": torch.__version__, "cuda": torch.version.cuda,
-            "device": str(device), "device_name": name, "hostname": socket.gethostname(),
-            "python": platform.python_version(),
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 @dataclass(frozen=True)
@@ -142,11 +114,16 @@ class TrainJob:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arch", format_arch(parse_arch(self.arch, self.family), self.family))
+        get_init_rule(self.protocol.init)  # an unknown init rule fails here, naming the known ones
+
+    @functools.cached_property
+    def graph(self) -> nx.DiGraph:
+        """The parsed cell graph (parsed once per job object; what ``degenerate``, ``cost`` and the
+        model builder read)."""
+        return parse_arch(self.arch, self.family)
 
     def size(self) -> dict[str, int]:
         """The model's actual size settings (``width``, and ``cells`` where the skeleton has them)."""
-        from ..models import macro_settings
-
         return macro_settings(self.family, self.width, self.cells)
 
     def identity(self) -> dict[str, Any]:
@@ -164,7 +141,7 @@ class TrainJob:
     @property
     def degenerate(self) -> bool:
         """The cell has no input->output path (not trained: chance accuracy)."""
-        return is_degenerate(parse_arch(self.arch, self.family), self.family)
+        return is_degenerate(self.graph, self.family)
 
     def cost(self) -> float:
         """Relative run time: cell work x width^2 x cells x epochs x train images (0 if degenerate)."""
@@ -172,8 +149,19 @@ class TrainJob:
             return 0.0
         size = self.size()
         images = self.data.train_subset or 50_000  # relative: full sets all count alike
-        return (_cell_work(self.arch, self.family) * size.get("width", 1) ** 2 * size.get("cells", 1)
+        return (_cell_work(self.graph, self.family) * size.get("width", 1) ** 2 * size.get("cells", 1)
                 * self.protocol.epochs * images)
+
+    def fusion_key(self) -> str | None:
+        """Jobs of one key may train as one fused network (:mod:`nasrescale.jobs.grouping`);
+        ``None``: this job trains alone (degenerate, or an init rule that does not fuse)."""
+        return fusion.fusable_key(self)
+
+    @staticmethod
+    def run_group(jobs: Sequence[TrainJob], **kwargs: Any) -> list[dict[str, Any]]:
+        """Train jobs of one :meth:`fusion_key` as one fused network; one record per job
+        (:func:`nasrescale.jobs.fusion.train_jobs_fused`, which takes ``kwargs``)."""
+        return fusion.train_jobs_fused(jobs, **kwargs)
 
     def to_json(self) -> dict[str, Any]:
         """The job's defining fields as JSON (stored with it)."""
@@ -185,32 +173,15 @@ class TrainJob:
         """This job's checkpoint file in ``checkpoint_dir`` (named by its key)."""
         return Path(checkpoint_dir) / f"{self.key()}.pt"
 
-    def base_record(self, model: Any, plan: Any, data: Any, device: str = "cpu") -> dict[str, Any]:
-        """The record's job fields and LR derivation for a built, initialized ``model`` (``plan``: its
-        ``LrPlan``) trained on ``device``; shared by :meth:`run` and
-        :func:`nasrescale.jobs.fusion.train_jobs_fused`. ``precision`` is what trains on ``device``
-        (``precision_setting`` the protocol's); ``base_lr`` is ``None`` where the protocol has
-        none (a fixed LR without μP: ``lr`` is the LR)."""
-        from ..models import count_params
-
-        size = self.size()
-        return {
-            "key": self.key(), "arch": self.arch, "family": self.family.name, "family_digest": self.family.digest(),
-            "dataset": self.data.name, "protocol": self.label or self.protocol.name, "protocol_name": self.protocol.name,
-            "init": self.protocol.init, "lr_rule": self.protocol.lr_rule,
-            "base_lr": plan.base_lr if has_base_lr(self.protocol.lr_rule, self.protocol.init) else None, "lr": plan.lr,
-            "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
-            "degenerate": self.degenerate, "epochs": self.protocol.epochs, "batch_size": self.protocol.batch_size,
-            "seed": self.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
-            "test_split": data.test_split, "test_images": int(data.test_images.shape[0]),
-            "train_images": int(data.train_images.shape[0]),
-            "precision": trained_precision(self.protocol.precision, device),
-            "precision_setting": self.protocol.precision}
+    def base_record(self, model: Any, plan: LrPlan, data: ImageData, device: str = "cpu") -> dict[str, Any]:
+        """The record's job fields and LR derivation (:func:`nasrescale.jobs.records.base_record`)."""
+        return base_record(self, model, plan, data, device)
 
     def run(self, *, device: str = "cpu", checkpoint_dir: str | Path | None = None, progress: bool = False,
             on_epoch: Callable[[dict[str, Any]], None] | None = None, checkpoint: str | Path | None = None,
             checkpoint_every: int = 1, keep_checkpoint: bool = True, compile: bool = False) -> dict[str, Any]:
-        """Build, initialize, train and evaluate; return the JSON-ready record.
+        """Build, initialize, train and evaluate; return the JSON-ready record
+        (:func:`nasrescale.jobs.execute.run_job`, the pipeline a fused group's members share).
 
         Args:
             device: ``cpu``, ``cuda``, ``cuda:1`` or ``auto``.
@@ -227,99 +198,17 @@ class TrainJob:
             The record: job fields, LR derivation, metrics, history and ``provenance``.
             A degenerate cell is not trained: ``test_accuracy`` is chance (100 / classes).
         """
-        import torch
-
-        from ..models import build_model
-        from ..scaling import apply_init, lr_plan, param_groups
-        from ..train import train
-
-        start, device, size = time.perf_counter(), resolve_device(device), self.size()
-        self.protocol.require_lr()
-        data = self.data.load()
-        torch.manual_seed(self.seed)
-        model = build_model(self.arch, self.family, data.num_classes, in_shape=data.image_shape, **size)
-        optimizer = None
-        if self.protocol.init == "mup":  # μP baseline: MuReadout, base shapes, MuSGD (the mup extra)
-            from ..scaling.mup_param import mup_parametrize, musgd
-
-            def build(width: int) -> Any:
-                return build_model(self.arch, self.family, data.num_classes, in_shape=data.image_shape,
-                                   **{**size, "width": width})
-
-            mup_parametrize(model, build, self.protocol.mup_base_width or size["width"])
-            optimizer = musgd
-        else:
-            apply_init(model, self.protocol.init)
-        plan = lr_plan(model, self.protocol)
-        record = self.base_record(model, plan, data, device)
-        if record["degenerate"]:  # constant output: chance accuracy, nothing to train
-            record.update(test_accuracy=100.0 / data.num_classes, test_loss=None, train_loss_last=None,
-                          train_loss_best=None, train_accuracy_last=None, epochs_run=0, diverged=False,
-                          diverged_epoch=None, images_per_s=None, lrs=[plan.lr], history=[], resumed_from=None,
-                          finished=True)
-        else:
-            path = Path(checkpoint) if checkpoint is not None else None
-            if path is None and checkpoint_dir is not None:
-                path = self.checkpoint_path(checkpoint_dir)
-                record["checkpoint_discarded"] = discard_unreadable(path)
-            groups = param_groups(model, self.protocol)
-            result = train(model, data, self.protocol, groups, device=device, seed=self.seed, checkpoint=path,
-                           checkpoint_every=checkpoint_every, compile=compile, progress=progress,
-                           fingerprint=self.key(), keep_checkpoint=keep_checkpoint, on_epoch=on_epoch,
-                           identity=self.identity(), optimizer=optimizer)
-            record.update(result.to_json())
-        record["wall_time_s"] = time.perf_counter() - start
-        record["provenance"] = provenance(device)
-        return record
+        return run_job(self, device=device, checkpoint_dir=checkpoint_dir, progress=progress, on_epoch=on_epoch,
+                       checkpoint=checkpoint, checkpoint_every=checkpoint_every, keep_checkpoint=keep_checkpoint,
+                       compile=compile)
 
 
-def trained_precision(setting: str, device: str) -> str:
-    """The precision a run of ``setting`` trains in on ``device``: the setting on CUDA, ``fp32``
-    elsewhere (bf16 autocast is CUDA-only, :class:`~nasrescale.train.setup.RunSetup`).
-
-    >>> trained_precision("bf16", "cpu"), trained_precision("bf16", "cuda:0"), trained_precision("fp32", "cuda")
-    ('fp32', 'bf16', 'fp32')
-    """
-    return setting if str(device).startswith("cuda") else "fp32"
-
-
-def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
-    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP)
-    rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
-
-    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
-    (True, False, True)
-    """
-    return lr_rule != "fixed" or init == "mup"
-
-
-def discard_unreadable(path: Path) -> str | None:
-    """Check a job's checkpoint before resuming: a torn or corrupt file is reported (stderr and
-    the returned reason, kept in the record), moved aside as ``<name>.corrupt`` and the job
-    restarts from epoch 0. Returns ``None`` when the file is absent or sound."""
-    import sys
-
-    from ..errors import DataError
-    from ..train.checkpoint import load_checkpoint
-
-    try:
-        load_checkpoint(path)
-        return None
-    except DataError as err:
-        reason = str(err)
-    path.replace(path.with_name(path.name + ".corrupt"))
-    print(f"nasrescale: {reason.split('; delete')[0]}; moved aside, restarting the job from epoch 0", file=sys.stderr)
-    return reason
-
-
-def _cell_work(arch: str, family: CellFamily) -> float:
+def _cell_work(graph: nx.DiGraph, family: CellFamily) -> float:
     """Relative compute of a cell: each live parametric edge counts its kernel area (k x k; 1 for
     linear ops), each live parameter-free edge 0.1, plus 1 for the fixed parts of the network.
     A cheap proxy (no model is built) that orders jobs for longest-first scheduling."""
-    from ..space.topology import effective_edges
-
     work = 1.0
-    for _, _, name in effective_edges(parse_arch(arch, family), family):
+    for _, _, name in effective_edges(graph, family):
         op = family.op(name)
         work += (op.kernel or 1) ** 2 if op.parametric else 0.1
     return work

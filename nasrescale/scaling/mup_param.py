@@ -37,7 +37,7 @@ INSTALL_HINT = "pip install 'nasrescale[mup]'"
 def require_mup() -> ModuleType:
     """The ``mup`` module, or a :class:`ConfigError` naming the install command."""
     try:
-        import mup
+        import mup  # optional dependency (the mup extra)
     except ImportError as err:
         raise ConfigError(f"protocol init = \"mup\" needs Microsoft's mup package, which is not installed ({err}); "
                           f"install the extra: {INSTALL_HINT}") from None

@@ -1,6 +1,8 @@
 """Training engine: train one model on an in-memory dataset with a protocol, resumably.
 
-* :func:`train` -> :class:`TrainResult` (:mod:`nasrescale.train.engine`)
+* :func:`train` -> :class:`TrainResult` (:mod:`nasrescale.train.engine`); K runs fused:
+  :mod:`nasrescale.train.fused`; both are cores driven by the one epoch loop
+  (:mod:`nasrescale.train.loop`)
 * per-run device settings and epoch draws: :mod:`nasrescale.train.setup`
 * on-device augmentation: :mod:`nasrescale.train.augment`
 * crash-safe, fingerprinted checkpoints: :mod:`nasrescale.train.checkpoint`

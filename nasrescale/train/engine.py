@@ -1,5 +1,8 @@
 """The training engine: one architecture, one protocol, one seed -> :class:`TrainResult`.
 
+:func:`train` runs a :class:`SingleCore` in the epoch loop of :mod:`~nasrescale.train.loop`
+(shared with the fused engine, which owns resume, checkpoints, stop, history and evaluation).
+
 :func:`train` runs NAS-Bench-201's recipe (docs/design.md §3) on a dataset held on the training
 device: SGD with the caller's param groups (each with its own, already scaled LR), a
 LambdaLR of :func:`~nasrescale.protocol.cosine_factor` stepped once per epoch, cross-entropy,
@@ -30,26 +33,24 @@ Design points:
 
 from __future__ import annotations
 
-import math
-import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
 from ..data.types import ImageData
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
 from ..protocol import Protocol, cosine_factor
 from .augment import normalize
 from .metrics import class_counts, released_class_mean
-from .checkpoint import check_resumable, describe_run, load_checkpoint, resolve_identity, save_checkpoint
+from .checkpoint import check_resumable, describe_run, resolve_identity
+from .loop import Evaluation, LoopSettings, check_loop_args, check_param_groups, run_epochs
 from .result import TrainResult
 from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, loss_input, model_dtype, tail_start
 
-__all__ = ["train", "epoch_seed", "EpochDraw"]
+__all__ = ["train", "SingleCore", "epoch_seed", "EpochDraw"]
 
 def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn.Module, images: torch.Tensor,
                  labels: torch.Tensor, gen: torch.Generator, setup: RunSetup) -> tuple[float, float, int, float]:
@@ -109,23 +110,69 @@ def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_
     return 100.0 * total_correct / m, total_loss / m, released_class_mean(values[2:2 + k], values[2 + k:])
 
 
-def _check_args(param_groups: Sequence[dict], data: ImageData, checkpoint_every: int, eval_batch_size: int,
-                stop_after: int | None) -> list[dict]:
-    """Validate the arguments of :func:`train`; return copies of the groups with ``params`` as lists
-    (a generator such as ``model.parameters()`` is read once, here)."""
-    if not param_groups:
-        raise ConfigError("train: param_groups is empty; pass at least one {'params': ..., 'lr': ...} group")
-    for i, group in enumerate(param_groups):
-        if "params" not in group or "lr" not in group:
-            raise ConfigError(f"train: param group {i} needs both 'params' and 'lr' (has {sorted(group)})")
-    for name, value in (("checkpoint_every", checkpoint_every), ("eval_batch_size", eval_batch_size),
-                        ("stop_after", 1 if stop_after is None else stop_after)):
-        if value < 1:
-            raise ConfigError(f"train: {name} must be >= 1, got {value}")
-    if data.train_images.shape[0] < 2:
-        raise DataError(f"dataset {data.name!r} has {data.train_images.shape[0]} training images; training needs at least 2")
-    return [{**g, "params": [g["params"]] if isinstance(g["params"], torch.Tensor) else list(g["params"])}
-            for g in param_groups]
+class SingleCore:
+    """One run as a :class:`~nasrescale.train.loop.TrainCore`: the model, its optimizer (SGD or
+    the caller's factory) under a per-epoch LambdaLR of the cosine schedule, and the run's
+    identity in its checkpoint."""
+
+    members = 1
+
+    def __init__(self, model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict], *,
+                 device: torch.device, seed: int, compile: bool, fingerprint: str | None,
+                 identity: Mapping[str, Any] | None, optimizer: Callable[..., torch.optim.Optimizer] | None) -> None:
+        lrs = [float(g["lr"]) for g in param_groups]
+        self.setup = setup = RunSetup(device, data, protocol, model_dtype(model))
+        model.to(device, memory_format=setup.memory_format)
+        self.optimizer = (optimizer or torch.optim.SGD)(param_groups, lr=lrs[0], momentum=protocol.momentum,
+                                                        nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda e: cosine_factor(e, protocol))
+        self.criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
+        self.ident, self.fingerprint = resolve_identity(identity, fingerprint, protocol, seed, param_groups, data)
+        self.run = describe_run(protocol, seed, lrs, data)
+        self.model, self.data, self.seed, self.epochs, self.base_lrs = model, data, seed, protocol.epochs, [lrs]
+        self.desc = f"train {data.name}"
+        self.train_x, self.train_y = data.train_images.to(device), data.train_labels.to(device)
+        self.net = torch.compile(model) if compile else model
+
+    def resume(self, state: dict[str, Any], path: str | Path) -> tuple[list[list[dict]], list[int | None]]:
+        check_resumable(state, self.fingerprint, self.run, path, self.epochs, self.ident)
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.scheduler.load_state_dict(state["scheduler"])
+        except (RuntimeError, ValueError, KeyError) as err:
+            raise ConfigError(f"checkpoint {str(path)!r} does not fit this model/optimizer "
+                              f"({str(err).splitlines()[0]}); delete it or pass another checkpoint path") from None
+        return [list(state["history"])], [None]  # a single run stops at divergence, unsaved
+
+    def checkpoint_state(self, done: int, histories: list[list[dict]], diverged: list[int | None]) -> dict[str, Any]:
+        return {"fingerprint": self.fingerprint, "run": self.run, "seed": self.seed, "epochs_done": done,
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(), "history": histories[0],
+                **({} if self.ident is None else {"identity": self.ident})}
+
+    def train_epoch(self, epoch: int, active: list[bool]) -> tuple[list[dict[str, Any] | None], int]:
+        self.setup.seed_global(epoch_seed(self.seed, epoch) + GLOBAL_RNG_OFFSET)
+        gen = self.setup.generator(epoch_seed(self.seed, epoch))
+        loss, acc, seen, tail = _train_epoch(self.net, self.optimizer, self.criterion, self.train_x, self.train_y,
+                                             gen, self.setup)
+        return [{"epoch": epoch + 1, "train_loss": loss, "train_acc": acc,
+                 "lr": float(self.optimizer.param_groups[0]["lr"]), "train_loss_tail": tail}], seen
+
+    def freeze(self, member: int) -> None:
+        """Nothing to freeze: the loop ends at a single run's divergence."""
+
+    def end_epoch(self, epoch: int) -> None:
+        self.scheduler.step()
+
+    def evaluate(self, batch_size: int) -> list[Evaluation] | None:
+        data, dev = self.data, self.setup.device
+        test = _evaluate(self.net, data.test_images.to(dev), data.test_labels.to(dev), batch_size, self.setup,
+                         data.num_classes)
+        return None if test[0] is None else [test]
+
+    def finish(self) -> None:
+        """The weights are trained in place in the caller's model."""
 
 
 def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict], *,
@@ -177,85 +224,10 @@ def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: l
             differing ``identity`` the message names the keys that differ).
         DataError: fewer than 2 training images, or an unreadable checkpoint file.
     """
-    wall_start = time.perf_counter()
-    param_groups = _check_args(param_groups, data, checkpoint_every, eval_batch_size, stop_after)
-    lrs = [float(g["lr"]) for g in param_groups]
-    dev = torch.device(device)
-    setup = RunSetup(dev, data, protocol, model_dtype(model))
-    model.to(dev, memory_format=setup.memory_format)
-    optimizer = (optimizer or torch.optim.SGD)(param_groups, lr=lrs[0], momentum=protocol.momentum,
-                                               nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: cosine_factor(epoch, protocol))
-    criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
-
-    ident, fingerprint = resolve_identity(identity, fingerprint, protocol, seed, param_groups, data)
-    run = describe_run(protocol, seed, lrs, data)
-    history: list[dict[str, Any]] = []
-    resumed_from = None
-    state = load_checkpoint(checkpoint) if checkpoint is not None else None
-    if state is not None:
-        check_resumable(state, fingerprint, run, checkpoint, protocol.epochs, ident)
-        try:
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            scheduler.load_state_dict(state["scheduler"])
-        except (RuntimeError, ValueError, KeyError) as err:
-            raise ConfigError(f"checkpoint {str(checkpoint)!r} does not fit this model/optimizer "
-                              f"({str(err).splitlines()[0]}); delete it or pass another checkpoint path") from None
-        history, resumed_from = list(state["history"]), state["epochs_done"]
-
-    def save(done: int) -> None:
-        save_checkpoint(checkpoint, {
-            "fingerprint": fingerprint, "run": run, "seed": seed, "epochs_done": done,
-            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(), "history": history,
-            **({} if ident is None else {"identity": ident})})
-
-    train_x, train_y = data.train_images.to(dev), data.train_labels.to(dev)
-    net = torch.compile(model) if compile else model
-    stop = stop_after if stop_after is not None and stop_after < protocol.epochs else None
-    start = resumed_from or 0
-    end = protocol.epochs if stop is None else max(start, stop)
-    diverged_epoch, train_time, images = None, 0.0, 0
-    with tqdm(total=protocol.epochs, initial=start, disable=not progress, unit="epoch",
-              desc=f"train {data.name}") as bar, torch.random.fork_rng(devices=setup.fork_devices()), \
-            setup.precision_scope():
-        for epoch in range(start, end):
-            t0 = time.perf_counter()
-            setup.seed_global(epoch_seed(seed, epoch) + GLOBAL_RNG_OFFSET)
-            gen = setup.generator(epoch_seed(seed, epoch))
-            loss, acc, seen, tail = _train_epoch(net, optimizer, criterion, train_x, train_y, gen, setup)
-            train_time += time.perf_counter() - t0
-            images += seen
-            history.append({"epoch": epoch + 1, "train_loss": loss, "train_acc": acc,
-                            "lr": float(optimizer.param_groups[0]["lr"]), "train_loss_tail": tail})
-            if on_epoch is not None:
-                on_epoch(dict(history[-1]))
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss:.4f}", acc=f"{acc:.2f}")
-            if not math.isfinite(loss):
-                diverged_epoch = epoch + 1
-                break
-            scheduler.step()
-            done, final = epoch + 1, epoch + 1 == protocol.epochs
-            if checkpoint is not None and (done == stop or (final and keep_checkpoint)
-                                           or (not final and done % checkpoint_every == 0)):
-                save(done)
-
-    finished = diverged_epoch is not None or stop is None or start >= protocol.epochs
-    test_acc = test_loss = released = None
-    if finished and diverged_epoch is None:
-        with setup.precision_scope():
-            test_acc, test_loss, released = _evaluate(net, data.test_images.to(dev), data.test_labels.to(dev),
-                                                      eval_batch_size, setup, data.num_classes)
-    if finished and not keep_checkpoint and checkpoint is not None:
-        Path(checkpoint).unlink(missing_ok=True)
-    finite = [h["train_loss"] for h in history if math.isfinite(h["train_loss"])]
-    return TrainResult(
-        test_accuracy=test_acc, test_loss=test_loss,
-        train_loss_last=history[-1]["train_loss"], train_loss_best=min(finite) if finite else math.nan,
-        train_accuracy_last=history[-1]["train_acc"], epochs_run=len(history),
-        diverged=diverged_epoch is not None, diverged_epoch=diverged_epoch,
-        wall_time_s=time.perf_counter() - wall_start, images_per_s=images / train_time if images else None,
-        lrs=lrs, history=history, resumed_from=resumed_from, finished=finished,
-        test_split=data.test_split, test_images=int(data.test_images.shape[0]), test_accuracy_released10=released)
+    settings = LoopSettings(checkpoint, checkpoint_every, eval_batch_size, stop_after, keep_checkpoint, progress,
+                            None if on_epoch is None else lambda _, entry: on_epoch(dict(entry)))
+    param_groups = check_param_groups(param_groups)
+    check_loop_args(data, settings)
+    core = SingleCore(model, data, protocol, param_groups, device=torch.device(device), seed=seed, compile=compile,
+                      fingerprint=fingerprint, identity=identity, optimizer=optimizer)
+    return run_epochs(core, data, settings)[0]

@@ -4,7 +4,8 @@
 protocol (init rule, LR), param groups and seed, all of one architecture and one *fusion
 key* (:func:`fusion_key`: epochs, batch size, momentum, Nesterov, weight decay, schedule,
 warmup, label smoothing, augmentation; everything but name, LR and init) -- packs them into a
-:class:`~nasrescale.models.fused.FusedNetwork` and trains them together:
+:class:`~nasrescale.models.fused.FusedNetwork` and trains them together, as a
+:class:`FusedCore` in the epoch loop that single runs use too (:mod:`~nasrescale.train.loop`):
 
 * every member draws its own batches, crops and flips from its own seed exactly as
   :func:`~nasrescale.train.train` does (:class:`~nasrescale.train.setup.EpochDraw`), and its
@@ -24,30 +25,27 @@ into its own ``model`` (in place, as ``train`` leaves them); a diverged member's
 
 from __future__ import annotations
 
-import math
-import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
 
 from ..data.types import ImageData
 from ..errors import ConfigError
 from ..models.fused import FusedNetwork
 from ..protocol import cosine_factor
 from .augment import crop_flip, normalize
-from .checkpoint import check_resumable, load_checkpoint, save_checkpoint
-from .engine import _check_args
+from .checkpoint import check_resumable
+from .loop import Evaluation, LoopSettings, check_loop_args, run_epochs
 from .metrics import class_counts, released_class_mean
 from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, loss_input, model_dtype, tail_start
 from .fused_members import FusedMember, check_identities, check_members, fusion_key, group_fingerprint, lr_rows
 from .fused_sgd import FusedSGD
 from .result import TrainResult
 
-__all__ = ["FusedMember", "fusion_key", "train_fused"]
+__all__ = ["FusedMember", "FusedCore", "fusion_key", "train_fused"]
 
 
 class _Batches:
@@ -143,20 +141,79 @@ def _evaluate(fused: FusedNetwork, net: nn.Module, images: torch.Tensor, labels:
     return [100.0 * c / m for c in totals[1]], [t / m for t in totals[0]], released
 
 
-def _member_result(k: int, history: list[dict], diverged: int | None, test: tuple | None, lrs: list[float],
-                   wall: float, ips: float | None, resumed_from: int | None, finished: bool,
-                   data: ImageData) -> TrainResult:
-    own = [e["members"][k] for e in history if e["members"][k] is not None]
-    finite = [h["train_loss"] for h in own if math.isfinite(h["train_loss"])]
-    acc, loss, released = (test[0][k], test[1][k], test[2][k]) if test is not None and diverged is None \
-        else (None, None, None)
-    return TrainResult(
-        test_accuracy=acc, test_loss=loss, train_loss_last=own[-1]["train_loss"],
-        train_loss_best=min(finite) if finite else math.nan, train_accuracy_last=own[-1]["train_acc"],
-        epochs_run=len(own), diverged=diverged is not None, diverged_epoch=diverged, wall_time_s=wall,
-        images_per_s=ips, lrs=lrs, history=own, resumed_from=resumed_from, finished=finished or diverged is not None,
-        test_split=data.test_split, test_images=int(data.test_images.shape[0]),  # as train() reports them
-        test_accuracy_released10=released)
+class FusedCore:
+    """K runs of one architecture as a :class:`~nasrescale.train.loop.TrainCore`: the fused
+    network, :class:`FusedSGD` at every member's own LR under the shared cosine factor, and the
+    members' identities in the checkpoint."""
+
+    def __init__(self, members: Sequence[FusedMember], data: ImageData, *, device: torch.device,
+                 compile: bool) -> None:
+        identities, groups = check_members(members, data)
+        protocol, k = members[0].protocol, len(members)
+        self.setup = setup = RunSetup(device, data, protocol, model_dtype(members[0].model))
+        self.fused = FusedNetwork([m.model for m in members]).to(device, memory_format=setup.memory_format)
+        params, base_lrs, wds = lr_rows(members, groups, self.fused)
+        self.opt = FusedSGD(params, base_lrs, wds, members=k, momentum=protocol.momentum, nesterov=protocol.nesterov)
+        self.identities, self.fingerprint = identities, group_fingerprint(identities)
+        self.run = f"fused group of {k}: " + "; ".join(f"seed {m.seed} {m.protocol.name}" for m in members)
+        self.member_list, self.protocol, self.data, self.members, self.epochs = members, protocol, data, k, protocol.epochs
+        self.base_lrs = [[float(g["lr"]) for g in member_groups] for member_groups in groups]
+        self.desc = f"train {data.name} x{k}"
+        self.train_x, self.train_y = data.train_images.to(device), data.train_labels.to(device)
+        self.net = torch.compile(self.fused) if compile else self.fused
+
+    def resume(self, state: dict[str, Any], path: str | Path) -> tuple[list[list[dict]], list[int | None]]:
+        check_identities(state, self.identities, path)
+        check_resumable(state, self.fingerprint, self.run, path, self.epochs)
+        try:
+            self.fused.net.load_state_dict(state["model"])
+            self.opt.load_state_dict(state["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as err:
+            raise ConfigError(f"checkpoint {str(path)!r} does not fit this fused group "
+                              f"({str(err).splitlines()[0]}); delete it or pass another checkpoint path") from None
+        return [[e["members"][i] for e in state["history"] if e["members"][i] is not None]
+                for i in range(self.members)], list(state["diverged"])
+
+    def checkpoint_state(self, done: int, histories: list[list[dict]], diverged: list[int | None]) -> dict[str, Any]:
+        by_epoch = [{h["epoch"]: h for h in own} for own in histories]  # None: frozen that epoch
+        history = [{"epoch": e, "members": [own.get(e) for own in by_epoch]} for e in range(1, done + 1)]
+        return {"fingerprint": self.fingerprint, "run": self.run, "seed": self.member_list[0].seed,
+                "epochs_done": done, "model": self.fused.net.state_dict(), "optimizer": self.opt.state_dict(),
+                "scheduler": {"epochs_done": done}, "history": history, "members": self.identities,
+                "diverged": diverged}
+
+    def train_epoch(self, epoch: int, active: list[bool]) -> tuple[list[dict[str, Any] | None], int]:
+        factor = cosine_factor(epoch, self.protocol)
+        self.opt.set_factor(factor)
+        setup, seed0 = self.setup, self.member_list[0].seed
+        setup.seed_global(epoch_seed(seed0, epoch) + GLOBAL_RNG_OFFSET)  # dropout: none in NB201
+        draws = [EpochDraw(self.train_x.shape[0], setup.generator(epoch_seed(m.seed, epoch)), setup)
+                 for m in self.member_list]
+        live = torch.tensor(active, device=setup.device)
+        losses, accs, seen, tails = _fused_epoch(self.fused, self.net, self.opt, self.train_x, self.train_y, draws,
+                                                 live, self.protocol.label_smoothing, setup)
+        return [{"epoch": epoch + 1, "train_loss": losses[i], "train_acc": accs[i],
+                 "lr": self.base_lrs[i][0] * factor,  # as LambdaLR: base x factor
+                 "train_loss_tail": tails[i]} if active[i] else None for i in range(self.members)], seen
+
+    def freeze(self, member: int) -> None:
+        self.opt.freeze(member)
+        self.fused.silence_member(member)
+
+    def end_epoch(self, epoch: int) -> None:
+        """Nothing: the next epoch sets its own LR factor."""
+
+    def evaluate(self, batch_size: int) -> list[Evaluation] | None:
+        dev = self.setup.device
+        test = _evaluate(self.fused, self.net, self.data.test_images.to(dev), self.data.test_labels.to(dev),
+                         batch_size, self.setup, self.data.num_classes)
+        return None if test is None else list(zip(*test))
+
+    def finish(self) -> None:
+        """Each member's weights back into its own model, as ``train`` leaves them."""
+        for i, m in enumerate(self.member_list):
+            m.model.to(self.setup.device, memory_format=self.setup.memory_format).load_state_dict(
+                self.fused.member_state_dict(i))
 
 
 def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str | torch.device = "cpu",
@@ -179,92 +236,8 @@ def train_fused(members: Sequence[FusedMember], data: ImageData, *, device: str 
             a degenerate cell), bad arguments, or a checkpoint of other members.
         DataError: fewer than 2 training images, or an unreadable checkpoint.
     """
-    wall_start = time.perf_counter()
-    identities, groups = check_members(members, data)
-    _check_args([{"params": [], "lr": 0.0}], data, checkpoint_every, eval_batch_size, stop_after)
-    protocol, k = members[0].protocol, len(members)
-    dev = torch.device(device)
-    setup = RunSetup(dev, data, protocol, model_dtype(members[0].model))
-    fused = FusedNetwork([m.model for m in members]).to(dev, memory_format=setup.memory_format)
-    params, base_lrs, wds = lr_rows(members, groups, fused)
-    opt = FusedSGD(params, base_lrs, wds, members=k, momentum=protocol.momentum, nesterov=protocol.nesterov)
-    fingerprint = group_fingerprint(identities)
-    run = f"fused group of {k}: " + "; ".join(f"seed {m.seed} {m.protocol.name}" for m in members)
-    history: list[dict[str, Any]] = []
-    diverged: list[int | None] = [None] * k
-    resumed_from = None
-    state = load_checkpoint(checkpoint) if checkpoint is not None else None
-    if state is not None:
-        check_identities(state, identities, checkpoint)
-        check_resumable(state, fingerprint, run, checkpoint, protocol.epochs)
-        try:
-            fused.net.load_state_dict(state["model"])
-            opt.load_state_dict(state["optimizer"])
-        except (RuntimeError, ValueError, KeyError) as err:
-            raise ConfigError(f"checkpoint {str(checkpoint)!r} does not fit this fused group "
-                              f"({str(err).splitlines()[0]}); delete it or pass another checkpoint path") from None
-        history, resumed_from, diverged = list(state["history"]), state["epochs_done"], list(state["diverged"])
-
-    def save(done: int) -> None:
-        save_checkpoint(checkpoint, {
-            "fingerprint": fingerprint, "run": run, "seed": members[0].seed, "epochs_done": done,
-            "model": fused.net.state_dict(), "optimizer": opt.state_dict(), "scheduler": {"epochs_done": done},
-            "history": history, "members": identities, "diverged": diverged})
-
-    train_x, train_y = data.train_images.to(dev), data.train_labels.to(dev)
-    net = torch.compile(fused) if compile else fused
-    stop = stop_after if stop_after is not None and stop_after < protocol.epochs else None
-    start = resumed_from or 0
-    end = protocol.epochs if stop is None else max(start, stop)
-    train_time, images = 0.0, 0
-    with tqdm(total=protocol.epochs, initial=start, disable=not progress, unit="epoch",
-              desc=f"train {data.name} x{k}") as bar, torch.random.fork_rng(devices=setup.fork_devices()), \
-            setup.precision_scope():
-        for epoch in range(start, end):
-            if all(d is not None for d in diverged):
-                break
-            t0 = time.perf_counter()
-            factor = cosine_factor(epoch, protocol)
-            opt.set_factor(factor)
-            setup.seed_global(epoch_seed(members[0].seed, epoch) + GLOBAL_RNG_OFFSET)  # dropout: none in NB201
-            draws = [EpochDraw(train_x.shape[0], setup.generator(epoch_seed(m.seed, epoch)), setup) for m in members]
-            active = torch.tensor([d is None for d in diverged], device=dev)
-            losses, accs, seen, tails = _fused_epoch(fused, net, opt, train_x, train_y, draws, active,
-                                              protocol.label_smoothing, setup)
-            train_time += time.perf_counter() - t0
-            images += seen
-            entry: list[dict[str, Any] | None] = []
-            for i, m in enumerate(members):
-                if diverged[i] is not None:
-                    entry.append(None)
-                    continue
-                entry.append({"epoch": epoch + 1, "train_loss": losses[i], "train_acc": accs[i],
-                              "lr": float(groups[i][0]["lr"]) * factor,  # as LambdaLR: base x factor
-                              "train_loss_tail": tails[i]})
-                if on_epoch is not None:
-                    on_epoch(i, entry[-1])
-                if not math.isfinite(losses[i]):  # diverged: frozen from now on, the others go on
-                    diverged[i] = epoch + 1
-                    opt.freeze(i)
-                    fused.silence_member(i)
-            history.append({"epoch": epoch + 1, "members": entry})
-            bar.update(1)
-            done, final = epoch + 1, epoch + 1 == protocol.epochs
-            if checkpoint is not None and (done == stop or (final and keep_checkpoint)
-                                           or (not final and done % checkpoint_every == 0)):
-                save(done)
-
-    finished = stop is None or start >= protocol.epochs or all(d is not None for d in diverged)
-    test = None
-    if finished and any(d is None for d in diverged):
-        with setup.precision_scope():
-            test = _evaluate(fused, net, data.test_images.to(dev), data.test_labels.to(dev), eval_batch_size, setup,
-                             data.num_classes)
-    if finished and not keep_checkpoint and checkpoint is not None:
-        Path(checkpoint).unlink(missing_ok=True)
-    for i, m in enumerate(members):  # each member's weights back into its own model, as train() leaves them
-        m.model.to(dev, memory_format=setup.memory_format).load_state_dict(fused.member_state_dict(i))
-    wall = time.perf_counter() - wall_start
-    ips = images / train_time if images else None
-    return [_member_result(i, history, diverged[i], test, [float(g["lr"]) for g in groups[i]], wall, ips,
-                           resumed_from, finished, data) for i in range(k)]
+    settings = LoopSettings(checkpoint, checkpoint_every, eval_batch_size, stop_after, keep_checkpoint, progress,
+                            on_epoch)
+    check_loop_args(data, settings)
+    core = FusedCore(members, data, device=torch.device(device), compile=compile)
+    return run_epochs(core, data, settings)

@@ -23,7 +23,7 @@ from ..models.fused import FusedNetwork
 from ..protocol import Protocol
 from ..space.topology import is_degenerate
 from .checkpoint import derive_fingerprint, identity_differences, identity_json
-from .engine import _check_args
+from .loop import check_param_groups
 
 __all__ = ["FusedMember", "fusion_key", "check_members", "lr_rows", "group_fingerprint", "check_identities"]
 
@@ -102,7 +102,7 @@ def check_members(members: Sequence[FusedMember], data: ImageData) -> tuple[list
         if graph is not None and family is not None and is_degenerate(graph, family):
             raise ConfigError("the architecture is degenerate (no input-output path): its runs are recorded at "
                               "chance accuracy and never trained; do not pass them to train_fused")
-        groups.append(_check_args(m.param_groups, data, 1, 1, None))
+        groups.append(check_param_groups(m.param_groups))
         base = {"precision": m.protocol.precision, "test_split": data.test_split,
                 "test_images": int(data.test_images.shape[0]), "seed": m.seed}  # as train(identity=) adds
         identity = dict(m.identity) if m.identity is not None else {

@@ -167,7 +167,7 @@ def test_released_rule_uses_fan_out_for_dag_nets():
 
 
 def test_unknown_init_rule():
-    with pytest.raises(ConfigError, match="known rules: default, in_degree, in_degree_source"):
+    with pytest.raises(ConfigError, match="known rules: " + ", ".join(INIT_RULES)):
         apply_init(seeded(ALL_3X3, width=4, cells=1), "xavier")
 
 

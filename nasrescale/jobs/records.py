@@ -1,0 +1,102 @@
+"""What a job's record holds besides its metrics: the device, provenance, precision, LR fields.
+
+Shared by a single job (:meth:`nasrescale.jobs.job.TrainJob.run`) and a fused group
+(:func:`nasrescale.jobs.fusion.train_jobs_fused`), so both record a run alike.
+"""
+
+from __future__ import annotations
+
+import platform
+import socket
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from .. import __version__
+from ..data.types import ImageData
+from ..errors import ConfigError, DataError
+from ..models import count_params
+from ..scaling.lr import LrPlan
+from ..scaling.rules import INIT_REGISTRY
+from ..train.checkpoint import load_checkpoint
+
+__all__ = ["resolve_device", "provenance", "discard_unreadable", "trained_precision", "has_base_lr", "base_record"]
+
+
+def resolve_device(name: str) -> str:
+    """``auto`` -> ``cuda`` if available else ``cpu``; a CUDA name without CUDA is an error."""
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device {name!r}: CUDA is not available on this machine; use cpu")
+    return name
+
+
+def provenance(device: str) -> dict[str, Any]:
+    """Where and with what a result was computed (kept outside the job key)."""
+    dev = torch.device(device)
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else (platform.processor() or platform.machine())
+    return {"nasrescale": __version__, "torch": torch.__version__, "cuda": torch.version.cuda,
+            "device": str(device), "device_name": name, "hostname": socket.gethostname(),
+            "python": platform.python_version(),
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def trained_precision(setting: str, device: str) -> str:
+    """The precision a run of ``setting`` trains in on ``device``: the setting on CUDA, ``fp32``
+    elsewhere (bf16 autocast is CUDA-only, :class:`~nasrescale.train.setup.RunSetup`).
+
+    >>> trained_precision("bf16", "cpu"), trained_precision("bf16", "cuda:0"), trained_precision("fp32", "cuda")
+    ('fp32', 'bf16', 'fp32')
+    """
+    return setting if str(device).startswith("cuda") else "fp32"
+
+
+def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
+    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, an
+    init rule that scales LRs such as μP) rather than the LR itself (``fixed``: NB201's 0.1 is
+    no base LR).
+
+    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
+    (True, False, True)
+    """
+    rule = INIT_REGISTRY.get(init) if init is not None else None
+    return lr_rule != "fixed" or (rule is not None and rule.scales_lr)
+
+
+def discard_unreadable(path: Path) -> str | None:
+    """Check a job's checkpoint before resuming: a torn or corrupt file is reported (stderr and
+    the returned reason, kept in the record), moved aside as ``<name>.corrupt`` and the job
+    restarts from epoch 0. Returns ``None`` when the file is absent or sound."""
+    try:
+        load_checkpoint(path)
+        return None
+    except DataError as err:
+        reason = str(err)
+    path.replace(path.with_name(path.name + ".corrupt"))
+    print(f"nasrescale: {reason.split('; delete')[0]}; moved aside, restarting the job from epoch 0", file=sys.stderr)
+    return reason
+
+
+def base_record(job: Any, model: nn.Module, plan: LrPlan, data: ImageData, device: str = "cpu") -> dict[str, Any]:
+    """A record's job fields and LR derivation for ``job`` (a :class:`~nasrescale.jobs.job.TrainJob`)
+    with its built, initialized ``model`` trained on ``device``. ``precision`` is what trains on
+    ``device`` (``precision_setting`` the protocol's); ``base_lr`` is ``None`` where the protocol
+    has none (a fixed LR that no init rule scales: ``lr`` is the LR)."""
+    size, protocol = job.size(), job.protocol
+    return {
+        "key": job.key(), "arch": job.arch, "family": job.family.name, "family_digest": job.family.digest(),
+        "dataset": job.data.name, "protocol": job.label or protocol.name, "protocol_name": protocol.name,
+        "init": protocol.init, "lr_rule": protocol.lr_rule,
+        "base_lr": plan.base_lr if has_base_lr(protocol.lr_rule, protocol.init) else None, "lr": plan.lr,
+        "lr_scale": plan.lr_scale, "kernel_rule": plan.kernel_rule, "kernel_factor": plan.kernel_factor,
+        "degenerate": job.degenerate, "epochs": protocol.epochs, "batch_size": protocol.batch_size,
+        "seed": job.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
+        "test_split": data.test_split, "test_images": int(data.test_images.shape[0]),
+        "train_images": int(data.train_images.shape[0]),
+        "precision": trained_precision(protocol.precision, device),
+        "precision_setting": protocol.precision}

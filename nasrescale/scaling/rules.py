@@ -1,0 +1,131 @@
+"""The init rules a protocol may name (``protocol.init``), as one registry.
+
+Each :class:`InitRule` says how a freshly built network is put into its parametrization and
+which optimizer trains it:
+
+* ``default``, ``in_degree``, ``in_degree_source`` -- weight init rules
+  (:func:`~nasrescale.scaling.init.apply_init`), trained with ``torch.optim.SGD``;
+* ``mup`` -- the μP baseline (:mod:`~nasrescale.scaling.mup_param`): MuReadout and base shapes,
+  trained with ``mup.MuSGD``; its protocol LR is a base LR that μP scales, and its runs do not
+  fuse (the fused engine steps plain SGD).
+
+:func:`init_model` is the one way a run's network is made: seed, build, apply the rule, derive
+the LR plan -- used by a single job and by every member of a fused group alike.
+
+>>> INIT_RULE_NAMES
+('default', 'in_degree', 'in_degree_source', 'mup')
+>>> get_init_rule("mup").fusable, get_init_rule("in_degree").scales_lr
+(False, False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import networkx as nx
+import torch
+from torch import nn
+
+from ..data.types import ImageData
+from ..errors import ConfigError
+from ..models import build_model, macro_settings
+from ..protocol import Protocol
+from ..space.families import CellFamily
+from .init import INIT_RULES, apply_init
+from .lr import LrPlan, lr_plan, param_groups
+from .mup_param import mup_parametrize, musgd
+
+__all__ = ["InitRule", "INIT_REGISTRY", "INIT_RULE_NAMES", "get_init_rule", "InitializedModel", "init_model"]
+
+#: ``prepare(model, rebuild, protocol, width)``: puts a built ``model`` in place into the rule's
+#: parametrization; ``rebuild(width)`` builds the same network at another width
+Prepare = Callable[[nn.Module, Callable[[int], nn.Module], Protocol, int], Any]
+
+
+@dataclass(frozen=True)
+class InitRule:
+    """One value of ``protocol.init``.
+
+    Attributes:
+        name: the value.
+        prepare: initializes a built network in place (see :data:`Prepare`).
+        optimizer: ``factory(param_groups, lr=, momentum=, nesterov=, weight_decay=)``;
+            ``None``: ``torch.optim.SGD``.
+        fusable: runs may train as members of one fused network (plain SGD per member).
+        scales_lr: the protocol's ``lr`` is a base LR that the rule scales, even under the
+            ``fixed`` LR rule.
+    """
+
+    name: str
+    prepare: Prepare
+    optimizer: Callable[..., torch.optim.Optimizer] | None = None
+    fusable: bool = True
+    scales_lr: bool = False
+
+
+def _weight_rule(name: str) -> InitRule:
+    return InitRule(name, lambda model, rebuild, protocol, width: apply_init(model, name))
+
+
+def _mup_prepare(model: nn.Module, rebuild: Callable[[int], nn.Module], protocol: Protocol, width: int) -> Any:
+    return mup_parametrize(model, rebuild, protocol.mup_base_width or width)
+
+
+INIT_REGISTRY: dict[str, InitRule] = {
+    **{name: _weight_rule(name) for name in INIT_RULES},
+    "mup": InitRule("mup", _mup_prepare, optimizer=musgd, fusable=False, scales_lr=True),
+}
+
+#: every valid ``protocol.init``, in order
+INIT_RULE_NAMES = tuple(INIT_REGISTRY)
+
+
+def get_init_rule(name: str) -> InitRule:
+    """The registered rule ``name``.
+
+    Raises:
+        ConfigError: an unknown name (the known ones listed).
+    """
+    if name not in INIT_REGISTRY:
+        raise ConfigError(f"protocol.init: unknown init rule {name!r}; known rules: {', '.join(INIT_RULE_NAMES)}")
+    return INIT_REGISTRY[name]
+
+
+@dataclass
+class InitializedModel:
+    """A run's network, built and initialized, with its LR plan and optimizer factory."""
+
+    model: nn.Module
+    plan: LrPlan
+    protocol: Protocol
+    optimizer: Callable[..., torch.optim.Optimizer] | None
+
+    def param_groups(self) -> list[dict]:
+        """The optimizer's param groups (:func:`~nasrescale.scaling.lr.param_groups`)."""
+        return param_groups(self.model, self.protocol)
+
+
+def init_model(arch: str | nx.DiGraph, family: CellFamily, data: ImageData, protocol: Protocol, seed: int, *,
+               width: int | None = None, cells: int | None = None) -> InitializedModel:
+    """Seed, build, apply ``protocol.init`` and derive the LR plan: how every run starts.
+
+    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.data import load_dataset
+    >>> from nasrescale.protocol import load_protocol
+    >>> run = init_model("3_33_333", get_family("nb201"), load_dataset("cifar10-subset"),
+    ...                  load_protocol("rescaled", ["lr=0.5"]), 1, width=4, cells=1)
+    >>> round(run.plan.lr_scale, 4), run.optimizer is None
+    (0.0891, True)
+    """
+    protocol.require_lr()
+    rule = get_init_rule(protocol.init)
+    size = macro_settings(family, width, cells)
+
+    def rebuild(w: int) -> nn.Module:
+        return build_model(arch, family, data.num_classes, in_shape=data.image_shape, **{**size, "width": w})
+
+    torch.manual_seed(seed)
+    model = build_model(arch, family, data.num_classes, in_shape=data.image_shape, **size)
+    rule.prepare(model, rebuild, protocol, size.get("width", 0))
+    return InitializedModel(model, lr_plan(model, protocol), protocol, rule.optimizer)

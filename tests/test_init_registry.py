@@ -1,0 +1,78 @@
+"""The init-rule registry, the job-side grouping contract and the one fused-group limit."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nasrescale.errors import ConfigError
+from nasrescale.executors.base import ExecutorSettings
+from nasrescale.jobs.grouping import DEFAULT_MAX_MEMBERS, JobGroup, plan_units
+from nasrescale.jobs.job import DataSpec, TrainJob
+from nasrescale.jobs.records import has_base_lr
+from nasrescale.protocol import load_protocol
+from nasrescale.scaling import INIT_RULES
+from nasrescale.scaling.rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule
+
+sys.path.insert(0, str(Path(__file__).parent))
+from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
+
+
+def test_registry_names_every_weight_rule_and_mup():
+    assert INIT_RULE_NAMES == (*INIT_RULES, "mup")
+    assert [name for name, rule in INIT_REGISTRY.items() if not rule.fusable] == ["mup"]
+    assert [name for name in INIT_RULE_NAMES if has_base_lr("fixed", name)] == ["mup"]
+
+
+def test_a_job_with_an_unknown_init_rule_names_the_registry(nb201):
+    protocol = load_protocol("nb201", ["init=xavier"])  # the protocol layer does not know the rules
+    with pytest.raises(ConfigError, match=re.escape("known rules: " + ", ".join(INIT_RULE_NAMES))):
+        TrainJob("3_33_333", nb201, DataSpec("cifar10-subset"), protocol)
+    with pytest.raises(ConfigError, match="protocol.init: unknown init rule 'xavier'"):
+        get_init_rule("xavier")
+
+
+def test_job_parses_its_arch_once(nb201):
+    job = TrainJob("3_33_333", nb201, DataSpec("cifar10-subset"), load_protocol("nb201"))
+    assert job.graph is job.graph and not job.degenerate
+    assert job.fusion_key() is not None and job.fusion_key() == TrainJob(
+        job.arch, nb201, job.data, load_protocol("rescaled", ["lr=0.5"]), seed=3).fusion_key()
+
+
+class _Job:
+    """Not a TrainJob: key, cost, run, and the optional grouping methods."""
+
+    def __init__(self, name: str, group: str | None) -> None:
+        self.name, self.group = name, group
+
+    def key(self) -> str:
+        return self.name
+
+    def cost(self) -> float:
+        return 1.0
+
+    def fusion_key(self) -> str | None:
+        return self.group
+
+    @staticmethod
+    def run_group(jobs: list[Any], **kwargs: Any) -> list[dict[str, Any]]:
+        return [{"key": j.key(), "members": len(jobs), "device": kwargs["device"]} for j in jobs]
+
+
+def test_any_job_with_a_fusion_key_groups_and_runs_its_group():
+    jobs = [_Job("a", "g"), _Job("b", None), _Job("c", "g"), _Job("d", "h")]
+    units = plan_units(jobs, fuse=True, device="cpu", max_members=DEFAULT_MAX_MEMBERS)
+    assert [u.key() if not isinstance(u, JobGroup) else u.member_keys() for u in units] == [["a", "c"], "b", "d"]
+    assert units[0].run(device="cpu", checkpoint_dir=None) == [{"key": "a", "members": 2, "device": "cpu"},
+                                                                {"key": "c", "members": 2, "device": "cpu"}]
+    assert [u.key() for u in plan_units(jobs, fuse=None, device="cpu")] == ["a", "b", "c", "d"]  # CPU: no fusion
+
+
+def test_the_fused_group_limit_is_defined_once():
+    assert ExecutorSettings().max_fused == DEFAULT_MAX_MEMBERS
+    jobs = [_Job(str(i), "g") for i in range(DEFAULT_MAX_MEMBERS + 1)]
+    assert sorted(len(u.jobs) for u in plan_units(jobs, fuse=True, device="cpu")) == [6, 7]  # 13 -> two even groups
