@@ -33,13 +33,13 @@ from typing import Any, Callable
 
 from ..config import to_table
 from ..errors import ConfigError
-from ..protocol import Protocol
+from ..protocol import Protocol, has_base_lr
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.topology import is_degenerate
 
 __all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable",
-           "trained_precision", "has_base_lr"]
+           "trained_precision"]
 
 #: bumped when the meaning of a key changes (old stores then simply see new jobs)
 KEY_VERSION = 1
@@ -281,16 +281,6 @@ def trained_precision(setting: str, device: str) -> str:
     ('fp32', 'bf16', 'fp32')
     """
     return setting if str(device).startswith("cuda") else "fp32"
-
-
-def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
-    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP)
-    rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
-
-    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
-    (True, False, True)
-    """
-    return lr_rule != "fixed" or init == "mup"
 
 
 def discard_unreadable(path: Path) -> str | None:
