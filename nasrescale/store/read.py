@@ -25,9 +25,10 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from ..errors import DataError
+from ..config import read_toml_file
+from ..errors import ConfigError, DataError
 
-__all__ = ["StoreData", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
+__all__ = ["StoreData", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
 
 #: test classes of the datasets nasrescale knows, for chance accuracy (100 / classes percent)
 _CLASSES = {"cifar10": 10, "cifar10-subset": 10, "cifar100": 100, "imagenet16-120": 120, "imagenet16_120": 120}
@@ -63,6 +64,16 @@ class StoreData:
         return list(dict.fromkeys(self.jobs["protocol"].dropna().astype(str)))
 
 
+def run_dir_for(name: str | Path, results: str | Path | None = None) -> Path:
+    """The run folder of pipeline ``name``: ``<results or ./results>/<name>`` (the one place that
+    builds it; the store is ``store.sqlite`` in it).
+
+    >>> run_dir_for("quickstart", "/tmp/res").as_posix()
+    '/tmp/res/quickstart'
+    """
+    return Path(results if results is not None else "results") / name
+
+
 def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
     """The store file of ``pipeline``: a pipeline name (``<results>/<name>/store.sqlite``,
     ``results`` defaulting to ``./results``), a pipeline file (its ``[pipeline] name``), a run
@@ -78,18 +89,14 @@ def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
         given = Path(_pipeline_name(given))
     elif (given / "store.sqlite").is_file() and (results is None or not (Path(results) / given).is_dir()):
         return given / "store.sqlite"
-    return Path(results if results is not None else "results") / given / "store.sqlite"
+    return run_dir_for(given, results) / "store.sqlite"
 
 
 def _pipeline_name(path: Path) -> str:
     """``[pipeline] name`` of a pipeline file (else the file's stem)."""
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        name = tomllib.loads(path.read_text(encoding="utf-8")).get("pipeline", {}).get("name")
-    except (OSError, ValueError, AttributeError):
+        name = read_toml_file(path, "pipeline").get("pipeline", {}).get("name")
+    except (ConfigError, AttributeError):
         name = None
     return str(name) if isinstance(name, str) and name else path.stem
 
