@@ -37,10 +37,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .errors import ConfigError
+from .errors import ConfigError, NasRescaleError
 
 __all__ = ["Overrides", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override", "parse_overrides", "typed_overrides",
-           "set_in_table", "read_toml_file"]
+           "set_in_table", "read_toml_file", "parse_toml"]
 
 T = TypeVar("T")
 
@@ -232,8 +232,24 @@ def read_toml_file(path: Path, what: str) -> dict[str, Any]:
     nasrescale.errors.ConfigError: cannot read pipeline file 'no/such.toml': No such file or directory
     """
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"cannot read {what} file {str(path)!r}: {err.strerror or err}") from None
+    return parse_toml(text, str(path))
+
+
+def parse_toml(text: str, source: str, error: type[NasRescaleError] = ConfigError) -> dict[str, Any]:
+    """Parse TOML ``text`` (the project's one TOML reader); ``source`` names it in the error,
+    an ``error`` (default :class:`ConfigError`; cell families raise ``FamilyError``).
+
+    >>> parse_toml("a = 1", "x.toml")
+    {'a': 1}
+    >>> parse_toml("a = ", "x.toml")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: x.toml: not valid TOML: Invalid value (at end of document)
+    """
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+        raise error(f"{source}: not valid TOML: {err}") from None
