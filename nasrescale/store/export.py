@@ -8,7 +8,7 @@ from typing import Any
 
 from ..fileio import atomic_writer
 from ..protocol import has_base_lr
-from .write import Store
+from .read import reading
 
 __all__ = ["EXPORT_COLUMNS", "export_csv"]
 
@@ -19,9 +19,8 @@ EXPORT_COLUMNS = ("arch", "protocol", "seed", "status", "test_accuracy", "test_a
 
 def export_csv(run_dir: Path, out: str | Path) -> int:
     """Write one tidy row per job (:data:`EXPORT_COLUMNS`) to ``out``; returns the row count."""
-    store = Store(run_dir / "store.sqlite", readonly=True)
-    try:
-        rows = []
+    rows = []
+    with reading(run_dir) as store:
         for row in store.rows():
             rec: dict[str, Any] = store.record(row["key"]) or {}
             job = store.job_json(row["key"])
@@ -33,8 +32,6 @@ def export_csv(run_dir: Path, out: str | Path) -> int:
                 "device_name": (rec.get("provenance") or {}).get("device_name"),
                 "error": (row["error"] or "").splitlines()[0] if row["error"] else None,
             })
-    finally:
-        store.close()
     with atomic_writer(Path(out), newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(EXPORT_COLUMNS))
         writer.writeheader()

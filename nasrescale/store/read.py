@@ -1,4 +1,7 @@
-"""Read-only access to a pipeline's result store (``results/<pipeline>/store.sqlite``).
+"""Read-only access to a pipeline's result store (``results/<pipeline>/store.sqlite``): the one
+read API (:func:`read_store`: the jobs as a table, for ranking and reports; :func:`reading`: the
+row-level :class:`~nasrescale.store.write.Store` methods, read-only, for status, export and the
+LR-validation report).
 
 The store is written only by the pipeline's driving process; ranking and reports read it here,
 read-only, so they work on a partial run while it is still being written (SQLite WAL lets a
@@ -18,17 +21,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 from urllib.parse import quote
 
 import pandas as pd
 
 from ..config import read_toml_file
 from ..errors import ConfigError, DataError
+from .write import Store
 
-__all__ = ["StoreData", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
+__all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
 
 #: test classes of the datasets nasrescale knows, for chance accuracy (100 / classes percent)
 _CLASSES = {"cifar10": 10, "cifar10-subset": 10, "cifar100": 100, "imagenet16-120": 120, "imagenet16_120": 120}
@@ -90,6 +95,21 @@ def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
     elif (given / "store.sqlite").is_file() and (results is None or not (Path(results) / given).is_dir()):
         return given / "store.sqlite"
     return run_dir_for(given, results) / "store.sqlite"
+
+
+@contextmanager
+def reading(run_dir: str | Path) -> Iterator[Store]:
+    """The store of the run folder ``run_dir``, opened read-only (rows, meta, job and record
+    JSON) and closed on leaving; it works while the driver writes.
+
+    Raises:
+        DataError: no store there.
+    """
+    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def _pipeline_name(path: Path) -> str:

@@ -1,7 +1,7 @@
 """A run's progress for ``nasrescale status``: counts by status and protocol, ETA, failures.
 
-Reads the store read-only (:class:`~nasrescale.store.write.Store` with ``readonly=True``), so it
-works while the driver is still writing.
+Reads the store read-only (:func:`~nasrescale.store.read.reading`), so it works while the driver
+is still writing.
 
 >>> _clock(3725.4)
 '1:02:05'
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .read import reading
 from .write import FINAL, Store
 
 __all__ = ["status_text"]
@@ -18,8 +19,7 @@ __all__ = ["status_text"]
 
 def status_text(run_dir: Path) -> str:
     """A few lines on a run's progress: counts by status and protocol, ETA, failures."""
-    store = Store(run_dir / "store.sqlite", readonly=True)
-    try:
+    with reading(run_dir) as store:
         rows, counts = store.rows(), store.counts()
         total = len(rows)
         final = sum(counts[s] for s in FINAL)
@@ -38,8 +38,6 @@ def status_text(run_dir: Path) -> str:
                 lines.append(f"  failed {r['key']} ({r['arch']}, {r['protocol']}, seed {r['seed']}): "
                              f"{(r['error'] or '').splitlines()[0] if r['error'] else ''}")
         return "\n".join(lines)
-    finally:
-        store.close()
 
 
 def _eta_seconds(store: Store) -> float | None:
