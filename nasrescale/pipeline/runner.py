@@ -6,6 +6,9 @@ same name), inserts any new jobs as ``pending``, and hands the jobs that are not
 pending, failed, or left ``running`` by a killed driver -- to the executor. Each job's outcome is
 stored in one transaction as it arrives, then its checkpoint (``checkpoints/<key>.pt``) is
 deleted; a job killed mid-training resumes from that checkpoint on the next run.
+
+What a pipeline plans and runs after its jobs comes from its kind (:mod:`nasrescale.pipeline.kinds`);
+:func:`run_search` is the one LR-search driver, of ``base_lr = "search"`` and of ``nasrescale lr-search``.
 """
 
 from __future__ import annotations
