@@ -3,8 +3,10 @@
 :func:`from_table` builds a (possibly nested) frozen dataclass from a TOML table, checking
 every key and value against the field's type; an unknown key, a missing required key or a
 value of the wrong type raises :class:`~nasrescale.errors.ConfigError` naming the key path
-(``protocol.epochs``). :func:`with_overrides` applies ``--set a.b=value`` strings, whose values
-are TOML literals (``12``, ``0.05``, ``true``, ``"cosine"``; a bare word counts as a string).
+(``protocol.epochs``). Overrides are a typed mapping, dotted key -> value
+(``{"epochs": 12}``); :func:`parse_overrides` turns ``--set a.b=value`` strings into one, once,
+at the command line's edge (values are TOML literals: ``12``, ``0.05``, ``true``, ``"cosine"``;
+a bare word counts as a string). :func:`with_overrides` applies one to a config dataclass.
 
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
@@ -13,7 +15,7 @@ are TOML literals (``12``, ``0.05``, ``true``, ``"cosine"``; a bare word counts 
 ...     nesterov: bool = True
 >>> from_table(Opt, {"lr": 1}, "opt")
 Opt(lr=1.0, nesterov=True)
->>> with_overrides(Opt(), ["lr=0.5"], "opt")
+>>> with_overrides(Opt(), {"lr": 0.5}, "opt")
 Opt(lr=0.5, nesterov=True)
 >>> from_table(Opt, {"lr": 0.1, "momentum": 0.9}, "opt")
 Traceback (most recent call last):
@@ -35,11 +37,16 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .errors import ConfigError
+from .errors import ConfigError, NasRescaleError
 
-__all__ = ["from_table", "to_table", "with_overrides", "parse_override", "set_in_table", "read_toml_file"]
+__all__ = ["Overrides", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override", "parse_overrides", "typed_overrides",
+           "set_in_table", "read_toml_file", "parse_toml"]
 
 T = TypeVar("T")
+
+#: overrides: a typed mapping (dotted key -> value), or ``KEY=VALUE`` strings (parsed once by
+#: :func:`typed_overrides`; for code and tests: the command line parses its ``--set`` itself)
+Overrides = Union[Mapping[str, Any], Sequence[str]]
 
 
 def _describe(tp: Any) -> str:
@@ -145,18 +152,49 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return [p.strip() for p in path.split(".")], value
 
 
-def with_overrides(obj: T, overrides: Sequence[str], prefix: str) -> T:
-    """A copy of config ``obj`` with ``KEY=VALUE`` overrides applied and re-checked.
+def parse_overrides(texts: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings (``--set``) as one typed mapping, dotted key -> value (later wins).
 
-    Keys may be given with or without the leading ``prefix.``.
+    >>> parse_overrides(["budget.epochs=2", "protocols.r.base_lr=0.3", "executor.kind=ray"])
+    {'budget.epochs': 2, 'protocols.r.base_lr': 0.3, 'executor.kind': 'ray'}
     """
-    table = to_table(obj)
-    for text in overrides:
+    out: dict[str, Any] = {}
+    for text in texts:
         path, value = parse_override(text)
+        out[".".join(path)] = value
+    return out
+
+
+def typed_overrides(overrides: Overrides) -> dict[str, Any]:
+    """``overrides`` as a typed mapping: a mapping as given, strings parsed (:func:`parse_overrides`).
+
+    >>> typed_overrides({"epochs": 3}), typed_overrides(["epochs=3"])
+    ({'epochs': 3}, {'epochs': 3})
+    """
+    if isinstance(overrides, Mapping):
+        return dict(overrides)
+    return parse_overrides(list(overrides))
+
+
+def apply_overrides(table: Mapping[str, Any], overrides: Overrides, prefix: str) -> dict[str, Any]:
+    """A copy of the TOML table ``table`` with ``overrides`` (dotted key -> value) set in it,
+    unchecked; keys may be given with or without the leading ``prefix.``.
+
+    >>> apply_overrides({"lr": 0.1}, {"opt.lr": 0.5, "epochs": 3}, "opt")
+    {'lr': 0.5, 'epochs': 3}
+    """
+    out = dict(table)
+    for key, value in typed_overrides(overrides).items():
+        path = key.split(".")
         if path[0] == prefix and len(path) > 1:
             path = path[1:]
-        set_in_table(table, path, value, text, f"{prefix}.")
-    return from_table(type(obj), table, prefix)
+        set_in_table(out, path, value, f"{key}={value!r}", f"{prefix}.")
+    return out
+
+
+def with_overrides(obj: T, overrides: Overrides, prefix: str) -> T:
+    """A copy of config ``obj`` with typed ``overrides`` (dotted key -> value) applied and re-checked."""
+    return from_table(type(obj), apply_overrides(to_table(obj), overrides, prefix), prefix)
 
 
 def set_in_table(table: dict[str, Any], path: Sequence[str], value: Any, text: str, prefix: str = "") -> None:
@@ -194,8 +232,24 @@ def read_toml_file(path: Path, what: str) -> dict[str, Any]:
     nasrescale.errors.ConfigError: cannot read pipeline file 'no/such.toml': No such file or directory
     """
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"cannot read {what} file {str(path)!r}: {err.strerror or err}") from None
+    return parse_toml(text, str(path))
+
+
+def parse_toml(text: str, source: str, error: type[NasRescaleError] = ConfigError) -> dict[str, Any]:
+    """Parse TOML ``text`` (the project's one TOML reader); ``source`` names it in the error,
+    an ``error`` (default :class:`ConfigError`; cell families raise ``FamilyError``).
+
+    >>> parse_toml("a = 1", "x.toml")
+    {'a': 1}
+    >>> parse_toml("a = ", "x.toml")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: x.toml: not valid TOML: Invalid value (at end of document)
+    """
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+        raise error(f"{source}: not valid TOML: {err}") from None

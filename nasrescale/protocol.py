@@ -19,7 +19,7 @@ A reduced budget (``epochs = 12``) keeps the cosine schedule over the reduced ru
 >>> p = load_protocol("nb201")
 >>> (p.lr, p.momentum, p.nesterov, p.weight_decay, p.batch_size, p.epochs, p.schedule)
 (0.1, 0.9, True, 0.0005, 256, 200, 'cosine')
->>> load_protocol("nb201", ["epochs=12"]).epochs
+>>> load_protocol("nb201", {"epochs": 12}).epochs
 12
 """
 
@@ -29,13 +29,13 @@ import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Any, Literal
 
-from .config import from_table, read_toml_file, with_overrides
+from .config import Overrides, apply_overrides, from_table, read_toml_file
 from .errors import ConfigError
 from .fileio import shipped_toml_dir
 
-__all__ = ["Protocol", "load_protocol", "protocol_names", "builtin_protocols_dir", "cosine_factor"]
+__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor", "has_base_lr"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,16 @@ def cosine_factor(epoch: int, protocol: Protocol) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * (epoch - protocol.warmup_epochs) / span))
 
 
+def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
+    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP)
+    rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
+
+    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
+    (True, False, True)
+    """
+    return lr_rule != "fixed" or init == "mup"
+
+
 def builtin_protocols_dir() -> Path:
     """Folder of the shipped protocol files (wheel: ``nasrescale/protocols``; checkout: ``protocols/``)."""
     folder = shipped_toml_dir("protocols")
@@ -144,11 +154,15 @@ def protocol_names() -> list[str]:
     return sorted(p.stem for p in builtin_protocols_dir().glob("*.toml"))
 
 
-def load_protocol(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Protocol:
-    """Load a shipped protocol by name, or a protocol file by path, then apply overrides.
+def protocol_table(name_or_path: str | Path) -> dict[str, Any]:
+    """The ``[protocol]`` table of a shipped protocol (by name) or a protocol file, unchecked
+    (:func:`load_protocol` checks it; a pipeline merges its overrides into it first).
+
+    >>> protocol_table("nb201")["epochs"]
+    200
 
     Raises:
-        ConfigError: unknown name, unreadable file, or a bad key/value (named by key path).
+        ConfigError: unknown name, unreadable file, or a file with other tables.
     """
     path = Path(name_or_path)
     if not path.suffix:
@@ -159,5 +173,17 @@ def load_protocol(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pr
     unknown = sorted(set(doc) - {"protocol"})
     if unknown:
         raise ConfigError(f"{path}: unknown table or key {unknown[0]!r}; a protocol file has one [protocol] table")
-    protocol = from_table(Protocol, doc.get("protocol", {}), "protocol")
-    return with_overrides(protocol, overrides, "protocol") if overrides else protocol
+    table = doc.get("protocol", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: protocol: expected a table")
+    return table
+
+
+def load_protocol(name_or_path: str | Path, overrides: Overrides = ()) -> Protocol:
+    """Load a shipped protocol by name, or a protocol file by path, with typed ``overrides``
+    (key -> value; ``KEY=VALUE`` strings are parsed once) applied before the one check.
+
+    Raises:
+        ConfigError: unknown name, unreadable file, or a bad key/value (named by key path).
+    """
+    return from_table(Protocol, apply_overrides(protocol_table(name_or_path), overrides, "protocol"), "protocol")

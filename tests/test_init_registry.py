@@ -13,7 +13,7 @@ from nasrescale.errors import ConfigError
 from nasrescale.executors.base import ExecutorSettings
 from nasrescale.jobs.grouping import DEFAULT_MAX_MEMBERS, JobGroup, plan_units
 from nasrescale.jobs.job import DataSpec, TrainJob
-from nasrescale.jobs.records import has_base_lr
+from nasrescale.protocol import has_base_lr
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import INIT_RULES
 from nasrescale.scaling.rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule
@@ -26,6 +26,7 @@ def test_registry_names_every_weight_rule_and_mup():
     assert INIT_RULE_NAMES == (*INIT_RULES, "mup")
     assert [name for name, rule in INIT_REGISTRY.items() if not rule.fusable] == ["mup"]
     assert [name for name in INIT_RULE_NAMES if has_base_lr("fixed", name)] == ["mup"]
+    assert [name for name, rule in INIT_REGISTRY.items() if rule.scales_lr] == ["mup"]  # protocol.has_base_lr agrees
 
 
 def test_a_job_with_an_unknown_init_rule_names_the_registry(nb201):

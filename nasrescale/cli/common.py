@@ -1,15 +1,16 @@
-"""Helpers shared by the commands: family options and reading architectures."""
+"""Helpers shared by the commands: family options, protocol overrides, reading architectures."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Iterable
+from typing import Any, Iterable
 
+from ..config import parse_overrides
 from ..space.families import CellFamily
 from ..space.registry import resolve_family
 
-__all__ = ["add_family_options", "add_model_options", "family_from_args", "read_archs"]
+__all__ = ["add_family_options", "add_model_options", "family_from_args", "protocol_overrides", "read_archs"]
 
 
 def add_family_options(parser: argparse.ArgumentParser, path_flag: str = "--cells") -> None:
@@ -35,6 +36,16 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=int, metavar="C",
                         help="width: NB201's C (channels of the first stage), the MLP/CNN hidden width")
     parser.add_argument("--cells", type=int, metavar="N", help="NB201: cells per stage (default 5)")
+
+
+def protocol_overrides(sets: Iterable[str], **flags: Any) -> dict[str, Any]:
+    """A command's protocol overrides, typed: its ``--set KEY=VALUE`` strings parsed (once, here),
+    then its typed flags (``--epochs 3`` -> ``epochs=3``) that were given, which win.
+
+    >>> protocol_overrides(["epochs=5", "weight_decay=3e-4"], epochs=3, batch_size=None)
+    {'epochs': 3, 'weight_decay': 0.0003}
+    """
+    return {**parse_overrides(list(sets)), **{k: v for k, v in flags.items() if v is not None}}
 
 
 def read_archs(items: Iterable[str]) -> list[str]:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
+from ..jobs.job import DataSpec, TrainJob, resolve_device
 from ..protocol import Protocol, load_protocol
-from .common import family_from_args
+from .common import family_from_args, protocol_overrides
 
 __all__ = ["add_fuse_options", "wants_fused", "run_fused"]
 
@@ -53,12 +54,11 @@ def _protocols(args: argparse.Namespace) -> list[Protocol]:
     names = [n.strip() for n in (args.protocols or args.protocol).split(",") if n.strip()]
     if not names or len(set(names)) != len(names):
         raise ConfigError(f"--protocols {args.protocols!r}: give one or more distinct protocols, e.g. nb201,rescaled")
-    common = list(args.set) + [f"{k}={v!r}" for k, v in (("epochs", args.epochs), ("batch_size", args.batch_size))
-                               if v is not None]
+    common = protocol_overrides(args.set, epochs=args.epochs, batch_size=args.batch_size)
     protocols = [load_protocol(n, common) for n in names]
     if args.base_lr is not None:
         lacking = [p.lr is None for p in protocols]
-        protocols = [load_protocol(n, common + [f"lr={args.base_lr!r}"]) if lack or not any(lacking) else p
+        protocols = [load_protocol(n, {**common, "lr": args.base_lr}) if lack or not any(lacking) else p
                      for n, p, lack in zip(names, protocols, lacking)]
     for p in protocols:
         p.require_lr()
@@ -68,9 +68,8 @@ def _protocols(args: argparse.Namespace) -> list[Protocol]:
 def run_fused(args: argparse.Namespace) -> int:
     """Build a :class:`~nasrescale.jobs.job.TrainJob` per (protocol, seed), train them (fused with
     ``--fuse``: :func:`nasrescale.jobs.fusion.train_jobs_fused`), print one JSON line per run."""
-    from ..data.paths import resolve_cache_dir
-    from ..jobs.fusion import group_checkpoint_name, train_jobs_fused
-    from ..jobs.job import DataSpec, TrainJob, resolve_device
+    from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
+    from ..jobs.fusion import group_checkpoint_name, train_jobs_fused  # torch: as above
 
     family = family_from_args(args)
     seeds = _int_list(args.seeds, "--seeds") if args.seeds else [args.seed]
@@ -79,7 +78,7 @@ def run_fused(args: argparse.Namespace) -> int:
         raise ConfigError("--checkpoint-every must be >= 1")
     device = resolve_device(args.device)
     if args.download:  # fetch the files first; the jobs themselves never download
-        from ..data import load_dataset
+        from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast
 
         load_dataset(args.dataset, args.data, download=True)
     data = DataSpec(args.dataset, args.data, args.test_split, args.subset, args.test_subset)

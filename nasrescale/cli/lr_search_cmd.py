@@ -14,14 +14,24 @@ import json
 import sys
 from pathlib import Path
 
+from ..config import to_table
+from ..executors.base import ExecutorSettings
+from ..jobs.job import DataSpec
+from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, format_table, search_jobs
+from ..lrsearch.select import SELECTION_RULES
+from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
+from ..pipeline.runner import run_search
+from ..protocol import load_protocol
+from ..space.registry import resolve_family
+from ..store.read import run_dir_for
+from ..store.write import Store
+from .common import protocol_overrides
+
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``lr-search`` command."""
-    from ..lrsearch.search import LOSS_KINDS, LrSearchSettings
-    from ..lrsearch.select import SELECTION_RULES
-
     d = LrSearchSettings()
     p = sub.add_parser(
         "lr-search", help="grid-search the base learning rate on the family's base architecture (paper §4 step 1)",
@@ -66,19 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def lr_search_cmd(args: argparse.Namespace) -> int:
     """Run (or finish) the search, print the table or JSON, write the plot."""
-    from ..config import to_table
-    from ..executors.base import ExecutorSettings
-    from ..jobs.job import DataSpec
-    from ..lrsearch.search import LrSearchSettings, format_table, plot_selection, search_jobs, selection_json
-    from ..pipeline.runner import run_dir_for, run_search
-    from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
-    from ..protocol import load_protocol
-    from ..space.registry import resolve_family
-    from ..store.write import Store
-
     family = resolve_family(args.family, [Path(f) for f in args.family_file])
-    overrides = list(args.set) + ([f"batch_size={args.batch_size}"] if args.batch_size else [])
-    protocol = load_protocol(args.protocol, overrides)
+    protocol = load_protocol(args.protocol, protocol_overrides(args.set, batch_size=args.batch_size))
     settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(args.seeds), args.epochs, args.rel_tol,
                                 args.arch, rule=args.rule, loss=args.loss)
     data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
@@ -95,14 +94,12 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     store = Store(run_dir / "store.sqlite")
     try:
         store.bind_pipeline(name, {**identity, "family": family.name}, identity, rename_hint="--name NAME")
-        sel, _ = run_search(store, pairs, settings, executor,
-                            run_dir / "checkpoints", progress=not args.quiet and not args.json)
-        plot = plot_selection(sel, args.plot or run_dir / "lr_search.png",
-                              f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})")
-        out = selection_json(sel, arch=pairs[0][1].arch, family=family.name, protocol=protocol.name,
-                             dataset=data.name, seeds=list(settings.seeds), epochs=settings.epochs,
-                             plot=str(plot), store=str(store.path))
-        store.set_meta("lr_search", json.dumps(out))
+        info = {"family": family.name, "protocol": protocol.name, "dataset": data.name, "seeds": list(settings.seeds),
+                "epochs": settings.epochs, "store": str(store.path)}
+        sel, out, _ = run_search(store, pairs, settings, executor, run_dir, meta_key="lr_search",
+                                 plot=args.plot or run_dir / "lr_search.png", info=info,
+                                 title=f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})",
+                                 progress=not args.quiet and not args.json)
     finally:
         store.close()
     if args.json:
@@ -111,7 +108,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
         print(f"LR search: {family.name} {pairs[0][1].arch}, protocol {protocol.name}, {data.name}, "
               f"{len(settings.seeds)} seed(s) x {len(sel.grid)} LRs, {settings.epochs} epoch(s) each")
         print(format_table(sel))
-        print(f"plot: {plot}")
+        print(f"plot: {out['plot']}")
     if sel.edge_message() and args.json:
         print(f"nasrescale lr-search: warning: {sel.edge_message()}", file=sys.stderr)
     return 0

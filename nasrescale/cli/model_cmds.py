@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_summary(args: argparse.Namespace) -> int:
     """Print each architecture's cost."""
-    from ..models import model_cost  # torch: imported only when needed
+    from ..models import model_cost  # torch: imported only when needed, so the CLI starts fast
 
     family = family_from_args(args)
     archs = [parse_arch(a, family) for a in read_archs(args.archs)]  # all checked before printing
@@ -68,6 +68,7 @@ def run_summary(args: argparse.Namespace) -> int:
 
 def run_diagnose(args: argparse.Namespace) -> int:
     """Measure every requested init rule on one batch and print a comparison."""
+    # torch and the modules that load it: imported only when the command runs, so the CLI starts fast
     import torch
 
     from ..data import load_dataset

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
+from ..jobs.job import DataSpec, TrainJob, resolve_device
 from ..protocol import load_protocol, protocol_names
-from .common import add_family_options, add_model_options, family_from_args
+from .common import add_family_options, add_model_options, family_from_args, protocol_overrides
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 
 __all__ = ["register"]
@@ -57,23 +58,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_train)
 
 
-def _protocol_overrides(args: argparse.Namespace) -> list[str]:
-    overrides = list(args.set)
-    for key, value in (("lr", args.base_lr), ("epochs", args.epochs), ("batch_size", args.batch_size)):
-        if value is not None:
-            overrides.append(f"{key}={value!r}")
-    return overrides
-
-
 def run_train(args: argparse.Namespace) -> int:
     """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)
-    from ..data.paths import resolve_cache_dir
-    from ..jobs.job import DataSpec, TrainJob, resolve_device
+    from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
 
     family = family_from_args(args)
-    protocol = load_protocol(args.protocol, _protocol_overrides(args))
+    protocol = load_protocol(args.protocol, protocol_overrides(args.set, lr=args.base_lr, epochs=args.epochs,
+                                                               batch_size=args.batch_size))
     protocol.require_lr()
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
@@ -81,7 +74,7 @@ def run_train(args: argparse.Namespace) -> int:
     job = TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
     device = resolve_device(args.device)
     if args.download:  # fetch the files first; the job itself never downloads
-        from ..data import load_dataset
+        from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast
 
         load_dataset(args.dataset, args.data, download=True)
     key = job.key()

@@ -42,10 +42,10 @@ from ..space.families import CellFamily
 from ..space.topology import effective_edges, is_degenerate
 from . import fusion
 from .execute import run_job
-from .records import base_record, discard_unreadable, has_base_lr, provenance, resolve_device, trained_precision
+from .records import base_record, discard_unreadable, provenance, resolve_device, trained_precision
 
 __all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable",
-           "trained_precision", "has_base_lr"]
+           "trained_precision"]
 
 #: bumped when the meaning of a key changes (old stores then simply see new jobs)
 KEY_VERSION = 1

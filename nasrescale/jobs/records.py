@@ -21,10 +21,10 @@ from ..data.types import ImageData
 from ..errors import ConfigError, DataError
 from ..models import count_params
 from ..scaling.lr import LrPlan
-from ..scaling.rules import INIT_REGISTRY
 from ..train.checkpoint import load_checkpoint
+from ..protocol import has_base_lr
 
-__all__ = ["resolve_device", "provenance", "discard_unreadable", "trained_precision", "has_base_lr", "base_record"]
+__all__ = ["resolve_device", "provenance", "discard_unreadable", "trained_precision", "base_record"]
 
 
 def resolve_device(name: str) -> str:
@@ -54,18 +54,6 @@ def trained_precision(setting: str, device: str) -> str:
     ('fp32', 'bf16', 'fp32')
     """
     return setting if str(device).startswith("cuda") else "fp32"
-
-
-def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
-    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, an
-    init rule that scales LRs such as μP) rather than the LR itself (``fixed``: NB201's 0.1 is
-    no base LR).
-
-    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
-    (True, False, True)
-    """
-    rule = INIT_REGISTRY.get(init) if init is not None else None
-    return lr_rule != "fixed" or (rule is not None and rule.scales_lr)
 
 
 def discard_unreadable(path: Path) -> str | None:

@@ -1,4 +1,19 @@
-"""The ``[protocols.<label>]`` tables of a pipeline file, resolved to full :class:`Protocol` values."""
+"""The ``[protocols.<label>]`` tables of a pipeline file, resolved to full :class:`Protocol` values.
+
+Each protocol is resolved once: the named protocol's TOML table, then the label's table, then
+the budget, merged as plain values and checked once (:func:`protocol_entry`).
+
+Precedence of ``epochs`` and ``batch_size`` (the budget keys), highest first:
+
+1. ``[budget]`` (``--set budget.epochs=2``): every protocol of the pipeline;
+2. ``[protocols.<label>]`` (``--set protocols.<label>.epochs=2``): that protocol only;
+3. the protocol file (``protocols/<name>.toml``).
+
+>>> from nasrescale.pipeline.tables import Budget
+>>> table = {"protocol": "nb201", "epochs": 5}
+>>> protocol_entry("d", table, Budget(), None).protocol.epochs, protocol_entry("d", table, Budget(epochs=2), None).protocol.epochs
+(5, 2)
+"""
 
 from __future__ import annotations
 
@@ -6,11 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import from_table, to_table
+from ..config import from_table
 from ..errors import ConfigError
-from ..protocol import Protocol, load_protocol
+from ..protocol import Protocol, protocol_table
 
-__all__ = ["ProtocolEntry", "protocol_entry"]
+__all__ = ["ProtocolEntry", "protocol_entry", "BUDGET_KEYS"]
+
+#: the ``[budget]`` keys that override every protocol (see the precedence above)
+BUDGET_KEYS = ("epochs", "batch_size")
 
 
 @dataclass(frozen=True)
@@ -23,11 +41,11 @@ class ProtocolEntry:
     search: bool = False  # base_lr = "search": protocol.lr is set by the run's LR search
 
 
-def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, kind: str = "retrain") -> ProtocolEntry:
+def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, needs_lr: bool = True) -> ProtocolEntry:
     """Resolve one ``[protocols.<label>]`` table: the named protocol, the table's overrides
     (``base_lr`` is an alias of ``lr``; ``base_lr = "search"`` leaves ``lr`` unset and marks the
-    entry for the run's LR search), then the budget's ``epochs``/``batch_size``. An
-    ``lr_validation`` pipeline (``kind``) needs no base LR.
+    entry for the run's LR search), then the budget's ``epochs``/``batch_size``. A pipeline kind
+    that measures LRs itself (``needs_lr`` false: ``lr_validation``) needs no base LR.
 
     >>> from nasrescale.pipeline.spec import Budget
     >>> e = protocol_entry("rescaled", {"protocol": "rescaled", "base_lr": 0.46}, Budget(epochs=3), None)
@@ -58,18 +76,15 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, k
     if path.suffix and not path.is_absolute() and base_dir is not None:
         source = str(base_dir / path)
     try:
-        base = load_protocol(source)
+        base = protocol_table(source)
     except ConfigError as err:
         raise ConfigError(f"{where}.protocol: {err}") from None
-    merged = {**to_table(base), **table}
-    for key in ("epochs", "batch_size"):
-        if getattr(budget, key) is not None:
-            merged[key] = getattr(budget, key)
+    merged = {**base, **table, **{k: getattr(budget, k) for k in BUDGET_KEYS if getattr(budget, k) is not None}}
     try:
         protocol = from_table(Protocol, merged, where)
     except ConfigError as err:
         raise ConfigError(_user_key_message(str(err), where, typed, budget)) from None
-    if protocol.lr is None and not search and kind == "retrain":
+    if protocol.lr is None and not search and needs_lr:
         raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46, "
                           "or base_lr = \"search\" (the LR search of [lr_search])")
     return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search)
@@ -86,6 +101,6 @@ def _user_key_message(message: str, where: str, typed: dict[str, str], budget: A
     if not head.startswith("protocol.") or not sep:
         return message
     key = head[len("protocol."):]
-    if key in ("epochs", "batch_size") and getattr(budget, key, None) is not None:
+    if key in BUDGET_KEYS and getattr(budget, key, None) is not None:
         return f"budget.{key}:{rest}"
     return f"{where}.{typed.get(key, key)}:{rest}"

@@ -6,33 +6,41 @@ same name), inserts any new jobs as ``pending``, and hands the jobs that are not
 pending, failed, or left ``running`` by a killed driver -- to the executor. Each job's outcome is
 stored in one transaction as it arrives, then its checkpoint (``checkpoints/<key>.pt``) is
 deleted; a job killed mid-training resumes from that checkpoint on the next run.
+
+What a pipeline plans and runs after its jobs comes from its kind (:mod:`nasrescale.pipeline.kinds`);
+:func:`run_search` is the one LR-search driver, of ``base_lr = "search"`` and of ``nasrescale lr-search``.
 """
 
 from __future__ import annotations
 
-import csv
+import functools
 import json
+import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from ..errors import ConfigError
 from ..executors import get_executor
 from ..executors.base import Executor, ExecutorSettings, Outcome
 from ..jobs.job import TrainJob
-from ..lrsearch.select import Selection
+from ..lrsearch.search import (SEARCH_PREFIX, LrSearchSettings, format_table, losses_from_rows, plot_selection,
+                               search_jobs, selection_json)
+from ..lrsearch.select import Selection, select_lr
+from ..protocol import Protocol
+from ..store.read import run_dir_for
 from ..store.write import Store
 from .preflight import PIPELINE_KEYS, check_data, check_executor
 from .spec import ANALYSIS_ONLY, Pipeline, strip_keys
 
-__all__ = ["RunSummary", "run_dir_for", "run_pipeline", "run_jobs", "run_search", "status_text", "export_csv",
-           "EXPORT_COLUMNS"]
+try:
+    import fcntl
+except ImportError:  # not POSIX: no driver lock
+    fcntl = None  # type: ignore[assignment]
 
-EXPORT_COLUMNS = ("arch", "protocol", "seed", "status", "test_accuracy", "test_accuracy_released10", "test_loss", "train_loss_last", "lr",
-                  "lr_scale", "base_lr", "epochs", "wall_time_s", "degenerate", "attempts", "width", "cells",
-                  "dataset", "test_split", "test_images", "device_name", "key", "error")
+__all__ = ["RunSummary", "run_pipeline", "run_jobs", "run_search"]
 
 
 @dataclass(frozen=True)
@@ -49,11 +57,6 @@ class RunSummary:
     def failed(self) -> int:
         """Jobs whose last attempt raised."""
         return self.counts.get("failed", 0)
-
-
-def run_dir_for(name: str, results: str | Path | None = None) -> Path:
-    """``<results or ./results>/<name>``."""
-    return Path(results if results is not None else "results") / name
 
 
 def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progress: bool = True,
@@ -77,13 +80,10 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     """
     run_dir = run_dir_for(pipeline.name, results)
     archs = pipeline.arch_list()
-    extra: dict[str, str] = {}
     jobs: list[TrainJob] | None = None  # with base_lr = "search": built once the search has chosen
-    if pipeline.pipeline.kind == "lr_validation":
-        plan, jobs = pipeline.validation_plan(archs)
-        extra["validation_plan"] = json.dumps(plan)
-    elif not pipeline.needs_search():
-        jobs = pipeline.jobs(archs)  # checks every architecture before anything is written
+    extra: dict[str, str] = {}
+    if not pipeline.needs_search():
+        jobs, extra = pipeline.kind.plan(pipeline, archs)  # checks every architecture before anything is written
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
     check_data(pipeline.data_spec(), PIPELINE_KEYS)
@@ -95,12 +95,8 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
 def _driver_lock(run_dir: Path) -> Iterator[None]:
     """One driver per run folder: an exclusive ``flock`` on ``run_dir/.driver.lock`` (released by
     the kernel when the process dies, so a killed driver never leaves a stale lock)."""
-    import os
-
     run_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
+    if fcntl is None:
         yield
         return
     with open(run_dir / ".driver.lock", "a+") as f:
@@ -132,36 +128,14 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
                 total, new, ran = total + counts[0], new + counts[1], ran + counts[2]
             pipeline = pipeline.with_base_lrs(lrs)
             jobs = pipeline.jobs(archs)
-        n, added, todo = run_jobs(store, jobs, pipeline.executor, checkpoints, progress=progress, executor=executor)
-        if pipeline.pipeline.kind == "lr_validation":
-            plan = json.loads(extra["validation_plan"])  # as planned, not as stored: rounds re-derive alike
-            n2, added2, todo2 = _extend_validation(pipeline, plan, store, checkpoints, progress, executor)
-            store.set_meta("pipeline", json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
-            n, added, todo = n + n2, added + added2, todo + todo2
+        run = functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=checkpoints,
+                                progress=progress, executor=executor)
+        n, added, todo = run(jobs)
+        n2, added2, todo2 = pipeline.kind.after(pipeline, archs, store, extra, run, progress)
+        n, added, todo = n + n2, added + added2, todo + todo2
         return RunSummary(run_dir, total + n, new + added, ran + todo, store.counts())
     finally:
         store.close()
-
-
-def _extend_validation(pipeline: Pipeline, plan: dict[str, Any], store: Store, checkpoints: Path, progress: bool,
-                       executor: Executor | None) -> tuple[int, int, int]:
-    """Extend the grids of an ``lr_validation`` run where a seed's argmin sits at an edge
-    (:func:`~nasrescale.lrsearch.validation.extend_plan`), up to ``lr_search.extend`` rounds, from
-    ``plan`` as planned; the stored plan is updated after each round's jobs ran. A rerun derives
-    the same rounds from the same stored results, so it adds nothing (a killed round resumes)."""
-    total = new = ran = 0
-    for _ in range(pipeline.lr_search.extend):
-        jobs = pipeline.extend_validation_plan(plan, store.rows_with_tail())
-        if not jobs:
-            break
-        if progress:
-            print(f"extending the LR grid past its edge: {len(jobs)} more runs", file=sys.stderr)
-        n, added, todo = run_jobs(store, jobs, pipeline.executor, checkpoints, progress=progress, executor=executor)
-        store.set_meta("validation_plan", json.dumps(plan))
-        total, new, ran = total + n, new + added, ran + todo
-    # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
-    store.set_meta("validation_plan", json.dumps(plan))
-    return total, new, ran
 
 
 def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, checkpoints: Path, *,
@@ -189,121 +163,45 @@ def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, che
     return len(by_key), new, len(todo)
 
 
-def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: Any, settings: ExecutorSettings,
-               checkpoints: Path, *, progress: bool = True,
-               executor: Executor | None = None) -> tuple[Selection, tuple[int, int, int]]:
-    """Run (what is missing of) an LR search's ``(grid LR, job)`` pairs and select the LR with
-    the rule, loss and tolerance of ``search`` (:class:`~nasrescale.lrsearch.search.LrSearchSettings`).
+def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: LrSearchSettings,
+               settings: ExecutorSettings, run_dir: Path, *, meta_key: str, plot: str | Path, title: str,
+               info: Mapping[str, Any] | None = None, progress: bool = True,
+               executor: Executor | None = None) -> tuple[Selection, dict[str, Any], tuple[int, int, int]]:
+    """The one LR-search driver (``nasrescale lr-search`` and a pipeline's ``base_lr = "search"``).
+
+    Runs what is missing of the ``(grid LR, job)`` pairs as stored, resumable jobs (checkpoints
+    in ``run_dir/checkpoints``), selects the LR with the rule, loss and tolerance of ``search``,
+    plots it to ``plot`` and stores the selection (:func:`~nasrescale.lrsearch.search.selection_json`
+    with the architecture, ``info`` and the plot's path) as the meta entry ``meta_key``.
+
+    Returns:
+        ``(selection, its JSON, (jobs, new jobs, jobs run now))``.
 
     Raises:
         DataError: some runs failed (rerun to retry them) or every LR diverged.
     """
-    from ..lrsearch.search import losses_from_rows
-    from ..lrsearch.select import select_lr
-
-    counts = run_jobs(store, [job for _, job in pairs], settings, checkpoints, progress=progress, executor=executor)
+    counts = run_jobs(store, [job for _, job in pairs], settings, run_dir / "checkpoints", progress=progress,
+                      executor=executor)
     losses = losses_from_rows([(lr, job.key()) for lr, job in pairs], store.rows_with_tail(), search.loss)
-    return select_lr(losses, search.rel_tol, search.rule), counts
+    sel = select_lr(losses, search.rel_tol, search.rule)
+    path = plot_selection(sel, plot, title)
+    out = selection_json(sel, arch=pairs[0][1].arch, **dict(info or {}), plot=str(path))
+    store.set_meta(meta_key, json.dumps(out))
+    return sel, out, counts
 
 
-def _search_stage(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir: Path,
+def _search_stage(pipeline: Pipeline, label: str, protocol: Protocol, store: Store, run_dir: Path,
                   executor: Executor | None, progress: bool) -> tuple[Selection, tuple[int, int, int]]:
-    """The LR search of protocol ``label`` (``base_lr = "search"``): run it, store the choice
-    (meta ``base_lr:<label>`` and ``lr_search:<label>``), plot it, print its table."""
-    from ..lrsearch.search import SEARCH_PREFIX, format_table, plot_selection, search_jobs, selection_json
-
-    family = pipeline.family()
-    arch = pipeline.lr_search.arch or family.base
-    pairs = search_jobs(arch, family, pipeline.data_spec(), protocol, pipeline.lr_search, SEARCH_PREFIX + label,
-                        pipeline.budget.width, pipeline.budget.cells)
-    sel, counts = run_search(store, pairs, pipeline.lr_search, pipeline.executor, run_dir / "checkpoints",
-                             progress=progress, executor=executor)
+    """The LR search of protocol ``label`` (``base_lr = "search"``) through :func:`run_search`:
+    meta ``lr_search:<label>`` holds the selection, ``base_lr:<label>`` the choice; prints its table."""
+    arch = pipeline.lr_search.arch or pipeline.family().base
+    pairs = search_jobs(arch, pipeline.family(), pipeline.data_spec(), protocol, pipeline.lr_search,
+                        SEARCH_PREFIX + label, pipeline.budget.width, pipeline.budget.cells)
+    sel, _, counts = run_search(store, pairs, pipeline.lr_search, pipeline.executor, run_dir,
+                                meta_key=f"lr_search:{label}", plot=run_dir / f"lr_search_{label}.png",
+                                title=f"{pipeline.name}: base-LR search for {label!r}", info={"protocol": label},
+                                progress=progress, executor=executor)
     store.set_meta(f"base_lr:{label}", json.dumps(sel.chosen_lr))
-    store.set_meta(f"lr_search:{label}", json.dumps(selection_json(sel, arch=pairs[0][1].arch, protocol=label)))
-    plot_selection(sel, run_dir / f"lr_search_{label}.png", f"{pipeline.name}: base-LR search for {label!r}")
     if progress:
         print(f"LR search for protocol {label!r} on {pairs[0][1].arch}:\n{format_table(sel)}", file=sys.stderr)
     return sel, counts
-
-
-def _eta_seconds(store: Store) -> float | None:
-    """Remaining time: remaining jobs' cost x (wall time per unit cost of the finished ones)."""
-    done_cost = done_wall = todo_cost = 0.0
-    for row in store.rows():
-        cost = float(store.job_json(row["key"]).get("cost") or 0.0)
-        if row["status"] in ("done", "diverged"):
-            if cost > 0 and row["wall_time_s"]:
-                done_cost, done_wall = done_cost + cost, done_wall + row["wall_time_s"]
-        elif row["status"] != "failed":
-            todo_cost += cost
-    if todo_cost == 0:
-        return 0.0
-    return None if done_cost == 0 else todo_cost * done_wall / done_cost
-
-
-def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-def status_text(run_dir: Path) -> str:
-    """A few lines on a run's progress: counts by status and protocol, ETA, failures."""
-    store = Store(run_dir / "store.sqlite", readonly=True)
-    try:
-        rows, counts = store.rows(), store.counts()
-        total = len(rows)
-        final = counts["done"] + counts["diverged"]
-        lines = [f"pipeline {store.get_meta('name')!r} in {run_dir}: {final}/{total} jobs finished "
-                 f"({100.0 * final / total if total else 0:.0f}%)",
-                 "  " + ", ".join(f"{s} {n}" for s, n in counts.items())]
-        for label in dict.fromkeys(r["protocol"] for r in rows):
-            mine = [r for r in rows if r["protocol"] == label]
-            fin = sum(r["status"] in ("done", "diverged") for r in mine)
-            lines.append(f"  protocol {label}: {fin}/{len(mine)} finished")
-        eta = _eta_seconds(store)
-        lines.append("  ETA: " + ("unknown (no job finished yet)" if eta is None else _clock(eta))
-                     + " of sequential job time")
-        for r in rows:
-            if r["status"] == "failed":
-                lines.append(f"  failed {r['key']} ({r['arch']}, {r['protocol']}, seed {r['seed']}): "
-                             f"{(r['error'] or '').splitlines()[0] if r['error'] else ''}")
-        return "\n".join(lines)
-    finally:
-        store.close()
-
-
-def _export_base_lr(record: dict[str, Any], protocol: dict[str, Any]) -> float | None:
-    """The base LR of a job, ``None`` for a protocol that has none (a fixed LR without μP;
-    records stored before that rule still carry the LR there)."""
-    from ..jobs.job import has_base_lr
-
-    if not has_base_lr(record.get("lr_rule", protocol.get("lr_rule")), record.get("init", protocol.get("init"))):
-        return None
-    return record.get("base_lr", protocol.get("lr"))
-
-
-def export_csv(run_dir: Path, out: str | Path) -> int:
-    """Write one tidy row per job (:data:`EXPORT_COLUMNS`) to ``out``; returns the row count."""
-    from ..fileio import atomic_writer
-
-    store = Store(run_dir / "store.sqlite", readonly=True)
-    try:
-        rows = []
-        for row in store.rows():
-            rec: dict[str, Any] = store.record(row["key"]) or {}
-            job = store.job_json(row["key"])
-            rows.append({
-                **{c: rec.get(c) for c in EXPORT_COLUMNS}, **{c: row[c] for c in row if c in EXPORT_COLUMNS},
-                "base_lr": _export_base_lr(rec, job.get("protocol", {})),
-                "epochs": row["epochs"] if row["epochs"] is not None else job.get("protocol", {}).get("epochs"),
-                "degenerate": None if row["degenerate"] is None else bool(row["degenerate"]),
-                "device_name": (rec.get("provenance") or {}).get("device_name"),
-                "error": (row["error"] or "").splitlines()[0] if row["error"] else None,
-            })
-    finally:
-        store.close()
-    with atomic_writer(Path(out), newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(EXPORT_COLUMNS))
-        writer.writeheader()
-        writer.writerows(rows)
-    return len(rows)

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
+from ..store.read import run_dir_for
 from ..store.write import FINAL, Store
-from .runner import _driver_lock, run_dir_for, run_jobs
+from .runner import _driver_lock, run_jobs
 from .spec import Pipeline
 
 __all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records"]
@@ -121,7 +122,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
         ConfigError: an LR-validation pipeline or one whose base LR comes from a search, or a
             store holding a different pipeline under this name.
     """
-    if pipeline.pipeline.kind != "retrain" or pipeline.needs_search():
+    if not pipeline.kind.slices or pipeline.needs_search():
         raise ConfigError("run_slice: a retrain pipeline with fixed base LRs only (no base_lr = \"search\")")
     start = time.monotonic()
     run_dir = run_dir_for(pipeline.name, results)

@@ -35,7 +35,7 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
     [executor]                   # nasrescale.executors.ExecutorSettings
     kind = "local"
 
->>> p = load_pipeline("quickstart", ["budget.epochs=2"])
+>>> p = load_pipeline("quickstart", {"budget.epochs": 2})
 >>> p.pipeline.name, [e.label for e in p.protocols], p.protocols[0].protocol.epochs
 ('quickstart', ['default', 'rescaled'], 2)
 """
@@ -43,17 +43,22 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..config import from_table, parse_override, read_toml_file, set_in_table, to_table
+from ..config import Overrides, from_table, read_toml_file, set_in_table, to_table, typed_overrides
 from ..errors import ConfigError, NasRescaleError
 from ..executors.base import ExecutorSettings
 from ..fileio import shipped_toml_dir
 from ..jobs.job import DataSpec, TrainJob
 from ..lrsearch.search import LrSearchSettings
 from ..lrsearch.validation import ValidationSettings, extend_plan, validation_plan
+from ..space.families import CellFamily
+from ..space.registry import family_names_in, resolve_family
+from ..space.selection import select_archs
+from .kinds import PipelineKind, get_kind
 from .protocols import ProtocolEntry, protocol_entry
 from .tables import ArchSettings, Budget, DataSettings, PipelineSettings
 
@@ -85,10 +90,17 @@ class Pipeline:
         """The pipeline's name (its results folder)."""
         return self.pipeline.name
 
-    def family(self) -> Any:
-        """The :class:`~nasrescale.space.families.CellFamily`."""
-        from ..space.registry import family_names_in, resolve_family
+    @property
+    def kind(self) -> PipelineKind:
+        """The registered kind of ``[pipeline] kind`` (:mod:`nasrescale.pipeline.kinds`)."""
+        return get_kind(self.pipeline.kind)
 
+    def family(self) -> CellFamily:
+        """The :class:`~nasrescale.space.families.CellFamily`, read once per pipeline (its files too)."""
+        return self._family
+
+    @functools.cached_property
+    def _family(self) -> CellFamily:
         if not self.pipeline.family_file:
             return resolve_family(self.pipeline.family or "nb201")
         path = self._relative(self.pipeline.family_file)
@@ -118,34 +130,25 @@ class Pipeline:
 
     def arch_list(self) -> list[str]:
         """The selected architectures, canonical, in selection order."""
-        from ..space.selection import select_archs
-
         base = None if self.source is None else Path(self.source).parent
         return select_archs(self.archs, self.family(), self.data.name, base)
 
     def needs_search(self) -> bool:
         """Whether some protocol's base LR comes from the LR search (``base_lr = "search"``)."""
-        return self.pipeline.kind == "retrain" and any(e.search for e in self.protocols)
+        return self.kind.searches and any(e.search for e in self.protocols)
 
     def with_base_lrs(self, lrs: dict[str, float]) -> "Pipeline":
         """A copy whose protocols ``lrs`` names (label -> base LR) use that LR."""
         entries = tuple(dataclasses.replace(e, protocol=dataclasses.replace(e.protocol, lr=lrs[e.label]))
                         if e.label in lrs else e for e in self.protocols)
-        return dataclasses.replace(self, protocols=entries)
+        copy = dataclasses.replace(self, protocols=entries)
+        copy.__dict__["_family"] = self._family  # the family as loaded: not read again
+        return copy
 
     def jobs(self, archs: Sequence[str] | None = None) -> list[TrainJob]:
-        """Every job: architecture x protocol x seed (``lr_validation``: architecture x grid LR
-        x search seed, :meth:`validation_plan`)."""
-        if self.pipeline.kind == "lr_validation":
-            return self.validation_plan(self.arch_list() if archs is None else archs)[1]
-        unresolved = [e.label for e in self.protocols if e.protocol.lr is None]
-        if unresolved:
-            raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
-                              "(nasrescale run); no jobs before it")
-        family, data = self.family(), self.data_spec()
-        return [TrainJob(arch, family, data, entry.protocol, seed, self.budget.width, self.budget.cells, entry.label)
-                for arch in (self.arch_list() if archs is None else archs)
-                for entry in self.protocols for seed in self.pipeline.seeds]
+        """Every job, as the kind plans them (``retrain``: architecture x protocol x seed;
+        ``lr_validation``: architecture x grid LR x search seed, :meth:`validation_plan`)."""
+        return self.kind.plan(self, self.arch_list() if archs is None else archs)[0]
 
     def validation_plan(self, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
         """An ``lr_validation`` pipeline's plan and jobs (:func:`nasrescale.lrsearch.validation.validation_plan`)."""
@@ -160,11 +163,7 @@ class Pipeline:
     def resolved(self, archs: Sequence[str]) -> dict[str, Any]:
         """The whole resolved pipeline as JSON (saved with the run)."""
         out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS}
-        if self.pipeline.kind == "retrain":  # unused tables stay out: older stores keep their identity
-            out["pipeline"].pop("kind")
-            out.pop("validation")
-            if not self.needs_search():
-                out.pop("lr_search")
+        self.kind.trim(self, out)
         out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {})}
                             for e in self.protocols}
         out["arch_list"] = list(archs)
@@ -228,9 +227,9 @@ def resolve_pipeline_path(name_or_path: str | Path) -> Path:
                       f"pipelines: {', '.join(pipeline_names()) or 'none'}")
 
 
-def _apply_overrides(doc: dict[str, Any], overrides: Sequence[str]) -> None:
-    for text in overrides:
-        path, value = parse_override(text)
+def _apply_overrides(doc: dict[str, Any], overrides: Overrides) -> None:
+    for key, value in typed_overrides(overrides).items():
+        path, text = key.split("."), f"{key}={value!r}"
         if path[0] not in (*_SECTIONS, "protocols"):
             raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join((*_SECTIONS, 'protocols'))}")
         if len(path) < 2:
@@ -238,8 +237,10 @@ def _apply_overrides(doc: dict[str, Any], overrides: Sequence[str]) -> None:
         set_in_table(doc, path, value, text)
 
 
-def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pipeline:
-    """Read a pipeline file (or a shipped pipeline by name), apply ``--set`` overrides, check it.
+def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeline:
+    """Read a pipeline file (or a shipped pipeline by name), apply the typed ``overrides``
+    (dotted key -> value, e.g. ``{"budget.epochs": 2}``: the command line's ``--set``, parsed
+    once there), check it.
 
     Raises:
         ConfigError: an unreadable file, an unknown table or key, a bad value (named by its key
@@ -263,8 +264,8 @@ def load_pipeline(name_or_path: str | Path, overrides: Sequence[str] = ()) -> Pi
     protocols = doc.get("protocols")
     if not isinstance(protocols, dict) or not protocols:
         raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
-    kind = sections["pipeline"].kind
-    entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, kind) for label, t in protocols.items())
+    needs_lr = get_kind(sections["pipeline"].kind).needs_base_lr
+    entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())
     seen: dict[str, str] = {}
     for e in entries:
         text = repr(sorted(to_table(e.protocol).items()))

@@ -25,7 +25,7 @@ class PipelineSettings:
     :mod:`nasrescale.lrsearch.validation`)."""
 
     name: str
-    kind: Literal["retrain", "lr_validation"] = "retrain"
+    kind: str = "retrain"  # a registered kind (nasrescale.pipeline.kinds), checked by load_pipeline
     description: str = ""
     family: str | None = None  # None: the family of family_file, else nb201
     family_file: str | None = None

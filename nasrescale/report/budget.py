@@ -20,7 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..jobs.job import has_base_lr, trained_precision
+from ..jobs.job import trained_precision
+from ..protocol import has_base_lr
 from .markdown import md_table
 from ..store.read import StoreData, dataset_name, pipeline_value
 

@@ -21,7 +21,8 @@ from ..lrsearch.search import LOSS_KINDS
 from ..lrsearch.select import SELECTION_RULES
 from ..lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from ..lrsearch.validation import analyze
-from ..store.write import Store
+from ..store.read import reading
+from ..store.write import FINAL
 from .lr_validation_plots import plot_curves, plot_predicted_measured
 
 __all__ = ["write_validation_report", "summary_text", "load_analysis", "PAPER_R"]
@@ -41,11 +42,8 @@ def _paper_text(family: str) -> str | None:
 
 
 def _rows(run_dir: Path) -> list[dict[str, Any]]:
-    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
-    try:
+    with reading(run_dir) as store:
         return store.rows_with_tail()
-    finally:
-        store.close()
 
 
 def load_analysis(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -54,11 +52,8 @@ def load_analysis(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     Raises:
         DataError: no store, or the store is not an ``lr_validation`` run.
     """
-    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
-    try:
+    with reading(run_dir) as store:
         meta, rows = store.meta(), store.rows_with_tail()
-    finally:
-        store.close()
     if "validation_plan" not in meta:
         raise DataError(f"{str(run_dir)!r} holds no lr_validation run (no validation plan in its store)")
     return meta, analyze(json.loads(meta["validation_plan"]), rows)
@@ -231,11 +226,8 @@ def write_validation_report(run_dir: Path) -> Path:
 
 def _provenance(run_dir: Path) -> list[str]:
     """Machine, torch and wall time of the stored runs (from their records)."""
-    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
-    try:
-        recs = [store.record(r["key"]) or {} for r in store.rows() if r["status"] in ("done", "diverged")]
-    finally:
-        store.close()
+    with reading(run_dir) as store:
+        recs = [store.record(r["key"]) or {} for r in store.rows() if r["status"] in FINAL]
     if not recs:
         return []
     prov = {(r.get("provenance") or {}).get("device_name", "?") + " / torch " + (r.get("provenance") or {}).get("torch", "?")

@@ -35,11 +35,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised only on Python 3.10
-    import tomli as tomllib
-
+from ..config import parse_toml
 from ..errors import ArchError, FamilyError
 from .ops import CellOp, get_op_kind
 
@@ -220,10 +216,7 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
     Raises:
         FamilyError: naming the file and key path of the first problem.
     """
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise FamilyError(f"{source}: not valid TOML: {err}") from None
+    doc = parse_toml(text, source, FamilyError)
     _check_keys(doc, ("family", "ops", "macro"), source, "")
     fam = doc.get("family")
     if not isinstance(fam, dict):

@@ -1,4 +1,7 @@
-"""Read-only access to a pipeline's result store (``results/<pipeline>/store.sqlite``).
+"""Read-only access to a pipeline's result store (``results/<pipeline>/store.sqlite``): the one
+read API (:func:`read_store`: the jobs as a table, for ranking and reports; :func:`reading`: the
+row-level :class:`~nasrescale.store.write.Store` methods, read-only, for status, export and the
+LR-validation report).
 
 The store is written only by the pipeline's driving process; ranking and reports read it here,
 read-only, so they work on a partial run while it is still being written (SQLite WAL lets a
@@ -18,16 +21,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 from urllib.parse import quote
 
 import pandas as pd
 
-from ..errors import DataError
+from ..config import read_toml_file
+from ..errors import ConfigError, DataError
+from .write import Store
 
-__all__ = ["StoreData", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
+__all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
 
 #: test classes of the datasets nasrescale knows, for chance accuracy (100 / classes percent)
 _CLASSES = {"cifar10": 10, "cifar10-subset": 10, "cifar100": 100, "imagenet16-120": 120, "imagenet16_120": 120}
@@ -63,6 +69,16 @@ class StoreData:
         return list(dict.fromkeys(self.jobs["protocol"].dropna().astype(str)))
 
 
+def run_dir_for(name: str | Path, results: str | Path | None = None) -> Path:
+    """The run folder of pipeline ``name``: ``<results or ./results>/<name>`` (the one place that
+    builds it; the store is ``store.sqlite`` in it).
+
+    >>> run_dir_for("quickstart", "/tmp/res").as_posix()
+    '/tmp/res/quickstart'
+    """
+    return Path(results if results is not None else "results") / name
+
+
 def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
     """The store file of ``pipeline``: a pipeline name (``<results>/<name>/store.sqlite``,
     ``results`` defaulting to ``./results``), a pipeline file (its ``[pipeline] name``), a run
@@ -78,18 +94,29 @@ def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
         given = Path(_pipeline_name(given))
     elif (given / "store.sqlite").is_file() and (results is None or not (Path(results) / given).is_dir()):
         return given / "store.sqlite"
-    return Path(results if results is not None else "results") / given / "store.sqlite"
+    return run_dir_for(given, results) / "store.sqlite"
+
+
+@contextmanager
+def reading(run_dir: str | Path) -> Iterator[Store]:
+    """The store of the run folder ``run_dir``, opened read-only (rows, meta, job and record
+    JSON) and closed on leaving; it works while the driver writes.
+
+    Raises:
+        DataError: no store there.
+    """
+    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def _pipeline_name(path: Path) -> str:
     """``[pipeline] name`` of a pipeline file (else the file's stem)."""
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        name = tomllib.loads(path.read_text(encoding="utf-8")).get("pipeline", {}).get("name")
-    except (OSError, ValueError, AttributeError):
+        name = read_toml_file(path, "pipeline").get("pipeline", {}).get("name")
+    except (ConfigError, AttributeError):
         name = None
     return str(name) if isinstance(name, str) and name else path.stem
 

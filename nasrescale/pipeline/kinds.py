@@ -1,0 +1,157 @@
+"""Pipeline kinds (``[pipeline] kind``): what each plans, runs after its jobs, and reports.
+
+Every kind registers one :class:`PipelineKind` in :data:`KINDS`; the pipeline, its driver and
+``nasrescale run`` ask it instead of testing the kind's name:
+
+* ``retrain`` -- architectures x protocols x seeds; a protocol with ``base_lr = "search"`` has
+  its base LR chosen by the LR search first; reported by the ranking and ``report.md``.
+* ``lr_validation`` -- each architecture's maximal LR grid-searched (the grid extended past an
+  edge argmin, up to ``lr_search.extend`` rounds) and compared with the predicted one
+  (:mod:`nasrescale.lrsearch.validation`); reported by its own summary and report.
+
+>>> sorted(KINDS), get_kind("retrain").needs_base_lr, get_kind("lr_validation").needs_base_lr
+(['lr_validation', 'retrain'], True, False)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import ConfigError
+from ..jobs.job import TrainJob
+from ..report.lr_validation import summary_text, write_validation_report
+from ..report.report import ranking_text, write_report
+from ..store.write import Store
+
+__all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "RunJobs"]
+
+#: a :class:`nasrescale.pipeline.spec.Pipeline` (spec.py imports this module, so not by name)
+Pipeline = Any
+#: runs jobs through the store and executor; returns ``(jobs, new jobs, jobs run now)``
+RunJobs = Callable[[list[TrainJob]], tuple[int, int, int]]
+
+
+@dataclass(frozen=True)
+class PipelineKind:
+    """What one kind of pipeline needs.
+
+    Attributes:
+        name: the ``[pipeline] kind`` value.
+        needs_base_lr: every protocol needs a base LR (or ``base_lr = "search"``).
+        searches: protocols with ``base_lr = "search"`` run the LR search before their jobs.
+        slices: :func:`~nasrescale.pipeline.slices.run_slice` can run it in slices.
+        plan: ``(pipeline, archs) -> (jobs, meta)``: the jobs and the store meta they need.
+        after: ``(pipeline, archs, store, meta, run_jobs, progress) -> counts``: what runs once
+            the planned jobs are stored (``(0, 0, 0)`` when nothing).
+        trim: ``(pipeline, resolved) -> None``: drops the resolved tables the kind does not use.
+        report: ``run_dir -> None``: the end of ``nasrescale run`` (prints, writes the report).
+    """
+
+    name: str
+    needs_base_lr: bool
+    searches: bool
+    slices: bool
+    plan: Callable[[Pipeline, Sequence[str]], tuple[list[TrainJob], dict[str, str]]]
+    after: Callable[[Pipeline, Sequence[str], Store, dict[str, str], RunJobs, bool], tuple[int, int, int]]
+    trim: Callable[[Pipeline, dict[str, Any]], None]
+    report: Callable[[Path], None]
+
+
+#: the registered kinds, by name
+KINDS: dict[str, PipelineKind] = {}
+
+
+def register_kind(kind: PipelineKind) -> PipelineKind:
+    """Add ``kind`` to :data:`KINDS` (replacing one of the same name); returns it."""
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> PipelineKind:
+    """The registered kind ``name``.
+
+    Raises:
+        ConfigError: no such kind (naming ``pipeline.kind`` and the kinds there are).
+    """
+    if name not in KINDS:
+        raise ConfigError(f"pipeline.kind: unknown kind {name!r}; kinds: {', '.join(sorted(KINDS))}")
+    return KINDS[name]
+
+
+# -- retrain ------------------------------------------------------------------------------
+def _retrain_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
+    """Architecture x protocol x seed; every protocol's base LR must be known."""
+    unresolved = [e.label for e in pipeline.protocols if e.protocol.lr is None]
+    if unresolved:
+        raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
+                          "(nasrescale run); no jobs before it")
+    family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
+    return [TrainJob(arch, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
+            for arch in archs for entry in pipeline.protocols for seed in pipeline.pipeline.seeds], {}
+
+
+def _nothing_after(*_: Any) -> tuple[int, int, int]:
+    return 0, 0, 0
+
+
+def _retrain_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
+    """Unused tables stay out of the resolved pipeline: older stores keep their identity."""
+    resolved["pipeline"].pop("kind")
+    resolved.pop("validation")
+    if not pipeline.needs_search():
+        resolved.pop("lr_search")
+
+
+def _retrain_report(run_dir: Path) -> None:
+    """The ranking table, then the written ``report.md``; a failing report leaves the results."""
+    try:
+        print(ranking_text(run_dir))
+        print(f"report: {write_report(run_dir)}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
+        print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
+              "retry with `nasrescale report`", file=sys.stderr)
+
+
+# -- lr_validation ------------------------------------------------------------------------
+def _validation_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
+    plan, jobs = pipeline.validation_plan(archs)
+    return jobs, {"validation_plan": json.dumps(plan)}
+
+
+def _extend_validation(pipeline: Pipeline, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
+                       progress: bool) -> tuple[int, int, int]:
+    """Extend the grids where a seed's argmin sits at an edge
+    (:func:`~nasrescale.lrsearch.validation.extend_plan`), up to ``lr_search.extend`` rounds, from
+    the plan as planned (not as stored: rounds re-derive alike); the stored plan is updated after
+    each round's jobs ran. A rerun derives the same rounds from the same stored results, so it
+    adds nothing (a killed round resumes)."""
+    plan = json.loads(meta["validation_plan"])
+    total = new = ran = 0
+    for _ in range(pipeline.lr_search.extend):
+        jobs = pipeline.extend_validation_plan(plan, store.rows_with_tail())
+        if not jobs:
+            break
+        if progress:
+            print(f"extending the LR grid past its edge: {len(jobs)} more runs", file=sys.stderr)
+        n, added, todo = run(jobs)
+        store.set_meta("validation_plan", json.dumps(plan))
+        total, new, ran = total + n, new + added, ran + todo
+    # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
+    store.set_meta("validation_plan", json.dumps(plan))
+    store.set_meta("pipeline", json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
+    return total, new, ran
+
+
+def _validation_report(run_dir: Path) -> None:
+    print(summary_text(run_dir))
+    print(f"report: {write_validation_report(run_dir)}", file=sys.stderr)
+
+
+register_kind(PipelineKind("retrain", needs_base_lr=True, searches=True, slices=True, plan=_retrain_plan,
+                           after=_nothing_after, trim=_retrain_trim, report=_retrain_report))
+register_kind(PipelineKind("lr_validation", needs_base_lr=False, searches=False, slices=False, plan=_validation_plan,
+                           after=_extend_validation, trim=lambda pipeline, resolved: None, report=_validation_report))

@@ -1,0 +1,61 @@
+"""A run's progress for ``nasrescale status``: counts by status and protocol, ETA, failures.
+
+Reads the store read-only (:func:`~nasrescale.store.read.reading`), so it works while the driver
+is still writing.
+
+>>> _clock(3725.4)
+'1:02:05'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .read import reading
+from .write import FINAL, Store
+
+__all__ = ["status_text"]
+
+
+def status_text(run_dir: Path) -> str:
+    """A few lines on a run's progress: counts by status and protocol, ETA, failures."""
+    with reading(run_dir) as store:
+        rows, counts = store.rows(), store.counts()
+        total = len(rows)
+        final = sum(counts[s] for s in FINAL)
+        lines = [f"pipeline {store.get_meta('name')!r} in {run_dir}: {final}/{total} jobs finished "
+                 f"({100.0 * final / total if total else 0:.0f}%)",
+                 "  " + ", ".join(f"{s} {n}" for s, n in counts.items())]
+        for label in dict.fromkeys(r["protocol"] for r in rows):
+            mine = [r for r in rows if r["protocol"] == label]
+            fin = sum(r["status"] in FINAL for r in mine)
+            lines.append(f"  protocol {label}: {fin}/{len(mine)} finished")
+        eta = _eta_seconds(store)
+        lines.append("  ETA: " + ("unknown (no job finished yet)" if eta is None else _clock(eta))
+                     + " of sequential job time")
+        for r in rows:
+            if r["status"] == "failed":
+                lines.append(f"  failed {r['key']} ({r['arch']}, {r['protocol']}, seed {r['seed']}): "
+                             f"{(r['error'] or '').splitlines()[0] if r['error'] else ''}")
+        return "\n".join(lines)
+
+
+def _eta_seconds(store: Store) -> float | None:
+    """Remaining time: remaining jobs' cost x (wall time per unit cost of the finished ones)."""
+    done_cost = done_wall = todo_cost = 0.0
+    for row in store.rows():
+        cost = float(store.job_json(row["key"]).get("cost") or 0.0)
+        if row["status"] in FINAL:
+            if cost > 0 and row["wall_time_s"]:
+                done_cost, done_wall = done_cost + cost, done_wall + row["wall_time_s"]
+        elif row["status"] != "failed":
+            todo_cost += cost
+    if todo_cost == 0:
+        return 0.0
+    return None if done_cost == 0 else todo_cost * done_wall / done_cost
+
+
+def _clock(seconds: float) -> str:
+    """``h:mm:ss`` of ``seconds``."""
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
