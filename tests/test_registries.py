@@ -23,7 +23,7 @@ def test_builtin_executors_are_registered_and_an_unknown_kind_lists_them():
 
 
 def test_a_registered_executor_is_accepted_by_the_settings_and_built(monkeypatch, tmp_path):
-    monkeypatch.setattr(executor_registry, "_ENTRIES", dict(executor_registry._ENTRIES))
+    monkeypatch.setattr(executor_registry.EXECUTORS, "_entries", dict(executor_registry.EXECUTORS._entries))
     built = []
 
     @register_executor("inline", summary="test only")
@@ -37,7 +37,7 @@ def test_a_registered_executor_is_accepted_by_the_settings_and_built(monkeypatch
 
 
 def test_preflight_names_the_missing_package_of_an_entry(monkeypatch):
-    monkeypatch.setattr(executor_registry, "_ENTRIES", dict(executor_registry._ENTRIES))
+    monkeypatch.setattr(executor_registry.EXECUTORS, "_entries", dict(executor_registry.EXECUTORS._entries))
     register_executor("exotic", requires="no_such_pkg_xyz", install="pip install no-such-pkg")(
         lambda settings, **kw: None)
     with pytest.raises(ConfigError, match=r'executor.kind = "exotic" needs the no_such_pkg_xyz package: '
@@ -54,7 +54,7 @@ def test_selection_methods_are_registered_and_an_unknown_one_lists_them():
 
 
 def test_a_registered_selection_method_is_validated_and_run(monkeypatch):
-    monkeypatch.setattr(selection, "_METHODS", dict(selection._METHODS))
+    monkeypatch.setattr(selection.METHODS, "_entries", dict(selection.METHODS._entries))
 
     @selection.register_selection("first_names", needs="names", needs_text="some names")
     def first(settings, family, include, dataset, base_dir):

@@ -17,6 +17,10 @@ the entries import what they build.
 ('local', 'ray')
 >>> type(get_executor(ExecutorSettings(device="cpu"))).__name__
 'LocalExecutor'
+>>> executor_entry("slurm")
+Traceback (most recent call last):
+...
+nasrescale.errors.ConfigError: executor.kind: expected one of 'local', 'ray' (the registered executors), got 'slurm'
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ConfigError
+from ..config import Registry
 
-__all__ = ["ExecutorFactory", "ExecutorEntry", "register_executor", "executor_kinds", "executor_entry",
+__all__ = ["EXECUTORS", "ExecutorFactory", "ExecutorEntry", "register_executor", "executor_kinds", "executor_entry",
            "get_executor"]
 
 #: ``factory(settings: ExecutorSettings, *, checkpoint_dir, progress) -> Executor`` (typed loosely:
@@ -54,7 +58,8 @@ class ExecutorEntry:
     summary: str = ""
 
 
-_ENTRIES: dict[str, ExecutorEntry] = {}
+#: the registered executors, by ``executor.kind``
+EXECUTORS: Registry[ExecutorEntry] = Registry("executor.kind", "executors")
 
 
 def register_executor(name: str, *, requires: str | None = None, install: str = "",
@@ -68,39 +73,16 @@ def register_executor(name: str, *, requires: str | None = None, install: str = 
     ...     raise NotImplementedError
     >>> "inline_demo" in executor_kinds()
     True
-    >>> _ = _ENTRIES.pop("inline_demo")
+    >>> _ = EXECUTORS.remove("inline_demo")
     """
-    if not name or not name.replace("_", "").isalnum():
-        raise ValueError(f"executor name {name!r}: expected letters, digits or _")
-
-    def decorate(factory: ExecutorFactory) -> ExecutorFactory:
-        _ENTRIES[name] = ExecutorEntry(name, factory, requires, install, summary or (factory.__doc__ or "").strip())
-        return factory
-
-    return decorate
+    return EXECUTORS.decorator(name, lambda factory: ExecutorEntry(
+        name, factory, requires, install, summary or (factory.__doc__ or "").strip()))
 
 
-def executor_kinds() -> tuple[str, ...]:
-    """The registered ``executor.kind`` values, in registration order."""
-    return tuple(_ENTRIES)
-
-
-def executor_entry(kind: str, key: str = "executor.kind") -> ExecutorEntry:
-    """The entry registered as ``kind``.
-
-    Raises:
-        ConfigError: no such entry; the message lists the registered ones.
-
-    >>> executor_entry("slurm")
-    Traceback (most recent call last):
-    ...
-    nasrescale.errors.ConfigError: executor.kind: expected one of 'local', 'ray' (the registered executors), got 'slurm'
-    """
-    entry = _ENTRIES.get(kind)
-    if entry is None:
-        names = ", ".join(repr(n) for n in _ENTRIES)
-        raise ConfigError(f"{key}: expected one of {names} (the registered executors), got {kind!r}")
-    return entry
+#: the registered ``executor.kind`` values, in registration order
+executor_kinds = EXECUTORS.names
+#: the entry registered as a kind; an unknown kind is a ConfigError listing the registered ones
+executor_entry = EXECUTORS.get
 
 
 def get_executor(settings: Any, *, checkpoint_dir: str | Path | None = None, progress: bool = True) -> Any:

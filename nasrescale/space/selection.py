@@ -11,6 +11,10 @@ canonical strings (the family's encoding) without duplicates, and puts ``include
 
 >>> selection_methods()
 ('uniform', 'stratified', 'list', 'file')
+>>> selection_method("random")
+Traceback (most recent call last):
+...
+nasrescale.errors.ConfigError: archs.select: expected one of 'uniform', 'stratified', 'list', 'file' (the registered selection methods), got 'random'
 >>> from nasrescale.space.registry import get_family
 >>> from nasrescale.pipeline.spec import ArchSettings
 >>> nb = get_family("nb201")
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..config import Registry
 from ..errors import ArchError, ConfigError, NasRescaleError
 from .analysis import space_size
 from .benchmark import benchmark_accuracies
@@ -33,7 +38,7 @@ from .encodings import format_arch, make_graph, parse_arch
 from .families import CellFamily
 from .topology import is_degenerate
 
-__all__ = ["SelectionMethod", "register_selection", "selection_methods", "selection_method", "check_selection",
+__all__ = ["METHODS", "SelectionMethod", "register_selection", "selection_methods", "selection_method", "check_selection",
            "select_archs", "uniform_sample", "stratified_sample"]
 
 #: ``fn(settings, family, include, dataset, base_dir) -> architectures`` (``include`` first)
@@ -47,55 +52,36 @@ class SelectionMethod:
     Attributes:
         name: the ``archs.select`` value.
         select: the method (see :data:`SelectFn`).
+        summary: one line for docs and help texts.
         needs: the ``archs`` key the method reads that must be set (``None``: none).
         needs_text: what that key must hold, for the error message.
-        summary: one line for docs and help texts.
     """
 
     name: str
     select: SelectFn
+    summary: str = ""
     needs: str | None = None
     needs_text: str = ""
-    summary: str = ""
 
 
-_METHODS: dict[str, SelectionMethod] = {}
+#: the registered selection methods, by ``archs.select``
+METHODS: Registry[SelectionMethod] = Registry("archs.select", "selection methods")
 
 
-def register_selection(name: str, *, needs: str | None = None, needs_text: str = "",
-                       summary: str = "") -> Callable[[SelectFn], SelectFn]:
+def register_selection(name: str, *, summary: str = "", needs: str | None = None,
+                       needs_text: str = "") -> Callable[[SelectFn], SelectFn]:
     """Decorator: register ``fn`` as the selection method ``archs.select = name``.
 
     A second registration of a name replaces the first (a plug-in may override a built-in).
     """
-    def decorate(fn: SelectFn) -> SelectFn:
-        _METHODS[name] = SelectionMethod(name, fn, needs, needs_text, summary or (fn.__doc__ or "").strip())
-        return fn
-
-    return decorate
+    return METHODS.decorator(name, lambda fn: SelectionMethod(
+        name, fn, summary or (fn.__doc__ or "").strip(), needs, needs_text))
 
 
-def selection_methods() -> tuple[str, ...]:
-    """The registered ``archs.select`` values, in registration order."""
-    return tuple(_METHODS)
-
-
-def selection_method(name: str) -> SelectionMethod:
-    """The method registered as ``name``.
-
-    Raises:
-        ConfigError: no such method; the message lists the registered ones.
-
-    >>> selection_method("random")
-    Traceback (most recent call last):
-    ...
-    nasrescale.errors.ConfigError: archs.select: expected one of 'uniform', 'stratified', 'list', 'file' (the registered selection methods), got 'random'
-    """
-    method = _METHODS.get(name)
-    if method is None:
-        names = ", ".join(repr(n) for n in _METHODS)
-        raise ConfigError(f"archs.select: expected one of {names} (the registered selection methods), got {name!r}")
-    return method
+#: the registered ``archs.select`` values, in registration order
+selection_methods = METHODS.names
+#: the method registered as a name; an unknown name is a ConfigError listing the registered ones
+selection_method = METHODS.get
 
 
 def check_selection(settings: Any) -> None:
