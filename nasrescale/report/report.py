@@ -26,6 +26,7 @@ from ..space.benchmark import resolve_dataset
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
 from .budget import budget_section
+from .lr_validation import write_validation_report
 from .markdown import md_table, numbers_table, status_table, topk_table
 from .provenance import provenance_lines
 
@@ -177,8 +178,6 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     run_dir = Path(run_dir)
     store = read_store(run_dir / "store.sqlite")
     if "validation_plan" in store.meta:  # a pipeline of kind lr_validation has its own report
-        from .lr_validation import write_validation_report
-
         return write_validation_report(run_dir)
     name = str(store.meta.get("name") or run_dir.name)
     labels = protocol_order(store)
