@@ -30,7 +30,7 @@ import sys
 import types
 from pathlib import Path
 import typing
-from typing import Any, Literal, Mapping, Sequence, TypeVar, Union
+from typing import Any, Callable, Generic, Iterator, Literal, Mapping, Sequence, TypeVar, Union
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,10 +39,69 @@ else:  # pragma: no cover
 
 from .errors import ConfigError, NasRescaleError
 
-__all__ = ["Overrides", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override", "parse_overrides", "typed_overrides",
-           "set_in_table", "read_toml_file", "parse_toml"]
+__all__ = ["Overrides", "Registry", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override",
+           "parse_overrides", "typed_overrides", "set_in_table", "read_toml_file", "parse_toml"]
 
 T = TypeVar("T")
+E = TypeVar("E")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Registry(Generic[E]):
+    """Named entries that a configuration key chooses between (executors, selection methods).
+
+    Entries keep their registration order; adding a name twice replaces the first entry (a
+    plug-in may override a built-in). :meth:`get` of an unknown name is a ConfigError naming
+    ``key`` and listing the registered names.
+
+    >>> colours = Registry("paint.colour", "colours")
+    >>> colours.add("red", 0xFF0000); colours.add("blue", 0x0000FF)
+    >>> colours.names(), colours.get("blue") == 0x0000FF
+    (('red', 'blue'), True)
+    >>> colours.get("green")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: paint.colour: expected one of 'red', 'blue' (the registered colours), got 'green'
+    """
+
+    def __init__(self, key: str, what: str) -> None:
+        self.key, self.what = key, what
+        self._entries: dict[str, E] = {}
+
+    def add(self, name: str, entry: E) -> None:
+        """Register ``entry`` as ``name`` (letters, digits and ``_``)."""
+        if not name or not name.replace("_", "").isalnum():
+            raise ValueError(f"{self.key}: a registered name must be letters, digits or _, got {name!r}")
+        self._entries[name] = entry
+
+    def decorator(self, name: str, make_entry: Callable[[F], E]) -> Callable[[F], F]:
+        """A decorator that registers ``make_entry(fn)`` as ``name`` and returns ``fn`` itself."""
+        def decorate(fn: F) -> F:
+            self.add(name, make_entry(fn))
+            return fn
+
+        return decorate
+
+    def remove(self, name: str) -> E:
+        """Unregister ``name`` and return its entry (tests, plug-in reloads)."""
+        return self._entries.pop(name)
+
+    def names(self) -> tuple[str, ...]:
+        """The registered names, in registration order."""
+        return tuple(self._entries)
+
+    def get(self, name: str) -> E:
+        """The entry registered as ``name``; a ConfigError listing the names if there is none."""
+        if name not in self._entries:
+            names = ", ".join(repr(n) for n in self._entries)
+            raise ConfigError(f"{self.key}: expected one of {names} (the registered {self.what}), got {name!r}")
+        return self._entries[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
 
 #: overrides: a typed mapping (dotted key -> value), or ``KEY=VALUE`` strings (parsed once by
 #: :func:`typed_overrides`; for code and tests: the command line parses its ``--set`` itself)

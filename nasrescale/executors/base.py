@@ -36,6 +36,7 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 
 from ..errors import ConfigError
 from ..jobs.grouping import DEFAULT_MAX_MEMBERS
+from .registry import executor_entry
 
 __all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome", "execute", "execute_all",
            "unit_keys", "STATUSES"]
@@ -49,8 +50,9 @@ class ExecutorSettings:
     """How a pipeline's jobs are run (the ``[executor]`` table of a pipeline file).
 
     Attributes:
-        kind: ``local`` (this machine: in-process on the CPU, a process pool on GPUs) or
-            ``ray`` (Ray core tasks; needs the ``ray`` extra).
+        kind: a registered executor (:func:`~nasrescale.executors.registry.executor_kinds`):
+            ``local`` (this machine: in-process on the CPU, a process pool on GPUs) or ``ray``
+            (Ray core tasks; needs the ``ray`` extra).
         jobs_per_gpu: concurrent jobs per visible GPU (local pool: processes; Ray: the task's
             ``num_gpus`` is ``1 / jobs_per_gpu``).
         cpus_per_job: CPUs reserved per job (Ray's ``num_cpus``; may be fractional).
@@ -63,7 +65,7 @@ class ExecutorSettings:
         max_fused: the most jobs in one fused group (larger groups are split evenly).
     """
 
-    kind: Literal["local", "ray"] = "local"
+    kind: str = "local"
     jobs_per_gpu: int = 1
     cpus_per_job: float = 1.0
     address: str | None = None
@@ -73,6 +75,7 @@ class ExecutorSettings:
     max_fused: int = DEFAULT_MAX_MEMBERS
 
     def __post_init__(self) -> None:
+        executor_entry(self.kind)  # an unknown kind: ConfigError listing the registered ones
         if self.jobs_per_gpu < 1:
             raise ConfigError(f"executor.jobs_per_gpu: must be >= 1, got {self.jobs_per_gpu}")
         if self.cpus_per_job <= 0:

@@ -41,6 +41,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import torch
+
 from ..errors import ConfigError
 from ..jobs.grouping import plan_units
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
@@ -55,7 +57,7 @@ _MAX_TEMP_DIR = 40  # characters; Ray appends session_<date>_<pid>/sockets/plasm
 def import_ray() -> Any:
     """The ``ray`` module, or a ConfigError saying how to install it."""
     try:
-        import ray
+        import ray  # optional: the ray extra, imported only when a Ray executor is built
     except ImportError as err:
         raise ConfigError("executor.kind = 'ray' needs Ray: pip install 'nasrescale[ray]' "
                           f"(or set executor.kind = 'local'); import failed: {err}") from None
@@ -136,7 +138,7 @@ def _task(job: RunnableJob, device: str, checkpoint_dir: Path | None,
           kill_keys: frozenset[str]) -> list[Outcome]:
     """Ray task body: run one unit (job or fused group); raise :class:`WorkerFault` so Ray
     retries worker faults."""
-    import ray
+    import ray  # optional: the ray extra; this body only runs in a Ray worker
 
     try:  # the attempt number is not public API; the count is informative only
         attempt = ray._private.worker.global_worker.core_worker.get_current_task_attempt_number() + 1
@@ -148,8 +150,6 @@ def _task(job: RunnableJob, device: str, checkpoint_dir: Path | None,
         if is_worker_fault(outcome):
             raise WorkerFault(outcome.error)
     if device.startswith("cuda"):  # release torch's cached blocks for the GPU's other tasks
-        import torch
-
         torch.cuda.empty_cache()
     return outcomes
 

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import ConfigError, DataError
+from ..executors import executor_entry
 from ..executors.base import ExecutorSettings
 from ..jobs.job import DataSpec, resolve_device
 
@@ -80,11 +81,12 @@ def check_executor(settings: ExecutorSettings, device_key: str = "executor.devic
     Raises:
         ConfigError: naming the setting and how to fix it.
     """
-    if settings.kind == "ray":
-        if importlib.util.find_spec("ray") is None:
-            raise ConfigError("executor.kind = \"ray\" needs Ray: pip install 'nasrescale[ray]' "
-                              "(or set executor.kind = \"local\")")
-        return  # a Ray cluster's devices are the workers', not this machine's
+    entry = executor_entry(settings.kind)
+    if entry.requires is not None:
+        if importlib.util.find_spec(entry.requires) is None:
+            raise ConfigError(f"executor.kind = \"{entry.name}\" needs the {entry.requires} package: "
+                              f"{entry.install} (or set executor.kind = \"local\")")
+        return  # a cluster's devices are the workers', not this machine's
     try:
         resolve_device(settings.device)
     except ConfigError as err:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import ConfigError
+from ..space.selection import check_selection
 
 __all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget"]
 
@@ -53,9 +54,11 @@ class ArchSettings:
     """``[archs]``: how the architectures are chosen.
 
     Attributes:
-        select: ``uniform`` (a seeded uniform sample of the family's space), ``stratified``
-            (one cell per equal-size stratum of benchmark accuracy), ``list`` (``names``) or
-            ``file`` (one architecture per line).
+        select: a selection method registered in :mod:`nasrescale.space.selection`
+            (:func:`~nasrescale.space.selection.selection_methods`): ``uniform`` (a seeded
+            uniform sample of the family's space), ``stratified`` (one cell per equal-size
+            stratum of benchmark accuracy), ``list`` (``names``) or ``file`` (one architecture
+            per line).
         count: cells in all for ``uniform``/``stratified`` (``include`` counts towards it).
         seed: seed of the draw.
         include: cells always taken (e.g. a degenerate one), any encoding.
@@ -67,7 +70,7 @@ class ArchSettings:
             exits on them, so its samples never hold one; ``include`` still takes any cell.
     """
 
-    select: Literal["uniform", "stratified", "list", "file"] = "uniform"
+    select: str = "uniform"
     count: int = 12
     seed: int = 0
     include: tuple[str, ...] = ()
@@ -79,10 +82,7 @@ class ArchSettings:
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ConfigError(f"archs.count: must be >= 1, got {self.count}")
-        if self.select == "list" and not self.names:
-            raise ConfigError("archs.names: select = \"list\" needs a non-empty list of architectures")
-        if self.select == "file" and not self.file:
-            raise ConfigError("archs.file: select = \"file\" needs a file with one architecture per line")
+        check_selection(self)  # a registered method, and the archs key it needs is set
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,8 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
                   "with results), the lowest seed of each protocol.", ""]
         numbers["curves"] = [{"key": k, **v} for k, v in keys.items()]
     lines += ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; CIs are "
-              f"percentile bootstrap over architectures ({n_boot} resamples, seed 0); the top-K% subset is "
+              f"paired bootstrap over architectures ({n_boot} resamples, seed 0; BCa, or percentile where "
+              "BCa degenerates or above 2,000 architectures); the top-K% subset is "
               "chosen by the first source (A).", ""]
     atomic_write_text(run_dir / "report.json", to_json(numbers, indent=1))
     path = run_dir / "report.md"

@@ -1,8 +1,20 @@
-"""Choosing a pipeline's architectures: uniform sample, accuracy-stratified sample, list or file.
+"""Choosing a pipeline's architectures: a registry of selection methods, looked up by name.
+
+``[archs] select`` names a method registered with :func:`register_selection`; the pipeline
+spec checks the name against :func:`selection_methods` (an unknown one is an error listing
+them) and :func:`select_archs` runs it. The built-in methods are ``uniform`` (a seeded
+uniform sample of the family's space), ``stratified`` (one cell per equal-size stratum of
+NB201 benchmark accuracy), ``list`` (``archs.names``) and ``file`` (one architecture per line).
 
 Every selection is deterministic given its settings (seeded ``random.Random``), returns
 canonical strings (the family's encoding) without duplicates, and puts ``include`` first.
 
+>>> selection_methods()
+('uniform', 'stratified', 'list', 'file')
+>>> selection_method("random")
+Traceback (most recent call last):
+...
+nasrescale.errors.ConfigError: archs.select: expected one of 'uniform', 'stratified', 'list', 'file' (the registered selection methods), got 'random'
 >>> from nasrescale.space.registry import get_family
 >>> from nasrescale.pipeline.spec import ArchSettings
 >>> nb = get_family("nb201")
@@ -14,15 +26,73 @@ canonical strings (the family's encoding) without duplicates, and puts ``include
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from ..config import Registry
 from ..errors import ArchError, ConfigError, NasRescaleError
+from .analysis import space_size
+from .benchmark import benchmark_accuracies
 from .encodings import format_arch, make_graph, parse_arch
 from .families import CellFamily
 from .topology import is_degenerate
 
-__all__ = ["select_archs", "uniform_sample", "stratified_sample"]
+__all__ = ["METHODS", "SelectionMethod", "register_selection", "selection_methods", "selection_method", "check_selection",
+           "select_archs", "uniform_sample", "stratified_sample"]
+
+#: ``fn(settings, family, include, dataset, base_dir) -> architectures`` (``include`` first)
+SelectFn = Callable[[Any, CellFamily, list[str], "str | None", "Path | None"], list[str]]
+
+
+@dataclass(frozen=True)
+class SelectionMethod:
+    """One registered way of choosing architectures.
+
+    Attributes:
+        name: the ``archs.select`` value.
+        select: the method (see :data:`SelectFn`).
+        summary: one line for docs and help texts.
+        needs: the ``archs`` key the method reads that must be set (``None``: none).
+        needs_text: what that key must hold, for the error message.
+    """
+
+    name: str
+    select: SelectFn
+    summary: str = ""
+    needs: str | None = None
+    needs_text: str = ""
+
+
+#: the registered selection methods, by ``archs.select``
+METHODS: Registry[SelectionMethod] = Registry("archs.select", "selection methods")
+
+
+def register_selection(name: str, *, summary: str = "", needs: str | None = None,
+                       needs_text: str = "") -> Callable[[SelectFn], SelectFn]:
+    """Decorator: register ``fn`` as the selection method ``archs.select = name``.
+
+    A second registration of a name replaces the first (a plug-in may override a built-in).
+    """
+    return METHODS.decorator(name, lambda fn: SelectionMethod(
+        name, fn, summary or (fn.__doc__ or "").strip(), needs, needs_text))
+
+
+#: the registered ``archs.select`` values, in registration order
+selection_methods = METHODS.names
+#: the method registered as a name; an unknown name is a ConfigError listing the registered ones
+selection_method = METHODS.get
+
+
+def check_selection(settings: Any) -> None:
+    """``settings.select`` is registered and the ``archs`` key its method needs is set.
+
+    Raises:
+        ConfigError: naming the ``archs.*`` key at fault.
+    """
+    method = selection_method(settings.select)
+    if method.needs is not None and not getattr(settings, method.needs):
+        raise ConfigError(f"archs.{method.needs}: select = \"{method.name}\" needs {method.needs_text}")
 
 
 def _canonical(items: Sequence[str], family: CellFamily, where: str) -> list[str]:
@@ -57,8 +127,6 @@ def uniform_sample(family: CellFamily, count: int, seed: int, exclude: Sequence[
     Raises:
         ConfigError: the family is not enumerable, or has fewer cells than asked for.
     """
-    from .analysis import space_size
-
     try:
         size = space_size(family)
     except ArchError as err:
@@ -112,22 +180,25 @@ def select_archs(settings: Any, family: CellFamily, dataset: str | None = None, 
         base_dir: folder relative ``archs.file`` paths are read from.
 
     Raises:
-        ConfigError: naming the ``archs.*`` key at fault.
+        ConfigError: naming the ``archs.*`` key at fault (an unknown ``select`` lists the
+            registered methods).
     """
+    check_selection(settings)
     include = _canonical(settings.include, family, "archs.include")
-    keep_degenerate = getattr(settings, "sample_degenerate", True)
-    if settings.select == "list":
-        return _canonical([*include, *settings.names], family, "archs.names")
-    if settings.select == "file":
-        path = Path(settings.file).expanduser()
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
-        return _canonical([*include, *_read_file(path)], family, f"archs.file {path}")
-    wanted = max(0, settings.count - len(include))
-    if settings.select == "uniform":
-        return include + uniform_sample(family, wanted, settings.seed, include, keep_degenerate)
-    from .benchmark import benchmark_accuracies
+    return selection_method(settings.select).select(settings, family, include, dataset, base_dir)
 
+
+@register_selection("uniform", summary="a seeded uniform sample of the family's space")
+def _select_uniform(settings: Any, family: CellFamily, include: list[str], dataset: str | None,
+                    base_dir: Path | None) -> list[str]:
+    wanted = max(0, settings.count - len(include))
+    keep_degenerate = getattr(settings, "sample_degenerate", True)
+    return include + uniform_sample(family, wanted, settings.seed, include, keep_degenerate)
+
+
+@register_selection("stratified", summary="one cell per equal-size stratum of NB201 benchmark accuracy")
+def _select_stratified(settings: Any, family: CellFamily, include: list[str], dataset: str | None,
+                       base_dir: Path | None) -> list[str]:
     column = settings.stratify_by or dataset or "cifar10"
     try:
         acc = benchmark_accuracies(column)
@@ -136,5 +207,23 @@ def select_archs(settings: Any, family: CellFamily, dataset: str | None = None, 
     if family.name != "nb201":
         raise ConfigError(f"archs.select: stratified sampling uses the NB201 benchmark table; family "
                           f"{family.name!r} has none (use uniform, list or file)")
+    keep_degenerate = getattr(settings, "sample_degenerate", True)
     exclude = include if keep_degenerate else include + [a for a in acc if is_degenerate(parse_arch(a, family), family)]
-    return include + stratified_sample(acc, wanted, settings.seed, exclude)
+    return include + stratified_sample(acc, max(0, settings.count - len(include)), settings.seed, exclude)
+
+
+@register_selection("list", needs="names", needs_text="a non-empty list of architectures",
+                    summary="the architectures of archs.names")
+def _select_list(settings: Any, family: CellFamily, include: list[str], dataset: str | None,
+                 base_dir: Path | None) -> list[str]:
+    return _canonical([*include, *settings.names], family, "archs.names")
+
+
+@register_selection("file", needs="file", needs_text="a file with one architecture per line",
+                    summary="one architecture per line of archs.file (relative to the pipeline file)")
+def _select_file(settings: Any, family: CellFamily, include: list[str], dataset: str | None,
+                 base_dir: Path | None) -> list[str]:
+    path = Path(settings.file).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    return _canonical([*include, *_read_file(path)], family, f"archs.file {path}")
