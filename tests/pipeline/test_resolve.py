@@ -3,8 +3,6 @@ the kind registry, and status/export served by the store."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +14,6 @@ from nasrescale.store.export import EXPORT_COLUMNS, export_csv
 from nasrescale.store.status import status_text
 from nasrescale.store.write import Store
 
-sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import TINY  # noqa: E402
 
 #: TINY without a budget epochs, the rescaled protocol at 5 epochs of its own

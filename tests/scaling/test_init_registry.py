@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +16,6 @@ from nasrescale.protocol import load_protocol
 from nasrescale.scaling import INIT_RULES
 from nasrescale.scaling.rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule
 
-sys.path.insert(0, str(Path(__file__).parent))
 from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
 
 
