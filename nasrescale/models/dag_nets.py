@@ -23,19 +23,11 @@ from torch import nn
 
 from ..errors import FamilyError
 from ..space.families import CellFamily
+from ..space.topology import stem_kernel
 from .cell import Cell
 from .network import CellNetwork, register_macro
 
 __all__ = ["MLPNetwork", "CNNNetwork", "stem_kernel", "build_mlp", "build_cnn"]
-
-#: CNN stem kernel when the family has no conv op (an all-skip/zero space)
-DEFAULT_STEM_KERNEL = 3
-
-
-def stem_kernel(family: CellFamily) -> int:
-    """The CNN stem's kernel: the largest conv kernel among the family's ops (default 3)."""
-    return max((k for op in family.ops if (k := op.conv_kernel) is not None), default=DEFAULT_STEM_KERNEL)
-
 
 class MLPNetwork(CellNetwork):
     """MLP with a DAG of hidden layers (paper §4.1).
@@ -81,7 +73,7 @@ class CNNNetwork(CellNetwork):
         prune: whether the cell runs the pruned plan.
 
     Attributes:
-        stem: ``Conv2d(in_channels, width, q, same padding, bias)`` -> ReLU, ``q`` = :func:`stem_kernel`.
+        stem: ``Conv2d(in_channels, width, q, same padding, bias)`` -> ReLU, ``q`` = :func:`~nasrescale.space.topology.stem_kernel`.
         cell: the cell.
         pool: global average pool -> flatten.
         readout: ``Linear(width, num_classes)``.

@@ -44,6 +44,8 @@ __all__ = [
     "lr_scale",
     "scale_for",
     "network_kernel",
+    "stem_kernel",
+    "DEFAULT_STEM_KERNEL",
     "kernel_factor",
     "edge_kernel_factors",
     "init_divisors",
@@ -196,10 +198,33 @@ def scale_for(sum_cubed: int, family: CellFamily) -> float | None:
     return math.sqrt(base_sum_depth_cubed(family) / sum_cubed) if sum_cubed else None
 
 
+#: CNN stem kernel when the family has no conv op (an all-skip/zero space)
+DEFAULT_STEM_KERNEL = 3
+
+
+def stem_kernel(family: CellFamily) -> int:
+    """The kernel of the conv stem a CNN macro (``[macro] kind = "cnn"``) puts before the cell:
+    the largest conv kernel among the family's ops (default 3), so the stem matches the cell."""
+    return max((k for op in family.ops if (k := op.conv_kernel) is not None), default=DEFAULT_STEM_KERNEL)
+
+
 def network_kernel(graph: nx.DiGraph, family: CellFamily) -> int | None:
-    """The one kernel size ``q`` of the ``network`` rule: the largest conv kernel on an
-    effective edge (the paper's CNNs use one size throughout); ``None`` if no conv."""
+    """The one kernel size ``q`` of the ``network`` rule: the largest conv kernel in the network
+    (the paper's CNNs use one size throughout, eq. 9): the convs on effective edges and, for a
+    CNN macro, the conv stem (:func:`stem_kernel`), so a cell with no conv edge still has its
+    stem's ``q``. ``None`` if the network has no conv.
+
+    >>> import dataclasses
+    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.encodings import parse_arch
+    >>> cnn = get_family("cnn_dag")
+    >>> cnn7 = dataclasses.replace(cnn, ops=tuple(dataclasses.replace(op, kernel=7) if op.kernel else op for op in cnn.ops))
+    >>> network_kernel(parse_arch("1_01_001_0001", cnn7), cnn7), network_kernel(parse_arch("1_01_001_0001", cnn), cnn)
+    (7, 3)
+    """
     kernels = [k for _, _, op in effective_edges(graph, family) if (k := family.op(op).conv_kernel) is not None]
+    if family.macro.get("kind") == "cnn":
+        kernels.append(stem_kernel(family))
     return max(kernels, default=None)
 
 

@@ -59,11 +59,12 @@ def test_shipped_validation_pipelines_plan(mlp_dag):
     groups = plan["groups"]
     assert list(groups) == ["source@k3", "source@k5", "source@k7"]
     assert all(g["base_group"] == "source@k3" for g in groups.values())
-    # the kernel factor is q_base / q for a cell with a conv edge, 1 for the conv-free base
-    for label, q in (("source@k5", 5), ("source@k7", 7)):
+    # one q per network (eq. 9): q_base / q for every cell, the conv-free base too (its stem is a q x q conv)
+    for label, q in (("source@k3", 3), ("source@k5", 5), ("source@k7", 7)):
         factors = {m["arch"]: m["kernel_factor"] for m in groups[label]["archs"]}
-        assert factors[plan["base_arch"]] == 1.0
-        assert any(f == pytest.approx(3 / q) for f in factors.values())
+        assert factors[plan["base_arch"]] == pytest.approx(3 / q)
+        for arch, factor in factors.items():
+            assert factor == pytest.approx(3 / q), arch
     assert len({j.key() for j in jobs}) == len(jobs)  # kernels give distinct jobs
     for job in jobs:
         assert job.protocol.lr_rule == "fixed", job.key()
