@@ -54,7 +54,7 @@ class LocalExecutor:
 
     def __init__(self, settings: ExecutorSettings, checkpoint_dir: str | Path | None = None,
                  progress: bool = True) -> None:
-        from ..jobs.job import resolve_device
+        from ..jobs.records import resolve_device  # local: loads torch, which the CLI defers until work starts
 
         self.settings = settings
         self.device = resolve_device(settings.device)

@@ -52,7 +52,7 @@ def pool_devices(settings: ExecutorSettings) -> list[str]:
     """
     if settings.device == "cpu":
         return ["cpu"]
-    import torch
+    import torch  # local: counting GPUs is the only use; the CLI defers loading torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if count == 0:
