@@ -113,7 +113,9 @@ class TrainJob:
     label: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "arch", format_arch(parse_arch(self.arch, self.family), self.family))
+        graph = parse_arch(self.arch, self.family)
+        object.__setattr__(self, "arch", format_arch(graph, self.family))
+        self.__dict__["graph"] = graph  # the cached_property below, filled by the one parse
         get_init_rule(self.protocol.init)  # an unknown init rule fails here, naming the known ones
 
     @functools.cached_property
