@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .resample import ResampledSummary
+from .resample import MIN_ROWS, ResampledSummary
 
 __all__ = [
     "K_PERCENTS",
@@ -45,7 +45,6 @@ __all__ = [
 #: the top-K% levels of the curve, largest first
 K_PERCENTS = (100, 90, 80, 70, 60, 50, 40, 30, 20, 10, 5, 1)
 TopkBy = Literal["first", "second", "both"]
-_MIN_ROWS = 3  # below this a rank correlation says nothing; reported as null
 #: the most rows for which :func:`bootstrap_cis` computes BCa intervals (above: percentile)
 BCA_MAX_ROWS = 2000
 _BATCH = 100  # resamples per vectorised call: memory O(_BATCH * rows)
@@ -59,7 +58,7 @@ def _pair(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarra
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"the two accuracy vectors differ in length ({x.size} vs {y.size})")
-    if x.size < _MIN_ROWS or np.ptp(x) == 0 or np.ptp(y) == 0:
+    if x.size < MIN_ROWS or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
     return x, y
 
@@ -202,7 +201,7 @@ def bootstrap_cis(a: Sequence[float], b: Sequence[float], n_boot: int = 1000, se
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     names = list(statistic(x, y))
-    if n_boot <= 0 or x.size < _MIN_ROWS:
+    if n_boot <= 0 or x.size < MIN_ROWS:
         return {**{name: None for name in names}, "method": {name: None for name in names}}
     fn = ResampledSummary(x, y) if statistic is summary_stats else _looped(statistic, x, y, names)
     bca = x.size <= BCA_MAX_ROWS

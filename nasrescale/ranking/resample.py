@@ -30,11 +30,11 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["STAT_NAMES", "ResampledSummary"]
+__all__ = ["MIN_ROWS", "STAT_NAMES", "ResampledSummary"]
 
 #: the statistics, in the order of the rows :class:`ResampledSummary` returns
 STAT_NAMES = ("kendall_tau", "spearman", "pearson", "mean_diff", "median_diff")
-_MIN_ROWS = 3  # as in nasrescale.ranking.rank: fewer rows leave the correlations undefined
+MIN_ROWS = 3  # fewer rows leave a rank correlation undefined (nasrescale.ranking.rank reports null)
 
 
 def _starts(sorted_values: np.ndarray) -> np.ndarray:
@@ -129,11 +129,11 @@ class ResampledSummary:
         xtie, ytie, ntie = [(g * (g - 1)).sum(axis=1) / 2 for g in (gx, gy, gxy)]
         tot = n_w * (n_w - 1) / 2
         tau = (tot - xtie - ytie + ntie - 2 * self._discordant(w)) / np.sqrt((tot - xtie) * (tot - ytie))
-        return np.where((xtie < tot) & (ytie < tot) & (n_w >= _MIN_ROWS), np.clip(tau, -1.0, 1.0), np.nan)
+        return np.where((xtie < tot) & (ytie < tot) & (n_w >= MIN_ROWS), np.clip(tau, -1.0, 1.0), np.nan)
 
     def _spearman_pearson(self, w: np.ndarray, gx: np.ndarray, gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n_w = w.sum(axis=1)
-        constant = ((gx > 0).sum(axis=1) < 2) | ((gy > 0).sum(axis=1) < 2) | (n_w < _MIN_ROWS)
+        constant = ((gx > 0).sum(axis=1) < 2) | ((gy > 0).sum(axis=1) < 2) | (n_w < MIN_ROWS)
         rank_x, rank_y = _avg_ranks(gx), _avg_ranks(gy)
         mid = (n_w + 1) / 2
         var_x = (gx * rank_x ** 2).sum(axis=1) - n_w * mid ** 2

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType

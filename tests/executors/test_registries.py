@@ -32,8 +32,9 @@ def test_a_registered_executor_is_accepted_by_the_settings_and_built(monkeypatch
         return LocalExecutor(settings, checkpoint_dir=checkpoint_dir, progress=progress)
 
     settings = ExecutorSettings(kind="inline", device="cpu")
-    assert isinstance(get_executor(settings, checkpoint_dir=tmp_path), LocalExecutor) and built == [tmp_path]
-    preflight.check_executor(settings)  # no optional package: the local device check only
+    assert isinstance(get_executor(settings, checkpoint_dir=tmp_path), LocalExecutor)
+    assert built == [tmp_path]
+    preflight.check_executor(settings)  # must not raise: no optional package, the local device check only
 
 
 def test_preflight_names_the_missing_package_of_an_entry(monkeypatch):
