@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..config import read_toml_file
 from ..errors import ConfigError, DataError
-from .write import Store
+from .write import Store, unpack_gzipped
 
 __all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
 
@@ -92,7 +92,8 @@ def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
         return given
     if given.suffix == ".toml" and given.is_file():
         given = Path(_pipeline_name(given))
-    elif (given / "store.sqlite").is_file() and (results is None or not (Path(results) / given).is_dir()):
+    elif any((given / f).is_file() for f in ("store.sqlite", "store.sqlite.gz")) and \
+            (results is None or not (Path(results) / given).is_dir()):
         return given / "store.sqlite"
     return run_dir_for(given, results) / "store.sqlite"
 
@@ -122,7 +123,7 @@ def _pipeline_name(path: Path) -> str:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    if not path.is_file():
+    if not unpack_gzipped(path).is_file():
         raise DataError(
             f"no result store at {str(path)!r}: run `nasrescale run PIPELINE` first, or point --results at "
             "the folder that holds <pipeline>/store.sqlite"

@@ -28,8 +28,10 @@ True
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
+import shutil
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -39,7 +41,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import ConfigError, DataError
 
-__all__ = ["Store", "FINAL", "RUNNABLE", "SCHEMA"]
+__all__ = ["Store", "FINAL", "RUNNABLE", "SCHEMA", "unpack_gzipped"]
 
 #: statuses that end a job for good
 FINAL = ("done", "diverged")
@@ -71,6 +73,19 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+def unpack_gzipped(path: Path) -> Path:
+    """``path``, first decompressed from ``<path>.gz`` beside it (as ``gunzip -k`` would) when only
+    the gzipped copy exists: committed results ship their stores as ``store.sqlite.gz``, and every
+    reader and a resumed run then see the store itself. The gzipped file is left as it is."""
+    packed = path.with_name(path.name + ".gz")
+    if not path.exists() and packed.is_file():
+        tmp = path.with_name(path.name + ".unpacking")
+        with gzip.open(packed, "rb") as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        tmp.replace(path)  # atomic: a reader never sees half a store
+    return path
+
+
 class Store:
     """A pipeline's SQLite store (see the module docstring).
 
@@ -83,7 +98,7 @@ class Store:
     """
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
-        self.path = Path(path)
+        self.path = unpack_gzipped(Path(path))
         self._lock = threading.RLock()  # executors may report outcomes from a helper thread
         try:
             if readonly:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import gzip
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from nasrescale.report.results_index import index_text, run_folders
+from nasrescale.store.read import reading, store_path
+from nasrescale.store.write import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +37,21 @@ def test_a_gzipped_validation_store_is_indexed_with_its_headline(tmp_path: Path)
     assert "LR validation (no report yet" in text  # no report.md copied: the index says so
     shutil.copy(src / "report.md", run)
     assert "**CNN topologies and kernel sizes (Fig. 3)**: r (log LR) = " in index_text(tmp_path)
-    with gzip.open(run / "store.sqlite.gz", "rb") as f_in, open(run / "store.sqlite", "wb") as f_out:
-        shutil.copyfileobj(f_in, f_out)
+    assert (run / "store.sqlite").is_file()  # read from the copy unpacked beside the .gz
     assert run_folders(tmp_path) == [run]  # one folder, whichever form its store has
+
+
+def test_any_store_reader_and_a_rerun_unpack_a_gzipped_store(tmp_path: Path) -> None:
+    run = tmp_path / "results" / "lr_validation_cnn_cpu"
+    run.mkdir(parents=True)
+    shutil.copy(ROOT / "results" / "lr_validation_cnn_cpu" / "store.sqlite.gz", run)
+    assert store_path("lr_validation_cnn_cpu", tmp_path / "results") == run / "store.sqlite"
+    with reading(run) as store:
+        statuses = Counter(r["status"] for r in store.rows())
+    assert statuses == {"done": 241, "diverged": 7}  # the committed run: RUN.md
+    with gzip.open(run / "store.sqlite.gz", "rb") as f:
+        packed = f.read()
+    assert (run / "store.sqlite").read_bytes() == packed  # unpacked as is, the .gz left beside it
+    writable = Store(run / "store.sqlite")  # a rerun resumes the committed rows, not a new store
+    assert len(writable.rows()) == 248
+    writable.close()
