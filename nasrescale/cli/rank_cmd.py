@@ -9,7 +9,7 @@ from ..errors import ConfigError
 from ..ranking.compare import compare
 from ..ranking.sources import load_source
 from ..ranking.text import format_table, to_json
-from ..report.report import write_report
+from ..report.dispatch import write_run_report
 from ..report.results_index import write_index
 from ..store.read import store_path
 from .common import add_family_options, family_from_args
@@ -83,6 +83,6 @@ def _run_report(args: argparse.Namespace) -> int:
         return 0
     run_dir = store_path(args.pipeline, args.results).parent
     if not args.index:
-        print(f"wrote {write_report(run_dir, n_boot=args.bootstrap)}")
+        print(f"wrote {write_run_report(run_dir, n_boot=args.bootstrap)}")
     print(f"wrote {write_index(run_dir.parent)}")
     return 0

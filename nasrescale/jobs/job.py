@@ -32,6 +32,7 @@ import networkx as nx
 from ..config import to_table
 from ..data import load_dataset, subset
 from ..data.benchmark_splits import default_test_split
+from ..data.resize import downsample
 from ..data.types import ImageData
 from ..models import macro_settings
 from ..protocol import Protocol
@@ -61,6 +62,8 @@ class DataSpec:
         test_split: ``full``, ``x-test`` or ``x-valid``; ``None`` is the dataset's default.
         train_subset: train on a class-balanced subset of this many images (``None``: all).
         test_subset: test on a class-balanced subset of this many images (``None``: all).
+        resolution: box-downsample every image to this side once at load
+            (:func:`nasrescale.data.resize.downsample`; ``None``: the dataset's own size).
 
     Subsets are drawn with a fixed seed (0), so every seed and protocol of a pipeline sees the
     same images: seed noise then measures init and batch order only, as in the benchmark.
@@ -71,11 +74,14 @@ class DataSpec:
     test_split: str | None = None
     train_subset: int | None = None
     test_subset: int | None = None
+    resolution: int | None = None
 
     def identity(self) -> dict[str, Any]:
-        """What identifies the data (the test split resolved; the path left out)."""
-        return {"name": self.name, "test_split": self.test_split or default_test_split(self.name),
-                "train_subset": self.train_subset, "test_subset": self.test_subset}
+        """What identifies the data (the test split resolved; the path left out). ``resolution``
+        appears only when set, so the keys of jobs at the dataset's own size never change."""
+        out = {"name": self.name, "test_split": self.test_split or default_test_split(self.name),
+               "train_subset": self.train_subset, "test_subset": self.test_subset}
+        return out if self.resolution is None else {**out, "resolution": self.resolution}
 
     def load(self) -> Any:
         """The :class:`~nasrescale.data.ImageData` (cached per process: jobs share it)."""
@@ -85,7 +91,8 @@ class DataSpec:
 @functools.lru_cache(maxsize=2)
 def _load_data(spec: DataSpec) -> ImageData:
     data = load_dataset(spec.name, spec.path, test_split=spec.test_split)
-    return subset(data, spec.train_subset, spec.test_subset, seed=0)
+    data = subset(data, spec.train_subset, spec.test_subset, seed=0)
+    return data if spec.resolution is None else downsample(data, spec.resolution)
 
 
 @dataclass(frozen=True)
@@ -151,8 +158,9 @@ class TrainJob:
             return 0.0
         size = self.size()
         images = self.data.train_subset or 50_000  # relative: full sets all count alike
+        pixels = (self.data.resolution or 32) ** 2 / 1024  # relative to a 32 x 32 image
         return (_cell_work(self.graph, self.family) * size.get("width", 1) ** 2 * size.get("cells", 1)
-                * self.protocol.epochs * images)
+                * self.protocol.epochs * images * pixels)
 
     def fusion_key(self) -> str | None:
         """Jobs of one key may train as one fused network (:mod:`nasrescale.jobs.grouping`);

@@ -42,7 +42,7 @@ def provenance(device: str) -> dict[str, Any]:
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else (platform.processor() or platform.machine())
     return {"nasrescale": __version__, "torch": torch.__version__, "cuda": torch.version.cuda,
             "device": str(device), "device_name": name, "hostname": socket.gethostname(),
-            "python": platform.python_version(),
+            "python": platform.python_version(), "threads": torch.get_num_threads(),
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 

@@ -5,12 +5,15 @@ Every kind registers one :class:`PipelineKind` in :data:`KINDS`; the pipeline, i
 
 * ``retrain`` -- architectures x protocols x seeds; a protocol with ``base_lr = "search"`` has
   its base LR chosen by the LR search first; reported by the ranking and ``report.md``.
+* ``calibration`` -- one protocol at several candidate budgets (``[budgets.<label>]``) x
+  architectures x each candidate's seeds (:mod:`nasrescale.pipeline.calibration`); reported by
+  :mod:`nasrescale.report.calibration` (proxy validity against the reference, cost).
 * ``lr_validation`` -- each architecture's maximal LR grid-searched (the grid extended past an
   edge argmin, up to ``lr_search.extend`` rounds) and compared with the predicted one
   (:mod:`nasrescale.lrsearch.validation`); reported by its own summary and report.
 
 >>> sorted(KINDS), get_kind("retrain").needs_base_lr, get_kind("lr_validation").needs_base_lr
-(['lr_validation', 'retrain'], True, False)
+(['calibration', 'lr_validation', 'retrain'], True, False)
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
 from ..jobs.job import TrainJob
+from ..report.calibration import calibration_text, write_calibration_report
 from ..report.lr_validation import summary_text, write_validation_report
 from ..report.report import ranking_text, write_report
 from ..store.write import Store
+from .calibration import calibration_plan
 
 __all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "RunJobs"]
 
@@ -155,3 +160,24 @@ register_kind(PipelineKind("retrain", needs_base_lr=True, searches=True, slices=
                            after=_nothing_after, trim=_retrain_trim, report=_retrain_report))
 register_kind(PipelineKind("lr_validation", needs_base_lr=False, searches=False, slices=False, plan=_validation_plan,
                            after=_extend_validation, trim=lambda pipeline, resolved: None, report=_validation_report))
+
+
+# -- calibration --------------------------------------------------------------------------
+def _calibration_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
+    resolved.pop("validation")
+    resolved.pop("lr_search")
+
+
+def _calibration_report(run_dir: Path) -> None:
+    """The candidates' table, then ``report.md``; a failing report leaves the results."""
+    try:
+        print(calibration_text(run_dir))
+        print(f"report: {write_calibration_report(run_dir)}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
+        print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
+              "retry with `nasrescale report`", file=sys.stderr)
+
+
+register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, slices=False,
+                           plan=lambda pipeline, archs: (calibration_plan(pipeline, archs), {}),
+                           after=_nothing_after, trim=_calibration_trim, report=_calibration_report))

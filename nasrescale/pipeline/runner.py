@@ -32,7 +32,7 @@ from ..lrsearch.select import Selection, select_lr
 from ..protocol import Protocol
 from ..store.read import run_dir_for
 from ..store.write import Store
-from .preflight import PIPELINE_KEYS, check_data, check_executor
+from .preflight import check_data, check_executor
 from .spec import ANALYSIS_ONLY, Pipeline, strip_keys
 
 try:
@@ -86,7 +86,8 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
         jobs, extra = pipeline.kind.plan(pipeline, archs)  # checks every architecture before anything is written
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
-    check_data(pipeline.data_spec(), PIPELINE_KEYS)
+    for spec, keys in pipeline.data_specs():
+        check_data(spec, keys)
     with _driver_lock(run_dir):
         return _drive(pipeline, run_dir, archs, jobs, extra, progress, executor)
 

@@ -58,7 +58,9 @@ from ..lrsearch.validation import ValidationSettings, extend_plan, validation_pl
 from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
 from ..space.selection import select_archs
+from .calibration import Candidate, candidate_data, candidate_keys, candidates_table, parse_candidates
 from .kinds import PipelineKind, get_kind
+from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
 from .tables import ArchSettings, Budget, DataSettings, PipelineSettings
 
@@ -69,6 +71,9 @@ __all__ = ["ANALYSIS_ONLY", "strip_keys", "PipelineSettings", "DataSettings", "A
 
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
              "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings}
+
+#: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
+_TABLES = (*_SECTIONS, "protocols", "budgets")
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,7 @@ class Pipeline:
     source: str | None = None
     lr_search: LrSearchSettings = LrSearchSettings()
     validation: ValidationSettings = ValidationSettings()
+    budgets: tuple[Candidate, ...] = ()  # a calibration's candidate budgets (pipeline/calibration.py)
 
     @property
     def name(self) -> str:
@@ -126,7 +132,14 @@ class Pipeline:
     def data_spec(self) -> DataSpec:
         """The jobs' :class:`DataSpec`."""
         return DataSpec(self.data.name, self.data.path, self.data.test_split, self.budget.train_subset,
-                        self.budget.test_subset)
+                        self.budget.test_subset, self.budget.resolution)
+
+    def data_specs(self) -> list[tuple[DataSpec, DataKeys]]:
+        """Every distinct dataset its jobs use, with how its keys are spelled in errors."""
+        if not self.budgets:
+            return [(self.data_spec(), PIPELINE_KEYS)]
+        specs = {candidate_data(self.data_spec(), c): candidate_keys(c) for c in self.budgets}
+        return list(specs.items())
 
     def arch_list(self) -> list[str]:
         """The selected architectures, canonical, in selection order."""
@@ -166,6 +179,8 @@ class Pipeline:
         self.kind.trim(self, out)
         out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {})}
                             for e in self.protocols}
+        if self.budgets:
+            out["budgets"] = candidates_table(self.budgets)
         out["arch_list"] = list(archs)
         out["pipeline"]["family"] = self.family().name  # family_file alone: the file's family, by name
         out["family_digest"] = self.family().digest()
@@ -180,6 +195,10 @@ class Pipeline:
         out["data"].pop("path", None)
         for key in ("description", "reference"):
             out["pipeline"].pop(key, None)
+        if self.budgets:  # a calibration may grow by seeds: more seeds add jobs, change none
+            out["pipeline"].pop("seeds", None)
+            for table in out["budgets"].values():
+                table.pop("seeds", None)
         return strip_keys(out, ANALYSIS_ONLY)
 
 
@@ -230,8 +249,8 @@ def resolve_pipeline_path(name_or_path: str | Path) -> Path:
 def _apply_overrides(doc: dict[str, Any], overrides: Overrides) -> None:
     for key, value in typed_overrides(overrides).items():
         path, text = key.split("."), f"{key}={value!r}"
-        if path[0] not in (*_SECTIONS, "protocols"):
-            raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join((*_SECTIONS, 'protocols'))}")
+        if path[0] not in _TABLES:
+            raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join(_TABLES)}")
         if len(path) < 2:
             raise ConfigError(f"--set {text!r}: give a key inside the table, e.g. {path[0]}.KEY=VALUE")
         set_in_table(doc, path, value, text)
@@ -249,10 +268,9 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     path = resolve_pipeline_path(name_or_path)
     doc = read_toml_file(path, "pipeline")
     _apply_overrides(doc, overrides)
-    allowed = (*_SECTIONS, "protocols")
     for key in doc:
-        if key not in allowed:
-            raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(allowed)}")
+        if key not in _TABLES:
+            raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(_TABLES)}")
     if not isinstance(doc.get("pipeline"), dict):
         raise ConfigError("pipeline: missing [pipeline] table (with at least name = \"...\")")
     sections = {}
@@ -264,7 +282,9 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     protocols = doc.get("protocols")
     if not isinstance(protocols, dict) or not protocols:
         raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
-    needs_lr = get_kind(sections["pipeline"].kind).needs_base_lr
+    kind = get_kind(sections["pipeline"].kind)
+    budgets = _candidates(doc, kind.name, sections["budget"], sections["pipeline"].seeds)
+    needs_lr = kind.needs_base_lr
     entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())
     seen: dict[str, str] = {}
     for e in entries:
@@ -273,4 +293,14 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
             raise ConfigError(f"protocols.{e.label}: resolves to the same protocol as protocols.{seen[text]}; "
                               "their jobs would be the same jobs")
         seen[text] = e.label
-    return Pipeline(**sections, protocols=entries, source=str(path))
+    return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets)
+
+
+def _candidates(doc: dict[str, Any], kind: str, budget: Budget, seeds: Sequence[int]) -> tuple[Candidate, ...]:
+    """A calibration's ``[budgets.<label>]`` tables; other kinds have none."""
+    if kind == "calibration":
+        return parse_candidates(doc.get("budgets", {}), budget, seeds)
+    if "budgets" in doc:
+        raise ConfigError(f"budgets: candidate budgets belong to a calibration (pipeline.kind = \"calibration\"); "
+                          f"a {kind} pipeline has one [budget] table")
+    return ()

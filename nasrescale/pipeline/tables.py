@@ -95,9 +95,10 @@ class Budget:
     cells: int | None = None
     train_subset: int | None = None
     test_subset: int | None = None
+    resolution: int | None = None
 
     def __post_init__(self) -> None:
-        for key in ("epochs", "batch_size", "width", "cells", "train_subset", "test_subset"):
+        for key in ("epochs", "batch_size", "width", "cells", "train_subset", "test_subset", "resolution"):
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ConfigError(f"budget.{key}: must be a positive integer, got {value}")

@@ -57,7 +57,7 @@ def test_the_family_is_read_once_per_pipeline(tmp_path, monkeypatch):
 def test_kinds_are_a_registry(tmp_path):
     path = tmp_path / "tiny.toml"
     path.write_text(TINY)
-    with pytest.raises(ConfigError, match=r"pipeline.kind: unknown kind 'bogus'; kinds: lr_validation, retrain"):
+    with pytest.raises(ConfigError, match=r"pipeline.kind: unknown kind 'bogus'; kinds: calibration, lr_validation, retrain"):
         load_pipeline(path, {"pipeline.kind": "bogus"})
     custom = kinds.register_kind(kinds.PipelineKind(
         "bogus", needs_base_lr=False, searches=False, slices=False, plan=lambda p, archs: ([], {"seen": "yes"}),
