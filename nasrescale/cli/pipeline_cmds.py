@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..config import parse_overrides
 from ..errors import NasRescaleError
 from ..pipeline.runner import run_pipeline
+from ..pipeline.slices import run_slice
 from ..pipeline.spec import load_pipeline, pipeline_names
 from ..store.export import export_csv
 from ..store.read import run_dir_for
@@ -30,6 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="override a pipeline key, e.g. --set budget.epochs=3 or --set executor.kind=ray (repeatable)")
     p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--time-limit", metavar="DURATION", type=parse_duration,
+                   help="run cells until this much time has passed (e.g. 3h, 90m, 5400s), then stop; cells go in "
+                        "spread order with every protocol and seed of a cell together, so what is finished is a "
+                        "stratified sample; rerun to continue (fits a SLURM job's --time or an evening)")
+    p.add_argument("--max-cells", metavar="N", type=_positive_int, help="run at most N unfinished cells (spread order)")
     p.set_defaults(func=run_cmd)
 
     p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
@@ -56,9 +64,53 @@ def _run_dir(name_or_path: str, results: str | None) -> Path:
     return run_dir_for(name, results)
 
 
+def parse_duration(text: str) -> float:
+    """Seconds in ``3h``, ``90m``, ``5400s``, ``5400`` or ``1h30m``.
+
+    >>> parse_duration("1h30m"), parse_duration("90"), parse_duration("2.5m")
+    (5400.0, 90.0, 150.0)
+    """
+    match = _DURATION.fullmatch(text.strip().lower())
+    if not match or not any(match.groups()):
+        raise argparse.ArgumentTypeError(f"{text!r} is no duration; e.g. 3h, 90m, 1h30m, 5400s or 5400 (seconds)")
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the time limit must be positive")
+    return total
+
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer")
+    return value
+
+
+def _run_timed(pipeline: Any, args: argparse.Namespace) -> Any:
+    """``run --time-limit/--max-cells``: one slice of cells (:func:`~nasrescale.pipeline.slices.run_slice`)."""
+    summary = run_slice(pipeline, args.results, max_cells=args.max_cells or len(pipeline.arch_list()),
+                        deadline_s=args.time_limit or float("inf"), progress=not args.quiet,
+                        log=lambda line: print(line, file=sys.stderr))
+    print(f"{pipeline.name}: {len(summary.cells_run)} cell(s) run now ({summary.jobs_run} jobs); "
+          f"{summary.cells_done}/{summary.cells_total} cells and {summary.jobs_done}/{summary.jobs_total} jobs "
+          f"finished; {summary.stopped}", file=sys.stderr)
+    return summary
+
+
 def run_cmd(args: argparse.Namespace) -> int:
     """Run the pipeline; print the final table; exit 1 if some jobs failed."""
     pipeline = load_pipeline(args.pipeline, parse_overrides(args.set))  # --set parsed here, once
+    if args.time_limit is not None or args.max_cells is not None:
+        summary = _run_timed(pipeline, args)
+        pipeline.kind.report(summary.run_dir)
+        return 0
     summary = run_pipeline(pipeline, args.results, progress=not args.quiet)
     c = summary.counts
     print(f"{pipeline.name}: {summary.total} jobs ({summary.new} new, {summary.ran} run now); "

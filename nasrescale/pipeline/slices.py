@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 from ..errors import ConfigError
 from ..store.read import run_dir_for
 from ..store.write import FINAL, Store
+from .preflight import check_data, check_executor
 from .runner import _driver_lock, run_jobs
 from .spec import Pipeline
 
@@ -123,7 +124,13 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             store holding a different pipeline under this name.
     """
     if not pipeline.kind.slices or pipeline.needs_search():
-        raise ConfigError("run_slice: a retrain pipeline with fixed base LRs only (no base_lr = \"search\")")
+        raise ConfigError(f"a time-limited run (slices of cells) needs a retrain pipeline with fixed base LRs; "
+                          f"{pipeline.name!r} is a {pipeline.kind.name} pipeline"
+                          + (" with base_lr = \"search\"" if pipeline.needs_search() else "")
+                          + "; run it without --time-limit/--max-cells")
+    check_executor(pipeline.executor)  # what the jobs need, before anything is stored
+    for spec, keys in pipeline.data_specs():
+        check_data(spec, keys)
     start = time.monotonic()
     run_dir = run_dir_for(pipeline.name, results)
     archs = pipeline.arch_list()

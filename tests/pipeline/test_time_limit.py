@@ -1,0 +1,59 @@
+"""`nasrescale run --time-limit/--max-cells`: cells in spread order, whole cells at a time, a
+rerun continues, and pipelines that cannot be sliced are refused before anything is stored."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from nasrescale.cli.main import main
+from nasrescale.pipeline.slices import visit_cells
+from nasrescale.pipeline.spec import load_pipeline
+
+from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
+
+ARCHS = ("3_11_111", "3_33_333", "1_11_111", "3_13_310")
+
+
+def _finished(store) -> dict[str, int]:
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT arch, COUNT(*) FROM jobs WHERE status = 'done' GROUP BY arch").fetchall()
+    return dict(rows)
+
+
+def test_max_cells_runs_whole_cells_in_spread_order_and_a_rerun_continues(capsys, tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_pipeline("sliced", archs=ARCHS))
+    results = tmp_path / "res"
+    assert main(["run", str(path), "--results", str(results), "--max-cells", "1", "--quiet"]) == 0
+    store = results / "sliced" / "store.sqlite"
+    order = visit_cells(load_pipeline(path).arch_list())  # canonical strings, selection order
+    first = _finished(store)
+    assert list(first) == [order[0]] and first[order[0]] == 2  # both protocols of the cell, one seed
+    assert main(["run", str(path), "--results", str(results), "--time-limit", "1h", "--max-cells", "2",
+                 "--quiet"]) == 0
+    assert set(_finished(store)) == set(order[:3])
+    err = capsys.readouterr().err
+    assert "3/4 cells" in err
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--time-limit", "soon"], "'soon' is no duration"),
+    (["--max-cells", "0"], "'0': expected a positive integer"),
+])
+def test_bad_limits_exit_2(capsys, tmp_path, argv, fragment):
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_pipeline("sliced", archs=ARCHS))
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(path), "--results", str(tmp_path / "res"), *argv])
+    assert exc.value.code == 2 and fragment in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_pipeline_that_cannot_be_sliced_is_refused_before_anything_is_stored(capsys, tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_pipeline("searched", archs=ARCHS).replace("base_lr = 0.3", 'base_lr = "search"'))
+    assert main(["run", str(path), "--results", str(tmp_path / "res"), "--max-cells", "1"]) == 2
+    assert 'base_lr = "search"' in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()
