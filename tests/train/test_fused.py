@@ -98,9 +98,12 @@ def assert_same_run(ref_model: nn.Module, ref, model: nn.Module, res, rel: float
 
 @pytest.mark.parametrize("nesterov, wds", [(True, (5e-4, 5e-4, 5e-4)), (False, (0.0, 1e-3, 5e-4))])
 def test_fused_sgd_equals_independent_torch_sgd(nesterov: bool, wds: tuple[float, ...]):
+    # float64: the two may round an update differently (a fused multiply-add or not, lr * d
+    # first or not), a few ulps of values below ~10, which 1e-12 covers with room on any CPU
     g = torch.Generator().manual_seed(0)
     shapes, lrs, k = [(4, 3, 3, 3), (4,), (2, 5)], (0.1, 0.03, 0.5), 3
-    singles = [[torch.randn(s, generator=g, requires_grad=True) for s in shapes] for _ in range(k)]
+    singles = [[torch.randn(s, generator=g, dtype=torch.float64, requires_grad=True) for s in shapes]
+               for _ in range(k)]
     ref = [torch.optim.SGD(ps, lr=lr, momentum=0.9, nesterov=nesterov, weight_decay=wd)
            for ps, lr, wd in zip(singles, lrs, wds)]
     fused = [nn.Parameter(torch.cat([singles[i][j].detach() for i in range(k)])) for j in range(len(shapes))]
@@ -108,7 +111,7 @@ def test_fused_sgd_equals_independent_torch_sgd(nesterov: bool, wds: tuple[float
     for step in range(4):
         factor = 0.5 ** step  # a schedule: every member's LR times the same factor
         opt.set_factor(factor)
-        grads = [[torch.randn(s, generator=g) for s in shapes] for _ in range(k)]
+        grads = [[torch.randn(s, generator=g, dtype=torch.float64) for s in shapes] for _ in range(k)]
         for i in range(k):
             for group in ref[i].param_groups:
                 group["lr"] = lrs[i] * factor
@@ -120,7 +123,7 @@ def test_fused_sgd_equals_independent_torch_sgd(nesterov: bool, wds: tuple[float
         opt.step()
     for j, p in enumerate(fused):
         torch.testing.assert_close(p.detach(), torch.cat([singles[i][j].detach() for i in range(k)]),
-                                   rtol=1e-6, atol=1e-7)
+                                   rtol=1e-12, atol=1e-12)
 
 
 # --- training ------------------------------------------------------------------------------------
