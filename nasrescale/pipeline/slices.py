@@ -1,7 +1,7 @@
-"""Running a pipeline in slices: a few cells per time-limited GPU allocation, one store across them.
+"""Running a pipeline in slices: a few cells per time-limited run, one store across them.
 
-A SLURM job with a wall-time limit or a preemptible instance may last minutes, so a long
-re-evaluation is cut into slices of cells. The cells are visited in *spread order*
+A SLURM job's wall time, a preemptible instance or a GPU allocation of minutes holds less
+than a long re-evaluation, so it is cut into slices of cells. The cells are visited in *spread order*
 (:func:`spread_order`: the van der Corput sequence over the selection order), so that when the
 selection is ordered by benchmark accuracy, as a stratified one is, every slice and every prefix
 of slices covers the whole accuracy range: the ranking of what is finished after any slice is
