@@ -38,7 +38,7 @@ Usage:
         --accuracy --acc-images 50000 --acc-epochs 5 --data .data/cifar10.npz  # H100, full size
     python benchmarks/train_throughput.py --width 4 --cells 1 --train-images 256 --epochs 1 --ks 2 \
         --jobs-per-gpu 1,2 --workers 0                                      # CPU smoke run (seconds)
-    tools/gpu_visit.sh bench                 # the full-size run of a GPU visit (bf16 and fp32, JSON)
+    tools/gpu_allocation.sh bench            # the full-size run within a GPU time budget (bf16 and fp32, JSON)
 """
 
 from __future__ import annotations
@@ -369,7 +369,7 @@ class Bench:
                   "jobs_per_gpu code path, not a GPU figure; the CPU trains in fp32 whatever the precision says")
         for r in (r for r in self.rows if r.note):
             print(f"  {r.label}: {r.note}")
-        print(f"{'(e) CUDA graphs':<28} not implemented (not measured: no GPU in the session that built this)")
+        print(f"{'(e) CUDA graphs':<28} not implemented")
         for key, value in extra.items():
             print(f"{key}: {value}")
         if self.clock.skipped:

@@ -7,7 +7,7 @@ byte-identical file.
 
 Usage::
 
-    python tools/make_cifar10_subset.py --src ../shared/datasets/cifar10-jpeg \\
+    python tools/make_cifar10_subset.py --src CIFAR10_JPEG_FOLDER \\
         --out nasrescale/data/cifar10_subset.npz [--train-per-class 500 --test-per-class 100]
 """
 

@@ -1,6 +1,6 @@
 """Pack the whole of CIFAR-10 (JPEG files) into one image pack for GPU runs (~53 MiB).
 
-Reads ``SRC/train/<class>/*`` and ``SRC/test/<class>/*`` -- e.g. ``../shared/datasets/cifar10-jpeg``
+Reads ``SRC/train/<class>/*`` and ``SRC/test/<class>/*`` of a folder of CIFAR-10 as JPEG files
 (50,000 + 10,000 images, the format of the shipped subset) -- and stores every file's original
 bytes (no re-encoding) in one deterministic ``.npz``: the shipped subset's format
 (:mod:`nasrescale.data.packed`), only complete. Training then reads it with::
@@ -11,7 +11,7 @@ Write it under an ignored folder (``.data/`` in a checkout): the file is data, n
 
 Usage::
 
-    python tools/pack_cifar10.py --src ../shared/datasets/cifar10-jpeg --out .data/cifar10.npz
+    python tools/pack_cifar10.py --src CIFAR10_JPEG_FOLDER --out .data/cifar10.npz
 """
 
 from __future__ import annotations

@@ -1,15 +1,16 @@
-"""Running a pipeline in slices: a few cells per short GPU visit, one store across visits.
+"""Running a pipeline in slices: a few cells per time-limited run, one store across them.
 
-A GPU visit is short (minutes), so a long re-evaluation is cut into slices of cells. The cells
-are visited in *spread order* (:func:`spread_order`: the van der Corput sequence over the
-selection order), so that when the selection is ordered by benchmark accuracy, as a stratified
-one is, every slice and every prefix of slices covers the whole accuracy range: the ranking of
-what is finished after any visit is itself a stratified sample.
+A SLURM job's wall time, a preemptible instance or a GPU allocation of minutes holds less
+than a long re-evaluation, so it is cut into slices of cells. The cells are visited in *spread order*
+(:func:`spread_order`: the van der Corput sequence over the selection order), so that when the
+selection is ordered by benchmark accuracy, as a stratified one is, every slice and every prefix
+of slices covers the whole accuracy range: the ranking of what is finished after any slice is
+itself a stratified sample.
 
 :func:`run_slice` binds the whole pipeline to its store (all jobs, ``pending`` until run), then
 runs the next unfinished cells in chunks (every protocol and seed of a cell together, so a
 cell is compared only once complete) and stops before a chunk that would not finish before
-the deadline, judged by the chunks already timed. Each visit is recorded in the store's meta
+the deadline, judged by the chunks already timed. Each slice is recorded in the store's meta
 (``visit:<n>``: when, where, what ran), so reports can show which hardware produced what.
 
 >>> spread_order(8)
@@ -117,7 +118,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
         visit: extra facts recorded in the store's meta ``visit:<n>`` (device, data copy...).
         log: where one line per chunk goes.
         after_chunk: called after each chunk's results are stored (e.g. to copy the store out,
-            so a visit cut off later still brings back what it finished).
+            so an allocation cut off later still keeps what it finished).
 
     Raises:
         ConfigError: an LR-validation pipeline or one whose base LR comes from a search, or a
@@ -168,7 +169,7 @@ def _run_chunks(store: Store, pipeline: Pipeline, run_dir: Path, chunks: list[li
     for i, chunk in enumerate(chunks):
         left = deadline - time.monotonic()
         if left <= 0 or (per_cell is not None and per_cell * len(chunk) > left):
-            summary.stopped = f"time: {len(chunks) - i} chunk(s) left for the next visit ({left:.0f} s left)"
+            summary.stopped = f"time: {len(chunks) - i} chunk(s) left for the next slice ({left:.0f} s left)"
             log(f"slice: stopping before chunk {i + 1}/{len(chunks)}: {summary.stopped}")
             return
         t0 = time.monotonic()
@@ -185,7 +186,7 @@ def _run_chunks(store: Store, pipeline: Pipeline, run_dir: Path, chunks: list[li
 
 
 def _record_visit(store: Store, summary: SliceSummary, visit: dict[str, Any]) -> None:
-    """Store meta ``visit:<n>`` (n = 1 + the visits recorded so far)."""
+    """Store meta ``visit:<n>`` (n = 1 + the slices recorded so far)."""
     n = 1 + sum(1 for _ in visit_records(store.path, store))
     facts = {**visit, **summary.to_json(), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     facts.pop("run_dir", None)

@@ -1,5 +1,5 @@
-"""Provenance of a stored run (device, torch, CUDA, precision as trained, data copy, GPU
-visits) as facts and Markdown lines, shared by ``report.md`` and the results index."""
+"""Provenance of a stored run (device, torch, CUDA, precision as trained, data copy, the
+slices that ran it) as facts and Markdown lines, shared by ``report.md`` and the results index."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def provenance(store: StoreData) -> dict[str, str]:
     records = [r for r in _records(store) if not r.get("degenerate")]
     prov = [r.get("provenance") or {} for r in records]
     data = pipeline_value(store.pipeline, "data") or {}
-    visits = _visits(store)
-    copy = next((v.get("data_copy") for v in reversed(visits) if v.get("data_copy")), None)
+    slices = _slices(store)
+    copy = next((v.get("data_copy") for v in reversed(slices) if v.get("data_copy")), None)
     where = data.get("path") if isinstance(data, dict) else None
     return {
         "device": _counted([str(p.get("device_name") or p.get("device") or "") for p in prov]),
@@ -60,13 +60,14 @@ def provenance_lines(store: StoreData) -> list[str]:
     """The provenance of :func:`provenance` as Markdown lines (for ``report.md``)."""
     facts = provenance(store)
     lines = ["## Provenance", "", *md_table(["", "finished jobs ran with"], [[k, v] for k, v in facts.items()]), ""]
-    visits = _visits(store)
-    if visits:
-        lines += _visit_table(visits) + [""]
+    slices = _slices(store)
+    if slices:
+        lines += _slice_table(slices) + [""]
     return lines
 
 
-def _visits(store: StoreData) -> list[dict[str, Any]]:
+def _slices(store: StoreData) -> list[dict[str, Any]]:
+    """The slices recorded by :func:`~nasrescale.pipeline.slices.run_slice` (meta ``visit:<n>``)."""
     out = []
     for key in sorted(k for k in store.meta if k.startswith("visit:")):
         try:
@@ -76,8 +77,8 @@ def _visits(store: StoreData) -> list[dict[str, Any]]:
     return out
 
 
-def _visit_table(visits: list[dict[str, Any]]) -> list[str]:
+def _slice_table(slices: list[dict[str, Any]]) -> list[str]:
     rows = [[i + 1, v.get("finished_at", "?"), v.get("device", "?"), v.get("jobs_run", "?"),
              f"{v.get('jobs_done', '?')}/{v.get('jobs_total', '?')}", fmt(v.get("wall_s"), 0), v.get("stopped", "")]
-            for i, v in enumerate(visits)]
-    return md_table(["visit", "finished (UTC)", "device", "jobs run", "jobs done/total", "wall (s)", "ended"], rows)
+            for i, v in enumerate(slices)]
+    return md_table(["slice", "finished (UTC)", "device", "jobs run", "jobs done/total", "wall (s)", "ended"], rows)

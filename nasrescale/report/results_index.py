@@ -5,7 +5,7 @@ from its copy unpacked beside it, :func:`~nasrescale.store.write.unpack_gzipped`
 and its description, the data copy it
 trained on, the hardware and software its finished jobs ran on (device, torch, CUDA, the
 precision actually used: the CPU always trains in fp32), the dates, jobs done / total, the
-GPU visits recorded by :mod:`nasrescale.pipeline.slices`, and a ranking table (each protocol against
+slices recorded by :mod:`nasrescale.pipeline.slices`, and a ranking table (each protocol against
 the benchmark reference, and the protocols against each other: Kendall tau over the
 architectures finished so far). :func:`provenance_lines` is the same provenance as a few
 Markdown lines for a run's own ``report.md``.
@@ -30,10 +30,15 @@ from ..ranking.sources import load_source, store_source
 from ..ranking.text import fmt
 from ..store.read import StoreData, dataset_name, pipeline_value, read_store
 from .markdown import md_table
-from .provenance import _visit_table, _visits, provenance, provenance_lines  # noqa: F401
+from .provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
 from .report import protocol_order, reference_spec
 
-__all__ = ["provenance", "provenance_lines", "index_text", "write_index", "run_folders", "visits_section"]
+__all__ = ["provenance", "provenance_lines", "index_text", "write_index", "run_folders", "gpu_outputs_section"]
+
+#: folders under the results root that ``tools/gpu_allocation.sh collect`` fills (and its former name)
+GPU_OUTPUT_FOLDERS = ("gpu_allocations", "gpu_visits")
+#: each output folder's summary file (and its former name)
+GPU_SUMMARY_FILES = ("allocation.json", "visit.json")
 
 
 def run_folders(root: Path) -> list[Path]:
@@ -93,9 +98,9 @@ def _run_section(run_dir: Path) -> list[str]:
               f"created {store.meta.get('created_at', '?')}, last result {last or '-'}."
               + (f" Full report: [{run_dir.name}/report.md]({run_dir.name}/report.md)." if report else ""), ""]
     lines += md_table(["", ""], [[k, v] for k, v in provenance(store).items()]) + [""]
-    visits = _visits(store)
-    if visits:
-        lines += ["GPU visits:", "", *_visit_table(visits), ""]
+    slices = _slices(store)
+    if slices:
+        lines += ["Slices run:", "", *_slice_table(slices), ""]
     if "validation_plan" in store.meta:
         return lines + _validation_lines(run_dir)
     lines += ["Ranking (Kendall tau-b over the architectures finished under both; mean accuracy of B, %):", ""]
@@ -122,23 +127,31 @@ def _bench_line(path: Path, prefix: str) -> str:
     return lines[-1][len(prefix):].strip() if lines else "-"
 
 
-def visits_section(root: Path) -> list[str]:
-    """The GPU visits whose files ``tools/gpu_visit.sh collect`` put in ``<root>/gpu_visits/``."""
-    folders = sorted(p for p in (Path(root) / "gpu_visits").glob("*") if p.is_dir())
+def _summary(folder: Path) -> dict[str, Any]:
+    path = next((folder / n for n in GPU_SUMMARY_FILES if (folder / n).is_file()), None)
+    return json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
+
+
+def gpu_outputs_section(root: Path) -> list[str]:
+    """The GPU output folders that ``tools/gpu_allocation.sh collect`` put in ``<root>/gpu_allocations/``
+    (and the former ``<root>/gpu_visits/``)."""
+    folders = sorted((p for name in GPU_OUTPUT_FOLDERS for p in (Path(root) / name).glob("*") if p.is_dir()),
+                     key=lambda p: p.name)
     if not folders:
         return []
     rows = []
     for folder in folders:
         env = _key_values(folder / "env.txt")
-        visit = json.loads((folder / "visit.json").read_text(encoding="utf-8")) if (folder / "visit.json").is_file() else {}
-        steps = ", ".join(f"{s['step']} {s['status']}" for s in visit.get("steps", [])) or "-"
+        summary = _summary(folder)
+        steps = ", ".join(f"{s['step']} {s['status']}" for s in summary.get("steps", [])) or "-"
         device = env.get("device") or env.get("nvidia-smi") or ("CPU" if env.get("CUDA available") == "False" else "?")
-        rows.append([f"[{folder.name}](gpu_visits/{folder.name}/)" + (" (dry run)" if visit.get("dry_run") else ""),
+        link = f"[{folder.name}]({folder.parent.name}/{folder.name}/)"
+        rows.append([link + (" (dry run)" if summary.get("dry_run") else ""),
                      device, f"torch {env.get('torch', '?')}, CUDA {env.get('torch CUDA', '?')}", steps,
                      _bench_line(folder / "bench.txt", "ratio="), _bench_line(folder / "bench.txt", "best:")])
-    return ["## GPU visits", "", "Files of each device call (`tools/gpu_visit.sh collect`): env.txt, pytest_gpu.txt, "
-            "bench.txt (the throughput table), bench.json, reeval.log, visit.json.", "",
-            *md_table(["visit", "device", "software", "steps", "ratio", "best configuration"], rows), ""]
+    return ["## GPU runs", "", "Files of each command run in a GPU allocation (`tools/gpu_allocation.sh collect`): "
+            "env.txt, pytest_gpu.txt, bench.txt (the throughput table), bench.json, reeval.log, allocation.json.", "",
+            *md_table(["started (UTC)", "device", "software", "steps", "ratio", "best configuration"], rows), ""]
 
 
 def index_text(root: Path) -> str:
@@ -149,9 +162,9 @@ def index_text(root: Path) -> str:
              "by hand. Each run folder holds `store.sqlite` (every job, its record and provenance; committed runs ship it "
              "gzipped as `store.sqlite.gz`, which any command unpacks beside it) and, once "
              "reported, `report.md` and `report.json`; `nasrescale report PIPELINE` redraws the figures (the "
-             "GPU-sliced run keeps them out of git, so that what travels to a GPU visit stays under 64 MiB).", ""]
+             "GPU-sliced run keeps them out of git, so that what is copied to a GPU machine stays under 64 MiB).", ""]
     if not folders:
-        return "\n".join(lines + (visits_section(root) or ["No results yet.", ""]))
+        return "\n".join(lines + (gpu_outputs_section(root) or ["No results yet.", ""]))
     summary = []
     for run_dir in folders:
         try:
@@ -166,7 +179,7 @@ def index_text(root: Path) -> str:
     lines += md_table(["pipeline", "data", "device", "jobs done/total"], summary) + [""]
     for run_dir in folders:
         lines += _run_section(run_dir)
-    return "\n".join(lines + visits_section(root))
+    return "\n".join(lines + gpu_outputs_section(root))
 
 
 def write_index(root: str | Path) -> Path:

@@ -1,8 +1,10 @@
-"""The steps of a GPU visit (``tools/gpu_visit.py``): env, bench, reeval, and the visit summary.
+"""The steps of one command in a time-limited GPU allocation (``tools/gpu_allocation.py``):
+env, bench, reeval, and the summary.
 
-Each step gets a time share in seconds, writes under ``$OUT/<step>/`` and records itself in
-``Visit.record`` (status, seconds, share); :func:`finish_visit` writes ``visit.json`` and checks
-the output against the device tool's limits (8 files, 16 MiB each, two folders down).
+Each step gets a time share in seconds, writes under ``<out>/<step>/`` and records itself in
+``Allocation.record`` (status, seconds, share); :func:`finish` writes ``allocation.json`` and
+checks the output folder against the limits on what comes back
+(:class:`~gpu_allocation_limits.OutputLimits`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import shutil
 import signal
 import subprocess
@@ -24,15 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-__all__ = ["Visit", "STEPS", "finish_visit", "run_logged", "out_tree", "limit_problems"]
+from gpu_allocation_limits import OutputLimits, out_tree
+
+__all__ = ["Allocation", "STEPS", "finish", "run_logged"]
 
 #: what a step would like (seconds), and what a later step needs at least (kept back for it)
 WANT = {"env": 150.0, "bench": 330.0, "reeval": 10_000.0}
 KEEP = {"env": 60.0, "bench": 240.0, "reeval": 240.0}
 DRY_KEEP = {"env": 20.0, "bench": 30.0, "reeval": 20.0}
-#: the device tool's limits on what comes back from $OUT
-MAX_FILES, MAX_FILE_BYTES, MAX_DEPTH = 8, 16 * 2**20, 2
-_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
 #: --dry-run: the reeval pipeline shrunk to seconds on the CPU
 DRY_REEVAL = ["pipeline.name=gpu_slices_dryrun", "data.name=cifar10-subset", "data.path=", "archs.count=4",
@@ -41,8 +41,9 @@ DRY_REEVAL = ["pipeline.name=gpu_slices_dryrun", "data.name=cifar10-subset", "da
 
 
 @dataclass
-class Visit:
-    """One command of a visit: where it writes, what it runs on, its deadline and its record."""
+class Allocation:
+    """One command in a GPU allocation: where it writes, what it runs on, its deadline, the
+    limits on its output and its record."""
 
     root: Path
     out: Path
@@ -52,6 +53,7 @@ class Visit:
     results: Path | None
     cells: int
     deadline: float
+    limits: OutputLimits = field(default_factory=OutputLimits)
     record: dict[str, Any] = field(default_factory=dict)
     _digest: str | None = None
 
@@ -59,13 +61,14 @@ class Visit:
         self.record = {"started_at": _utc(), "dry_run": self.dry_run, "argv": sys.argv[1:], "steps": []}
 
     def check_inputs(self, steps: list[str]) -> str | None:
-        """A message if the visit cannot start (no data pack, no pipeline file), else ``None``."""
+        """A message if the command cannot start (no data pack, no pipeline file), else ``None``."""
         self.out.mkdir(parents=True, exist_ok=True)
         data = self.root / self.data
         if not self.dry_run and {"bench", "reeval"} & set(steps) and not data.is_file():
             return (f"the CIFAR-10 pack {str(self.data)!r} is missing: make it once with `python "
-                    f"tools/pack_cifar10.py --src CIFAR10_JPEG_FOLDER --out {self.data}` and name it in the "
-                    f"device call's carry list (carry: [\"{self.data}\"])")
+                    f"tools/pack_cifar10.py --src CIFAR10_JPEG_FOLDER --out {self.data}` and copy it to the GPU "
+                    f"machine with the checkout (it is git-ignored: `tools/gpu_allocation.sh size --include "
+                    f"{self.data}` measures both)")
         if "reeval" in steps and not (self.root / self.pipeline).is_file():
             return f"no pipeline file {self.pipeline!r} (relative to the repository root)"
         return None
@@ -86,11 +89,11 @@ class Visit:
         if self._digest is None:
             self._digest = hashlib.sha256(path.read_bytes()).hexdigest()
         return (f"CIFAR-10 JPEG pack {self.data} ({path.stat().st_size / 2**20:.1f} MiB, sha256 {self._digest[:16]}): "
-                "the 60,000 files of the cifar10-jpeg copy, byte for byte (tools/pack_cifar10.py), not "
+                "the 60,000 CIFAR-10 images as JPEG files, byte for byte (tools/pack_cifar10.py), not "
                 "torchvision's pickles")
 
     def step_dir(self, step: str) -> Path:
-        """``$OUT/<step>/``, created."""
+        """``<out>/<step>/``, created."""
         path = self.out / step
         path.mkdir(parents=True, exist_ok=True)
         return path
@@ -129,27 +132,27 @@ def run_logged(cmd: list[str], log: Path, timeout: float, env: dict[str, str], c
             code = proc.wait(timeout=max(1.0, timeout))
             status = "ok" if code == 0 else f"exit {code}"
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # its own session: the process and its workers
+            os.killpg(proc.pid, signal.SIGKILL)  # its own process group: the process and its workers
             code, status = proc.wait(), f"killed at its {timeout:.0f}-s share"
         reader.join(timeout=10)
         f.write(f"# {status}\n")
     return code, status
 
 
-def _step(visit: Visit, name: str, share: float, body: Callable[[], str]) -> None:
-    """Run one step's ``body`` (returns its status), timing it into the visit record."""
+def _step(alloc: Allocation, name: str, share: float, body: Callable[[], str]) -> None:
+    """Run one step's ``body`` (returns its status), timing it into the record."""
     start = time.monotonic()
-    print(f"== gpu_visit {name}: share {share:.0f} s ==", flush=True)
+    print(f"== gpu_allocation {name}: share {share:.0f} s ==", flush=True)
     try:
         status = body() if share > 0 else "skipped: no time left"
     except Exception as err:  # noqa: BLE001 - one step's failure must not lose the others' output
         status = f"error: {type(err).__name__}: {err}"
     seconds = round(time.monotonic() - start, 1)
-    visit.record["steps"].append({"step": name, "status": status, "seconds": seconds, "share": round(share)})
-    print(f"== gpu_visit {name}: {status} ({seconds} s) ==", flush=True)
+    alloc.record["steps"].append({"step": name, "status": status, "seconds": seconds, "share": round(share)})
+    print(f"== gpu_allocation {name}: {status} ({seconds} s) ==", flush=True)
 
 
-def env_text(visit: Visit) -> str:
+def env_text(alloc: Allocation) -> str:
     """Device, driver and software versions (and the data pack), as ``key: value`` lines."""
     import torch
 
@@ -168,7 +171,7 @@ def env_text(visit: Visit) -> str:
             lines[name] = __import__(name).__version__
         except ImportError:
             lines[name] = "missing"
-    lines["data"] = visit.data_copy()
+    lines["data"] = alloc.data_copy()
     lines["cpus"] = str(os.cpu_count())
     return "".join(f"{k}: {v}\n" for k, v in lines.items())
 
@@ -182,57 +185,57 @@ def _nvidia_smi() -> str | None:
     return out.stdout.strip() or None
 
 
-def step_env(visit: Visit, share: float) -> None:
+def step_env(alloc: Allocation, share: float) -> None:
     """env/env.txt and env/pytest_gpu.txt."""
     def body() -> str:
-        folder = visit.step_dir("env")
-        (folder / "env.txt").write_text(env_text(visit), encoding="utf-8")
+        folder = alloc.step_dir("env")
+        (folder / "env.txt").write_text(env_text(alloc), encoding="utf-8")
         print((folder / "env.txt").read_text(encoding="utf-8"), end="", flush=True)
         cmd = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
-        if visit.dry_run:  # one file: the marker selection is what the rehearsal checks
+        if alloc.dry_run:  # one file: the marker selection is what the rehearsal checks
             cmd += ["tests/train/test_engine.py"]
         left = share - (time.monotonic() - start)
-        code, status = run_logged(cmd, folder / "pytest_gpu.txt", left, visit.env(), visit.root)
+        code, status = run_logged(cmd, folder / "pytest_gpu.txt", left, alloc.env(), alloc.root)
         return "ok" if code in (0, 5) and status in ("ok", "exit 5") else f"pytest: {status}"
 
     start = time.monotonic()
-    _step(visit, "env", share, body)
+    _step(alloc, "env", share, body)
 
 
-def bench_args(visit: Visit, share: float) -> list[str]:
+def bench_args(alloc: Allocation, share: float) -> list[str]:
     """``benchmarks/train_throughput.py`` arguments: full size on CUDA, tiny with ``--dry-run``."""
-    folder = visit.step_dir("bench")
+    folder = alloc.step_dir("bench")
     common = ["--precisions", "bf16,fp32", "--accuracy", "--json", str(folder / "bench.json")]
-    if visit.dry_run:
+    if alloc.dry_run:
         # no (d) rows: spawning pool processes costs ~20 s on a small CPU (tests/executors/test_executors.py covers the pool)
         return [*common, "--device", "cpu", "--width", "4", "--cells", "1", "--train-images", "128", "--epochs", "1",
                 "--ks", "2", "--jobs-per-gpu", "", "--workers", "0", "--acc-images", "128", "--acc-epochs", "1",
                 "--seeds", "1", "--time-budget", str(max(5, int(share - 5)))]
-    return [*common, "--device", "cuda", "--data", str(visit.data), "--width", "16", "--cells", "5",
+    return [*common, "--device", "cuda", "--data", str(alloc.data), "--width", "16", "--cells", "5",
             "--train-images", "10000", "--epochs", "2", "--ks", "2,6,12", "--jobs-per-gpu", "2,4", "--workers", "8",
             "--acc-images", "50000", "--acc-epochs", "2", "--seeds", "2", "--time-budget", str(int(share - 40))]
 
 
-def step_bench(visit: Visit, share: float) -> None:
+def step_bench(alloc: Allocation, share: float) -> None:
     """bench/bench.txt (the table, ``ratio=``) and bench/bench.json."""
     def body() -> str:
-        cmd = [sys.executable, "-u", "benchmarks/train_throughput.py", *bench_args(visit, share)]
-        return run_logged(cmd, visit.step_dir("bench") / "bench.txt", share, visit.env(), visit.root)[1]
+        cmd = [sys.executable, "-u", "benchmarks/train_throughput.py", *bench_args(alloc, share)]
+        return run_logged(cmd, alloc.step_dir("bench") / "bench.txt", share, alloc.env(), alloc.root)[1]
 
-    _step(visit, "bench", share, body)
+    _step(alloc, "bench", share, body)
 
 
-def step_reeval(visit: Visit, share: float) -> None:
+def step_reeval(alloc: Allocation, share: float) -> None:
     """The next slice of the reeval pipeline; reeval/store.sqlite after every chunk, reeval/reeval.log."""
     def body() -> str:
         from nasrescale.pipeline.spec import load_pipeline
         from nasrescale.pipeline.slices import copy_store, run_slice
 
-        folder = visit.step_dir("reeval")
-        overrides = DRY_REEVAL if visit.dry_run else [f"data.path={visit.data}"]
-        pipeline = load_pipeline(visit.root / visit.pipeline, overrides)
-        throwaway = Path(tempfile.mkdtemp(prefix="gpu_visit_")) if visit.dry_run and not visit.results else None
-        results = visit.results or throwaway or visit.root / "results"
+        folder = alloc.step_dir("reeval")
+        overrides = DRY_REEVAL if alloc.dry_run else [f"data.path={alloc.data}"]
+        pipeline = load_pipeline(alloc.root / alloc.pipeline, overrides)
+        throwaway = Path(tempfile.mkdtemp(prefix="gpu_allocation_")) if alloc.dry_run and not alloc.results else None
+        results = alloc.results or throwaway or alloc.root / "results"
         store = results / pipeline.name / "store.sqlite"
         with open(folder / "reeval.log", "a", encoding="utf-8") as log_file, _removed(throwaway):
             def log(line: str) -> None:
@@ -240,18 +243,18 @@ def step_reeval(visit: Visit, share: float) -> None:
                 log_file.write(line + "\n")
                 log_file.flush()
 
-            log(f"reeval: {pipeline.name} in {results}; data: {visit.data_copy()}")
-            summary = run_slice(pipeline, results, max_cells=visit.cells, deadline_s=share - (5 if visit.dry_run else 45),
-                                visit=_visit_facts(visit), log=log,
+            log(f"reeval: {pipeline.name} in {results}; data: {alloc.data_copy()}")
+            summary = run_slice(pipeline, results, max_cells=alloc.cells, deadline_s=share - (5 if alloc.dry_run else 45),
+                                visit=_slice_facts(alloc), log=log,
                                 after_chunk=lambda: copy_store(store, folder / "store.sqlite"))
             copy_store(store, folder / "store.sqlite")
             log(f"reeval: ran {summary.jobs_run} jobs ({len(summary.cells_run)} cells) in {summary.wall_s} s; "
                 f"done {summary.jobs_done}/{summary.jobs_total} jobs, {summary.cells_done}/{summary.cells_total} cells; "
                 f"{summary.stopped}")
-        visit.record["reeval"] = {k: v for k, v in summary.to_json().items() if k != "cells_run"}
+        alloc.record["reeval"] = {k: v for k, v in summary.to_json().items() if k != "cells_run"}
         return "ok"
 
-    _step(visit, "reeval", share, body)
+    _step(alloc, "reeval", share, body)
 
 
 @contextmanager
@@ -264,50 +267,33 @@ def _removed(folder: Path | None) -> Iterator[None]:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _visit_facts(visit: Visit) -> dict[str, Any]:
-    """What the store records of this visit (meta ``visit:<n>``)."""
+def _slice_facts(alloc: Allocation) -> dict[str, Any]:
+    """What the store records of this slice (meta ``visit:<n>``: device, software, data copy)."""
     import torch
 
-    cuda = torch.cuda.is_available() and not visit.dry_run
+    cuda = torch.cuda.is_available() and not alloc.dry_run
     return {"device": torch.cuda.get_device_name(0) if cuda else f"CPU ({platform.machine()})",
             "torch": torch.__version__, "cuda": torch.version.cuda if cuda else None,
-            "data_copy": visit.data_copy(), "dry_run": visit.dry_run, "started_at": visit.record["started_at"]}
+            "data_copy": alloc.data_copy(), "dry_run": alloc.dry_run, "started_at": alloc.record["started_at"]}
 
 
-STEPS: dict[str, Callable[[Visit, float], None]] = {"env": step_env, "bench": step_bench, "reeval": step_reeval}
+STEPS: dict[str, Callable[[Allocation, float], None]] = {"env": step_env, "bench": step_bench, "reeval": step_reeval}
 
 
-def out_tree(out: Path) -> list[tuple[str, int]]:
-    """Every file under ``out``: (relative path, bytes), sorted."""
-    return sorted((p.relative_to(out).as_posix(), p.stat().st_size) for p in out.rglob("*") if p.is_file())
-
-
-def limit_problems(out: Path) -> list[str]:
-    """How ``out`` breaks the device tool's limits on what comes back (empty: it does not)."""
-    files = out_tree(out)
-    problems = [f"{len(files)} files (at most {MAX_FILES} come back)"] if len(files) > MAX_FILES else []
-    for rel, size in files:
-        parts = rel.split("/")
-        if size > MAX_FILE_BYTES:
-            problems.append(f"{rel}: {size / 2**20:.1f} MiB (at most 16 MiB)")
-        if len(parts) - 1 > MAX_DEPTH:
-            problems.append(f"{rel}: more than {MAX_DEPTH} folders down")
-        if not all(_NAME.match(p) for p in parts):
-            problems.append(f"{rel}: a name with characters other than letters, digits, '.', '_', '-'")
-    return problems
-
-
-def finish_visit(visit: Visit) -> int:
-    """Write ``visit.json``, print the output tree; 0 if every step was ok and the limits hold."""
-    visit.record["finished_at"] = _utc()
-    problems = limit_problems(visit.out)
-    visit.record["limit_problems"] = problems
-    (visit.out / "visit.json").write_text(json.dumps(visit.record, indent=1) + "\n", encoding="utf-8")
-    print(f"== gpu_visit: {visit.out} ==")
-    for rel, size in out_tree(visit.out):
+def finish(alloc: Allocation) -> int:
+    """Write ``allocation.json``, print the output tree; 0 if every step was ok and the output
+    fits its limits."""
+    alloc.record["finished_at"] = _utc()
+    summary = alloc.out / "allocation.json"
+    alloc.record["limit_problems"] = []
+    summary.write_text(json.dumps(alloc.record, indent=1) + "\n", encoding="utf-8")  # counted with the rest
+    problems = alloc.record["limit_problems"] = alloc.limits.problems(alloc.out)
+    summary.write_text(json.dumps(alloc.record, indent=1) + "\n", encoding="utf-8")
+    print(f"== gpu_allocation: {alloc.out} ==")
+    for rel, size in out_tree(alloc.out):
         print(f"  {rel:<28} {size:>12,} bytes")
-    for problem in limit_problems(visit.out):
-        print(f"gpu_visit: over the device limits: {problem}", file=sys.stderr)
-    ok = all(s["status"] == "ok" for s in visit.record["steps"]) and not problems
-    print(f"gpu_visit: {'all steps ok' if ok else 'some steps did not end ok (see visit.json)'}")
+    for problem in problems:
+        print(f"gpu_allocation: over the output limits: {problem}", file=sys.stderr)
+    ok = all(s["status"] == "ok" for s in alloc.record["steps"]) and not problems
+    print(f"gpu_allocation: {'all steps ok' if ok else 'some steps did not end ok (see allocation.json)'}")
     return 0 if ok else 1
