@@ -58,7 +58,7 @@ def _run_dir(name_or_path: str, results: str | None) -> Path:
     try:
         name = load_pipeline(name_or_path).name
     except NasRescaleError:
-        if (direct / "store.sqlite").is_file():
+        if any((direct / name).is_file() for name in ("store.sqlite", "store.sqlite.gz")):  # gzipped: as committed
             return direct
         raise
     return run_dir_for(name, results)
