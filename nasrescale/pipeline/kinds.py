@@ -28,7 +28,8 @@ from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..report.calibration import calibration_text, write_calibration_report
 from ..report.lr_validation import summary_text, write_validation_report
-from ..report.report import ranking_text, write_report
+from ..report.dispatch import write_run_report
+from ..report.report import ranking_text
 from ..store.write import Store
 from .calibration import calibration_plan
 
@@ -115,7 +116,7 @@ def _retrain_report(run_dir: Path) -> None:
     """The ranking table, then the written ``report.md``; a failing report leaves the results."""
     try:
         print(ranking_text(run_dir))
-        print(f"report: {write_report(run_dir)}", file=sys.stderr)
+        print(f"report: {write_run_report(run_dir)}", file=sys.stderr)
     except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
         print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
               "retry with `nasrescale report`", file=sys.stderr)

@@ -193,7 +193,7 @@ class Pipeline:
         out = self.resolved(archs)
         out.pop("executor")
         out["data"].pop("path", None)
-        for key in ("description", "reference"):
+        for key in ("description", "reference", "calibration"):
             out["pipeline"].pop(key, None)
         if self.budgets:  # a calibration may grow by seeds: more seeds add jobs, change none
             out["pipeline"].pop("seeds", None)

@@ -32,8 +32,12 @@ class PipelineSettings:
     family_file: str | None = None
     seeds: tuple[int, ...] = (0,)
     reference: str | None = None
+    calibration: str | None = None  # "RUN:LABEL", the calibration candidate of this budget (report only)
 
     def __post_init__(self) -> None:
+        if self.calibration is not None and ":" not in self.calibration:
+            raise ConfigError(f"pipeline.calibration: {self.calibration!r} must be RUN:LABEL, a calibration run's name "
+                              "and the label of its candidate at this pipeline's budget")
         if not self.name or not all(c.isalnum() or c in "_-." for c in self.name) or self.name.startswith("."):
             raise ConfigError(f"pipeline.name: {self.name!r} must be letters, digits, _, - or . (it names a folder)")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..errors import NasRescaleError
 from ..fileio import atomic_write_text
 from ..ranking.compare import compare, per_seed
 from ..ranking.rank import kendall_tau
@@ -31,7 +32,7 @@ from .calibration_plots import accuracy_grid, tau_cost_plot
 from .provenance import provenance_lines
 from .report import protocol_order, reference_spec
 
-__all__ = ["candidate_stats", "calibration_text", "write_calibration_report", "GOAL_TAU"]
+__all__ = ["candidate_stats", "cpus_per_run", "proxy_validity", "calibration_text", "write_calibration_report", "GOAL_TAU"]
 
 #: the proxy validity a budget should reach to stand in for the benchmark's protocol
 GOAL_TAU = 0.6
@@ -44,7 +45,7 @@ def _candidates(store: StoreData) -> dict[str, dict[str, Any]]:
     return table if isinstance(table, dict) else {}
 
 
-def _cpus_per_run(store: StoreData) -> float:
+def cpus_per_run(store: StoreData) -> float:
     """CPU cores one run held: the executor's ``cpus_per_job`` under Ray, else the recorded threads."""
     executor = pipeline_value(store.pipeline, "executor") or {}
     if executor.get("kind") == "ray":
@@ -106,7 +107,7 @@ def _analysis(run_dir: Path, n_boot: int) -> tuple[StoreData, dict[str, Any]]:
     store = read_store(run_dir / "store.sqlite")
     spec, nats = reference_spec(store.pipeline)
     reference = load_source(spec, nats_file=nats) if spec else None
-    cpus = _cpus_per_run(store)
+    cpus = cpus_per_run(store)
     budgets = _candidates(store)
     labels = [p for p in protocol_order(store) if p in budgets] or protocol_order(store)
     rows = [{**candidate_stats(store, label, reference, cpus, n_boot), "budget": budgets.get(label, {})}
@@ -193,3 +194,19 @@ def write_calibration_report(run_dir: Path, n_boot: int = 1000) -> Path:
     path = run_dir / "report.md"
     atomic_write_text(path, "\n".join(lines))
     return path
+
+
+def proxy_validity(spec: str, results_root: Path, n_boot: int = 1000) -> dict[str, Any]:
+    """The figures of calibration candidate ``spec`` (``RUN:LABEL``) from its store under
+    ``results_root``, with ``source`` = ``spec``; ``{"source": spec, "missing": reason}`` when
+    that run or candidate is not there."""
+    name, _, label = spec.rpartition(":")
+    try:
+        store = read_store(Path(results_root) / name / "store.sqlite")
+        if label not in store.protocols:
+            return {"source": spec, "missing": f"{name} has no candidate {label!r}"}
+        ref_spec, nats = reference_spec(store.pipeline)
+        reference = load_source(ref_spec, nats_file=nats) if ref_spec else None
+        return {**candidate_stats(store, label, reference, cpus_per_run(store), n_boot), "source": spec}
+    except NasRescaleError as err:
+        return {"source": spec, "missing": str(err)}

@@ -26,6 +26,7 @@ from ..space.benchmark import resolve_dataset
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
 from .budget import budget_section
+from .claims import claims_section
 from .lr_validation import write_validation_report
 from .markdown import md_table, numbers_table, status_table, topk_table
 from .provenance import provenance_lines
@@ -165,12 +166,14 @@ def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> di
     return names
 
 
-def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
+def write_report(run_dir: Path, *, n_boot: int = 1000, proxy: dict[str, Any] | None = None) -> Path:
     """Write ``run_dir/report.md`` (with its PNGs and ``report.json``) and return its path.
 
     Args:
         run_dir: the run folder holding ``store.sqlite`` (``results/<pipeline>/``).
         n_boot: bootstrap resamples for the confidence intervals.
+        proxy: the calibrated proxy validity of the run's budget
+            (:func:`nasrescale.report.calibration.proxy_validity`), for the claims section.
 
     Raises:
         DataError: no readable store in ``run_dir``.
@@ -205,6 +208,9 @@ def write_report(run_dir: Path, *, n_boot: int = 1000) -> Path:
     usable = {p: s for p, s in sources.items() if not s.runs.empty}
     section, ref = _reference_section(store, usable, run_dir, n_boot, numbers)
     lines += section + _gap_section(usable, ref, run_dir)
+    lines += claims_section(next(iter(numbers["pairs"].values()), None), numbers["reference"],
+                            dataset_name(store.pipeline), proxy)
+    numbers["proxy"] = proxy
     keys = _curve_jobs(store, labels)
     if keys:
         legends = {k: v["legend"] for k, v in keys.items()}
