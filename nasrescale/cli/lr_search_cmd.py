@@ -15,16 +15,10 @@ import sys
 from pathlib import Path
 
 from ..config import to_table
-from ..executors.base import ExecutorSettings
-from ..jobs.job import DataSpec
 from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, format_table, search_jobs
 from ..lrsearch.select import SELECTION_RULES
-from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
-from ..pipeline.runner import run_search
 from ..protocol import load_protocol
 from ..space.registry import resolve_family
-from ..store.read import run_dir_for
-from ..store.write import Store
 from .common import protocol_overrides
 
 __all__ = ["register"]
@@ -76,6 +70,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def lr_search_cmd(args: argparse.Namespace) -> int:
     """Run (or finish) the search, print the table or JSON, write the plot."""
+    # torch, pandas: imported when the command runs, so the CLI starts fast
+    from ..executors.base import ExecutorSettings
+    from ..jobs.job import DataSpec
+    from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
+    from ..pipeline.runner import run_search
+    from ..store.read import run_dir_for
+    from ..store.write import Store
+
     family = resolve_family(args.family, [Path(f) for f in args.family_file])
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, batch_size=args.batch_size))
     settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(args.seeds), args.epochs, args.rel_tol,

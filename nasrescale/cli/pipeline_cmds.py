@@ -9,11 +9,7 @@ from pathlib import Path
 
 from ..config import parse_overrides
 from ..errors import NasRescaleError
-from ..pipeline.runner import run_pipeline
-from ..pipeline.spec import load_pipeline, pipeline_names
-from ..store.export import export_csv
-from ..store.read import run_dir_for
-from ..store.status import status_text
+from ..pipeline.files import pipeline_names
 
 __all__ = ["register"]
 
@@ -46,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run_dir(name_or_path: str, results: str | None) -> Path:
     """The run folder of a pipeline given as a file, a shipped name, or a run's name."""
+    from ..pipeline.spec import load_pipeline  # torch, pandas: loaded when a command runs, so the CLI starts fast
+    from ..store.read import run_dir_for
+
     direct = run_dir_for(Path(name_or_path).stem if name_or_path.endswith(".toml") else name_or_path, results)
     try:
         name = load_pipeline(name_or_path).name
@@ -58,6 +57,9 @@ def _run_dir(name_or_path: str, results: str | None) -> Path:
 
 def run_cmd(args: argparse.Namespace) -> int:
     """Run the pipeline; print the final table; exit 1 if some jobs failed."""
+    from ..pipeline.runner import run_pipeline  # torch: as in _run_dir
+    from ..pipeline.spec import load_pipeline
+
     pipeline = load_pipeline(args.pipeline, parse_overrides(args.set))  # --set parsed here, once
     summary = run_pipeline(pipeline, args.results, progress=not args.quiet)
     c = summary.counts
@@ -84,12 +86,16 @@ def status_command(pipeline: str, results: str | None) -> str:
 
 def status_cmd(args: argparse.Namespace) -> int:
     """Print the run's progress."""
+    from ..store.status import status_text  # pandas: as in _run_dir
+
     print(status_text(_run_dir(args.pipeline, args.results)))
     return 0
 
 
 def export_cmd(args: argparse.Namespace) -> int:
     """Write the CSV."""
+    from ..store.export import export_csv  # pandas: as in _run_dir
+
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     n = export_csv(_run_dir(args.pipeline, args.results), out)

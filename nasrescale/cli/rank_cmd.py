@@ -6,12 +6,6 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..ranking.compare import compare
-from ..ranking.sources import load_source
-from ..ranking.text import format_table, to_json
-from ..report.report import write_report
-from ..report.results_index import write_index
-from ..store.read import store_path
 from .common import add_family_options, family_from_args
 
 __all__ = ["register"]
@@ -61,6 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_rank(args: argparse.Namespace) -> int:
+    # pandas, scipy: imported when the command runs, so the CLI starts fast
+    from ..ranking.compare import compare
+    from ..ranking.sources import load_source
+    from ..ranking.text import format_table, to_json
+
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.classes is not None and args.classes < 2:
@@ -76,6 +75,11 @@ def _run_rank(args: argparse.Namespace) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    # pandas, matplotlib: imported when the command runs, so the CLI starts fast
+    from ..report.report import write_report
+    from ..report.results_index import write_index
+    from ..store.read import store_path
+
     if args.pipeline is None:
         if not args.index:
             raise ConfigError("give a PIPELINE to report on, or --index to regenerate only results/README.md")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
-from ..jobs.job import DataSpec, TrainJob, resolve_device
 from ..protocol import load_protocol, protocol_names
 from .common import add_family_options, add_model_options, family_from_args, protocol_overrides
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
@@ -63,6 +62,7 @@ def run_train(args: argparse.Namespace) -> int:
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
+    from ..jobs.job import DataSpec, TrainJob, resolve_device  # torch: as above
 
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, lr=args.base_lr, epochs=args.epochs,
