@@ -10,6 +10,7 @@ from pathlib import Path
 from ..config import parse_overrides
 from ..errors import NasRescaleError
 from ..pipeline.files import pipeline_names
+from .paths import existing_folder, output_file, writable_folder
 
 __all__ = ["register"]
 
@@ -24,19 +25,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("pipeline", metavar="PIPELINE", help=f"pipeline .toml file or shipped name ({shipped})")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a pipeline key, e.g. --set budget.epochs=3 or --set executor.kind=ray (repeatable)")
-    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
+    p.add_argument("--results", metavar="DIR", type=writable_folder, help="results root (default ./results)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run_cmd)
 
     p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
-    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
+    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
     p.set_defaults(func=status_cmd)
 
     p = sub.add_parser("export", help="write a pipeline run's jobs as a tidy CSV, one row per job")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
-    p.add_argument("--out", required=True, metavar="FILE.csv", help="CSV file to write")
-    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
+    p.add_argument("--out", required=True, metavar="FILE.csv", type=output_file, help="CSV file to write")
+    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
     p.set_defaults(func=export_cmd)
 
 

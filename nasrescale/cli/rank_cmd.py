@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .common import add_family_options, family_from_args
+from .paths import existing_folder, require_writable
 
 __all__ = ["register"]
 
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the top K%% of either")
     p.add_argument("--diverged", choices=("chance", "drop"), default="chance",
                    help="diverged runs count as chance accuracy (default) or are dropped")
-    p.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    p.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="pipeline name (results/<name>/) or run folder; omit with --index")
     r.add_argument("--index", action="store_true",
                    help="only regenerate the results index <results>/README.md (a report also refreshes it)")
-    r.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    r.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
     r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     r.set_defaults(func=_run_report)
 
@@ -83,9 +84,13 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.pipeline is None:
         if not args.index:
             raise ConfigError("give a PIPELINE to report on, or --index to regenerate only results/README.md")
-        print(f"wrote {write_index(Path(args.results or 'results'))}")
+        root = Path(args.results or "results")
+        require_writable(root, "results folder")
+        print(f"wrote {write_index(root)}")
         return 0
     run_dir = store_path(args.pipeline, args.results).parent
+    require_writable(run_dir.parent, "results folder")  # both checked before anything is written
+    require_writable(run_dir, "run folder")
     if not args.index:
         print(f"wrote {write_report(run_dir, n_boot=args.bootstrap)}")
     print(f"wrote {write_index(run_dir.parent)}")
