@@ -18,6 +18,7 @@ from ..space.families import CellFamily
 from ..space.registry import load_families
 from ..space.topology import enumerate_paths
 from .common import add_family_options, family_from_args, read_archs
+from .paths import output_file
 
 __all__ = ["register"]
 
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
     p.add_argument("--paths", action="store_true", help="also list every path (text output)")
     p.add_argument("--all", action="store_true", help="analyze every cell of the family (enumerable families)")
-    p.add_argument("--out", metavar="FILE.csv", help="with --all: CSV file to write (default: stdout)")
+    p.add_argument("--out", metavar="FILE.csv", type=output_file, help="with --all: CSV file to write (default: stdout)")
     p.set_defaults(func=run_analyze)
 
 

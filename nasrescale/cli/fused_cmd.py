@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
-from ..jobs.job import DataSpec, TrainJob, resolve_device
 from ..protocol import Protocol, load_protocol
 from .common import family_from_args, protocol_overrides
 
@@ -70,6 +69,7 @@ def run_fused(args: argparse.Namespace) -> int:
     ``--fuse``: :func:`nasrescale.jobs.fusion.train_jobs_fused`), print one JSON line per run."""
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
     from ..jobs.fusion import group_checkpoint_name, train_jobs_fused  # torch: as above
+    from ..jobs.job import DataSpec, TrainJob, resolve_device
 
     family = family_from_args(args)
     seeds = _int_list(args.seeds, "--seeds") if args.seeds else [args.seed]

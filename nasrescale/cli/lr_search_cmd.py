@@ -15,17 +15,12 @@ import sys
 from pathlib import Path
 
 from ..config import to_table
-from ..executors.base import ExecutorSettings
-from ..jobs.job import DataSpec
 from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, format_table, search_jobs
 from ..lrsearch.select import SELECTION_RULES
-from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
-from ..pipeline.runner import run_search
 from ..protocol import load_protocol
 from ..space.registry import resolve_family
-from ..store.read import run_dir_for
-from ..store.write import Store
 from .common import protocol_overrides
+from .paths import output_file, writable_folder
 
 __all__ = ["register"]
 
@@ -67,8 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="test images evaluated after each run (default 500; the search reads training loss only)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default auto)")
     p.add_argument("--name", help="results folder name (default lr-search-<family>-<protocol>)")
-    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
-    p.add_argument("--plot", metavar="FILE.png", help="plot file (default <run folder>/lr_search.png)")
+    p.add_argument("--results", metavar="DIR", type=writable_folder, help="results root (default ./results)")
+    p.add_argument("--plot", metavar="FILE.png", type=output_file, help="plot file (default <run folder>/lr_search.png)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=lr_search_cmd)
@@ -76,6 +71,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def lr_search_cmd(args: argparse.Namespace) -> int:
     """Run (or finish) the search, print the table or JSON, write the plot."""
+    # torch, pandas: imported when the command runs, so the CLI starts fast
+    from ..executors.base import ExecutorSettings
+    from ..jobs.job import DataSpec
+    from ..pipeline.lock import driver_lock
+    from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
+    from ..pipeline.runner import run_search
+    from ..store.read import run_dir_for
+    from ..store.write import Store
+
     family = resolve_family(args.family, [Path(f) for f in args.family_file])
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, batch_size=args.batch_size))
     settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(args.seeds), args.epochs, args.rel_tol,
@@ -91,17 +95,18 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     identity = {"kind": "lr-search", "arch": pairs[0][1].arch, "family_digest": family.digest(),
                 "data": data.identity(), "protocol": to_table(protocol), "search": to_table(settings),
                 "size": pairs[0][1].size()}
-    store = Store(run_dir / "store.sqlite")
-    try:
-        store.bind_pipeline(name, {**identity, "family": family.name}, identity, rename_hint="--name NAME")
-        info = {"family": family.name, "protocol": protocol.name, "dataset": data.name, "seeds": list(settings.seeds),
-                "epochs": settings.epochs, "store": str(store.path)}
-        sel, out, _ = run_search(store, pairs, settings, executor, run_dir, meta_key="lr_search",
-                                 plot=args.plot or run_dir / "lr_search.png", info=info,
-                                 title=f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})",
-                                 progress=not args.quiet and not args.json)
-    finally:
-        store.close()
+    with driver_lock(run_dir):  # one driver per run folder, as for `nasrescale run`
+        store = Store(run_dir / "store.sqlite")
+        try:
+            store.bind_pipeline(name, {**identity, "family": family.name}, identity, rename_hint="--name NAME")
+            info = {"family": family.name, "protocol": protocol.name, "dataset": data.name,
+                    "seeds": list(settings.seeds), "epochs": settings.epochs, "store": str(store.path)}
+            title = f"base-LR search: {family.name} {pairs[0][1].arch} ({protocol.name}, {data.name})"
+            sel, out, _ = run_search(store, pairs, settings, executor, run_dir, meta_key="lr_search",
+                                     plot=args.plot or run_dir / "lr_search.png", info=info, title=title,
+                                     progress=not args.quiet and not args.json)
+        finally:
+            store.close()
     if args.json:
         print(json.dumps(out, indent=2))
     else:

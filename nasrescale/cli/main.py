@@ -1,10 +1,12 @@
 """Entry point of the ``nasrescale`` command.
 
 Each command lives in its own module with a ``register(subparsers)`` function that adds its
-parser and sets ``func``. Commands import heavy libraries (torch) inside ``func`` so that
-``nasrescale --help`` and ``nasrescale analyze`` start fast.
+parser and sets ``func``. Commands import heavy libraries (torch, pandas, matplotlib, Ray)
+inside ``func``, never at the top of their module, so that ``nasrescale --help``, ``cells`` and
+``analyze`` start fast (``tests/cli/test_cli_startup.py``).
 
-Exit codes: 0 success; 2 bad input (message on stderr, no traceback); 130 interrupted.
+Exit codes: 0 success; 2 bad input, a path that cannot be read or written included (one line on
+stderr, no traceback); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Sequence
 from .. import __version__
 from ..errors import NasRescaleError
 from . import analyze_cmd, lr_search_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
+from .paths import os_error_line
 
 __all__ = ["main", "build_parser", "command_summary"]
 
@@ -66,6 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `nasrescale analyze --all | head`
         sys.stderr.close()
         return 0
+    except OSError as err:
+        if err.filename is None:  # not about a path the user can fix: a bug, keep its traceback
+            raise
+        print(f"nasrescale {args.command}: error: {os_error_line(err)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,12 +11,8 @@ from typing import Any
 
 from ..config import parse_overrides
 from ..errors import NasRescaleError
-from ..pipeline.runner import run_pipeline
-from ..pipeline.slices import run_slice
-from ..pipeline.spec import load_pipeline, pipeline_names
-from ..store.export import export_csv
-from ..store.read import run_dir_for
-from ..store.status import status_text
+from ..pipeline.files import pipeline_names
+from .paths import existing_folder, output_file, writable_folder
 
 __all__ = ["register"]
 
@@ -31,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("pipeline", metavar="PIPELINE", help=f"pipeline .toml file or shipped name ({shipped})")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a pipeline key, e.g. --set budget.epochs=3 or --set executor.kind=ray (repeatable)")
-    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
+    p.add_argument("--results", metavar="DIR", type=writable_folder, help="results root (default ./results)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--time-limit", metavar="DURATION", type=parse_duration,
                    help="run cells until this much time has passed (e.g. 3h, 90m, 5400s), then stop; cells go in "
@@ -42,18 +38,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
-    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
+    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
     p.set_defaults(func=status_cmd)
 
     p = sub.add_parser("export", help="write a pipeline run's jobs as a tidy CSV, one row per job")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
-    p.add_argument("--out", required=True, metavar="FILE.csv", help="CSV file to write")
-    p.add_argument("--results", metavar="DIR", help="results root (default ./results)")
+    p.add_argument("--out", required=True, metavar="FILE.csv", type=output_file, help="CSV file to write")
+    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
     p.set_defaults(func=export_cmd)
 
 
 def _run_dir(name_or_path: str, results: str | None) -> Path:
     """The run folder of a pipeline given as a file, a shipped name, or a run's name."""
+    from ..pipeline.spec import load_pipeline  # torch, pandas: loaded when a command runs, so the CLI starts fast
+    from ..store.read import run_dir_for
+
     direct = run_dir_for(Path(name_or_path).stem if name_or_path.endswith(".toml") else name_or_path, results)
     try:
         name = load_pipeline(name_or_path).name
@@ -95,6 +94,8 @@ def _positive_int(text: str) -> int:
 
 def _run_timed(pipeline: Any, args: argparse.Namespace) -> Any:
     """``run --time-limit/--max-cells``: one slice of cells (:func:`~nasrescale.pipeline.slices.run_slice`)."""
+    from ..pipeline.slices import run_slice  # torch: as in run_cmd
+
     summary = run_slice(pipeline, args.results, max_cells=args.max_cells or len(pipeline.arch_list()),
                         deadline_s=args.time_limit or float("inf"), progress=not args.quiet,
                         log=lambda line: print(line, file=sys.stderr))
@@ -106,6 +107,9 @@ def _run_timed(pipeline: Any, args: argparse.Namespace) -> Any:
 
 def run_cmd(args: argparse.Namespace) -> int:
     """Run the pipeline; print the final table; exit 1 if some jobs failed."""
+    from ..pipeline.runner import run_pipeline  # torch: as in _run_dir
+    from ..pipeline.spec import load_pipeline
+
     pipeline = load_pipeline(args.pipeline, parse_overrides(args.set))  # --set parsed here, once
     if args.time_limit is not None or args.max_cells is not None:
         summary = _run_timed(pipeline, args)
@@ -136,12 +140,16 @@ def status_command(pipeline: str, results: str | None) -> str:
 
 def status_cmd(args: argparse.Namespace) -> int:
     """Print the run's progress."""
+    from ..store.status import status_text  # pandas: as in _run_dir
+
     print(status_text(_run_dir(args.pipeline, args.results)))
     return 0
 
 
 def export_cmd(args: argparse.Namespace) -> int:
     """Write the CSV."""
+    from ..store.export import export_csv  # pandas: as in _run_dir
+
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     n = export_csv(_run_dir(args.pipeline, args.results), out)

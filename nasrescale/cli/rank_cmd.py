@@ -6,13 +6,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..ranking.compare import compare
-from ..ranking.sources import load_source
-from ..ranking.text import format_table, to_json
-from ..report.dispatch import write_run_report
-from ..report.results_index import write_index
-from ..store.read import store_path
 from .common import add_family_options, family_from_args
+from .paths import existing_folder, require_writable
 
 __all__ = ["register"]
 
@@ -35,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the top K%% of either")
     p.add_argument("--diverged", choices=("chance", "drop"), default="chance",
                    help="diverged runs count as chance accuracy (default) or are dropped")
-    p.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    p.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
@@ -55,12 +50,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="pipeline name (results/<name>/) or run folder; omit with --index")
     r.add_argument("--index", action="store_true",
                    help="only regenerate the results index <results>/README.md (a report also refreshes it)")
-    r.add_argument("--results", metavar="DIR", help="folder of pipeline results (default: ./results)")
+    r.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
     r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     r.set_defaults(func=_run_report)
 
 
 def _run_rank(args: argparse.Namespace) -> int:
+    # pandas, scipy: imported when the command runs, so the CLI starts fast
+    from ..ranking.compare import compare
+    from ..ranking.sources import load_source
+    from ..ranking.text import format_table, to_json
+
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.classes is not None and args.classes < 2:
@@ -76,12 +76,21 @@ def _run_rank(args: argparse.Namespace) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    # pandas, matplotlib: imported when the command runs, so the CLI starts fast
+    from ..report.dispatch import write_run_report
+    from ..report.results_index import write_index
+    from ..store.read import store_path
+
     if args.pipeline is None:
         if not args.index:
             raise ConfigError("give a PIPELINE to report on, or --index to regenerate only results/README.md")
-        print(f"wrote {write_index(Path(args.results or 'results'))}")
+        root = Path(args.results or "results")
+        require_writable(root, "results folder")
+        print(f"wrote {write_index(root)}")
         return 0
     run_dir = store_path(args.pipeline, args.results).parent
+    require_writable(run_dir.parent, "results folder")  # both checked before anything is written
+    require_writable(run_dir, "run folder")
     if not args.index:
         print(f"wrote {write_run_report(run_dir, n_boot=args.bootstrap)}")
     print(f"wrote {write_index(run_dir.parent)}")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
-from ..jobs.job import DataSpec, TrainJob, resolve_device
 from ..protocol import load_protocol, protocol_names
 from .common import add_family_options, add_model_options, family_from_args, protocol_overrides
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
+from .paths import output_file
 
 __all__ = ["register"]
 
@@ -47,11 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the init and of every draw in training")
     p.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, cuda:1, ...")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (worth it on GPUs)")
-    p.add_argument("--checkpoint", metavar="PATH",
+    p.add_argument("--checkpoint", metavar="PATH", type=output_file,
                    help="checkpoint file (default: one per run under the cache folder, deleted when done)")
     p.add_argument("--checkpoint-every", type=int, default=1, metavar="K", help="checkpoint every K epochs")
     p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint")
-    p.add_argument("--out", metavar="FILE.json", help="also write the full result (with history) here")
+    p.add_argument("--out", metavar="FILE.json", type=output_file, help="also write the full result (with history) here")
     p.add_argument("--history", action="store_true", help="include the per-epoch history in the printed JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_fuse_options(p)
@@ -63,6 +63,7 @@ def run_train(args: argparse.Namespace) -> int:
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
+    from ..jobs.job import DataSpec, TrainJob, resolve_device  # torch: as above
 
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, lr=args.base_lr, epochs=args.epochs,

@@ -26,13 +26,15 @@ import math
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..errors import ConfigError, DataError
-from ..jobs.job import DataSpec, TrainJob
 from ..protocol import Protocol
 from ..space.families import CellFamily
 from .select import DEFAULT_REL_TOL, SELECTION_RULES, Selection, log_grid, select_lr
+
+if TYPE_CHECKING:  # the jobs load torch: imported where jobs are built, so the settings stay light
+    from ..jobs.job import DataSpec, TrainJob
 
 __all__ = ["LrSearchSettings", "search_protocol", "search_jobs", "losses_from_rows", "format_table",
            "selection_json", "plot_selection", "SEARCH_PREFIX", "LOSS_KINDS"]
@@ -123,6 +125,8 @@ def search_jobs(arch: str, family: CellFamily, data: DataSpec, protocol: Protoco
         lrs: the LRs to try (``None``: ``settings.grid()``).
         changes: further protocol changes (:func:`search_protocol`).
     """
+    from ..jobs.job import TrainJob  # torch: see the import at the top
+
     return [(lr, TrainJob(arch, family, data, search_protocol(protocol, lr, settings, **changes), seed, width,
                           cells, label))
             for lr in (settings.grid() if lrs is None else lrs) for seed in settings.seeds]

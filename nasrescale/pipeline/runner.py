@@ -1,6 +1,7 @@
 """Driving a pipeline: fill the store with its jobs, run what is missing, report progress.
 
-The driver is the only writer of ``results/<name>/store.sqlite`` (:class:`~nasrescale.store.write.Store`).
+The driver is the only writer of ``results/<name>/store.sqlite`` (:class:`~nasrescale.store.write.Store`;
+one driver per run folder: :mod:`nasrescale.pipeline.lock`).
 :func:`run_pipeline` binds the resolved pipeline to the store (refusing a different one under the
 same name), inserts any new jobs as ``pending``, and hands the jobs that are not finished --
 pending, failed, or left ``running`` by a killed driver -- to the executor. Each job's outcome is
@@ -15,12 +16,10 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from ..errors import ConfigError
 from ..executors import get_executor
@@ -32,13 +31,9 @@ from ..lrsearch.select import Selection, select_lr
 from ..protocol import Protocol
 from ..store.read import run_dir_for
 from ..store.write import Store
+from .lock import driver_lock
 from .preflight import check_data, check_executor
 from .spec import ANALYSIS_ONLY, Pipeline, strip_keys
-
-try:
-    import fcntl
-except ImportError:  # not POSIX: no driver lock
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["RunSummary", "run_pipeline", "run_jobs", "run_search"]
 
@@ -88,29 +83,8 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
     for spec, keys in pipeline.data_specs():
         check_data(spec, keys)
-    with _driver_lock(run_dir):
+    with driver_lock(run_dir):
         return _drive(pipeline, run_dir, archs, jobs, extra, progress, executor)
-
-
-@contextmanager
-def _driver_lock(run_dir: Path) -> Iterator[None]:
-    """One driver per run folder: an exclusive ``flock`` on ``run_dir/.driver.lock`` (released by
-    the kernel when the process dies, so a killed driver never leaves a stale lock)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if fcntl is None:
-        yield
-        return
-    with open(run_dir / ".driver.lock", "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.seek(0)
-            raise ConfigError(f"another `nasrescale run` (pid {f.read().strip() or '?'}) is driving {str(run_dir)!r}; "
-                              "wait for it, or watch it with `nasrescale status`") from None
-        f.truncate(0)
-        f.write(str(os.getpid()))
-        f.flush()
-        yield
 
 
 def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | None, extra: dict[str, str],

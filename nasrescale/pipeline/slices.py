@@ -33,8 +33,9 @@ from typing import Any, Callable, Sequence
 from ..errors import ConfigError
 from ..store.read import run_dir_for
 from ..store.write import FINAL, Store
+from .lock import driver_lock
 from .preflight import check_data, check_executor
-from .runner import _driver_lock, run_jobs
+from .runner import run_jobs
 from .spec import Pipeline
 
 __all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records"]
@@ -141,7 +142,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
         jobs_by_arch[job.arch].append(job)
     summary = SliceSummary(run_dir, jobs_total=len(jobs), cells_total=len(archs))
     size = max(1, chunk_cells or pipeline.executor.jobs_per_gpu)
-    with _driver_lock(run_dir):
+    with driver_lock(run_dir):
         store = Store(run_dir / "store.sqlite")
         try:
             extra = {f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols}

@@ -51,7 +51,6 @@ from typing import Any, Sequence
 from ..config import Overrides, from_table, read_toml_file, set_in_table, to_table, typed_overrides
 from ..errors import ConfigError, NasRescaleError
 from ..executors.base import ExecutorSettings
-from ..fileio import shipped_toml_dir
 from ..jobs.job import DataSpec, TrainJob
 from ..lrsearch.search import LrSearchSettings
 from ..lrsearch.validation import ValidationSettings, extend_plan, validation_plan
@@ -59,6 +58,7 @@ from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
 from ..space.selection import select_archs
 from .calibration import Candidate, candidate_data, candidate_keys, candidates_table, parse_candidates
+from .files import pipeline_names, resolve_pipeline_path
 from .kinds import PipelineKind, get_kind
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
@@ -222,28 +222,6 @@ def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
         if isinstance(out.get(table), dict) and key in out[table]:
             out[table] = {k: v for k, v in out[table].items() if k != key}
     return out
-
-
-def pipeline_names() -> list[str]:
-    """Names of the shipped pipelines."""
-    folder = shipped_toml_dir("pipelines")
-    return sorted(p.stem for p in folder.glob("*.toml")) if folder else []
-
-
-def resolve_pipeline_path(name_or_path: str | Path) -> Path:
-    """A pipeline file: an existing path, else a shipped pipeline's name.
-
-    Raises:
-        ConfigError: neither (naming the shipped pipelines).
-    """
-    path = Path(name_or_path).expanduser()
-    if path.is_file():
-        return path
-    folder = shipped_toml_dir("pipelines")
-    if folder is not None and not path.suffix and (folder / f"{path.name}.toml").is_file() and len(path.parts) == 1:
-        return folder / f"{path.name}.toml"
-    raise ConfigError(f"no pipeline file {str(name_or_path)!r}; pass a .toml path or one of the shipped "
-                      f"pipelines: {', '.join(pipeline_names()) or 'none'}")
 
 
 def _apply_overrides(doc: dict[str, Any], overrides: Overrides) -> None:

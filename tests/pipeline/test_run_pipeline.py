@@ -16,9 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from filelock import FileLock
 
 from nasrescale.cli.main import main
 from nasrescale.jobs.job import TrainJob
+from nasrescale.pipeline.lock import LOCK_FILE, PID_FILE
 from nasrescale.pipeline.spec import load_pipeline
 
 from pipeline_helpers import DEGENERATE, TINY, one_thread, private_cache  # noqa: F401  (fixtures, used by name)
@@ -129,14 +131,10 @@ def test_bad_input_exits_2_and_leaves_the_store_alone(capsys, tiny, tmp_path, ar
 
 
 def test_a_second_driver_is_refused(capsys, tiny, tmp_path):
-    import fcntl
-
     run_dir = tmp_path / "res" / "tiny"
     run_dir.mkdir(parents=True)
-    with open(run_dir / ".driver.lock", "w") as held:
-        held.write("12345")
-        held.flush()
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running driver holds it
+    (run_dir / PID_FILE).write_text("12345")
+    with FileLock(str(run_dir / LOCK_FILE)):  # as a running driver holds it
         code, _, err = cli(capsys, "run", str(tiny), "--results", str(tmp_path / "res"), "--quiet")
     assert code == 2
     assert "another `nasrescale run` (pid 12345)" in err

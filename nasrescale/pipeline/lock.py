@@ -1,0 +1,80 @@
+"""One driver per run folder: the lock that makes the driver the store's only writer.
+
+:func:`driver_lock` holds ``<run folder>/.driver.lock`` (a :class:`filelock.FileLock`: an OS
+lock, released by the operating system when the process dies, so a killed driver leaves no
+stale lock) while a driver runs, and records its process id in ``.driver.pid`` for the message
+a second driver gets. :func:`driver_active` asks, without waiting, whether a driver holds it
+now: a job left ``running`` in the store with no driver was interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from filelock import FileLock, Timeout
+
+from ..errors import ConfigError
+
+__all__ = ["LOCK_FILE", "PID_FILE", "driver_lock", "driver_active"]
+
+#: the lock file of a run folder
+LOCK_FILE = ".driver.lock"
+#: the process id of the driver holding the lock (removed when it lets go)
+PID_FILE = ".driver.pid"
+
+#: how long a driver waits for the lock: long enough to outlast a `status` probing it
+_WAIT_S = 2.0
+
+
+@contextmanager
+def driver_lock(run_dir: Path) -> Iterator[None]:
+    """Hold the run folder's driver lock (creating the folder) for the ``with`` block.
+
+    Raises:
+        ConfigError: another driver holds it (naming its process id), or the folder cannot be
+            written (naming it and the operating system's reason).
+    """
+    lock = FileLock(str(run_dir / LOCK_FILE))
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock.acquire(timeout=_WAIT_S)
+    except Timeout:
+        raise ConfigError(f"another `nasrescale run` (pid {_holder(run_dir)}) is driving {str(run_dir)!r}; "
+                          "wait for it, or watch it with `nasrescale status`") from None
+    except OSError as err:
+        raise ConfigError(f"cannot write the run folder {str(run_dir)!r} ({err.strerror or err}): results need "
+                          "a folder that can be written; choose another results folder") from None
+    try:
+        (run_dir / PID_FILE).write_text(str(os.getpid()))
+        yield
+    finally:
+        (run_dir / PID_FILE).unlink(missing_ok=True)
+        lock.release()
+
+
+def driver_active(run_dir: Path) -> bool | None:
+    """Whether a driver holds ``run_dir``'s lock right now: ``False`` when none does (or none ever
+    ran there), ``None`` when the lock cannot be probed (a folder this process cannot write)."""
+    path = run_dir / LOCK_FILE
+    if not path.is_file():
+        return False
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    except OSError:
+        return None
+    lock.release()
+    return False
+
+
+def _holder(run_dir: Path) -> str:
+    """The recorded process id of the driver holding the lock, or ``?``."""
+    try:
+        return (run_dir / PID_FILE).read_text().strip() or "?"
+    except OSError:
+        return "?"
