@@ -61,9 +61,9 @@ def run_cells(args: argparse.Namespace) -> int:
 
 def _op_kinds_text() -> str:
     lines = ["op kinds (the `kind` of an [[ops]] table; a new kind: docs/cells.md):",
-             f"  {'kind':<14} {'zero':<5} {'relu_depth':>10} {'kernel':<7} {'parametric':<10}  description"]
+             f"  {'kind':<16} {'zero':<5} {'relu_depth':>10} {'kernel':<7} {'parametric':<10}  description"]
     for kind in op_kinds().values():
-        lines.append(f"  {kind.name:<14} {str(kind.zero).lower():<5} {kind.relu_depth:>10} "
+        lines.append(f"  {kind.name:<16} {str(kind.zero).lower():<5} {kind.relu_depth:>10} "
                      f"{'needed' if kind.needs_kernel else '-':<7} {str(kind.parametric).lower():<10}  {kind.description}")
     return "\n".join(lines) + "\n"
 
