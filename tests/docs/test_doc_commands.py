@@ -177,3 +177,21 @@ def test_every_shell_and_python_block_says_whether_it_runs() -> None:
     unchecked by accident."""
     unmarked = [f"{path.relative_to(ROOT)}:{n}" for path in DOC_FILES for n in unmarked_blocks(path)]
     assert not unmarked, f"shell or Python blocks without {MARKER} or <!-- not runnable: REASON -->: {unmarked}"
+
+
+def test_cells_page_documents_every_family_key_macro_kind_and_op_kind() -> None:
+    """docs/cells.md's family-file reference lists what the code accepts: every ``[family]``
+    key, every ``[macro]`` kind with its settings, every shipped op kind."""
+    from nasrescale.models import macro_kinds
+    from nasrescale.space.families import _FAMILY_KEYS
+    from nasrescale.space.ops import op_kinds
+
+    page = (ROOT / "docs" / "cells.md").read_text()
+    reference = page[page.index("### The family file"):]
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in reference.splitlines() if line.startswith("| ")]
+    missing = [f"[family] {key}" for key in _FAMILY_KEYS if not any(row[1] == f"`{key}`" for row in cells)]
+    for kind, keys in macro_kinds().items():
+        row = next((r for r in cells if r[0] == f"`{kind}`"), ["", ""])
+        missing += [f"[macro] kind {kind!r} with {key!r}" for key in keys if f"`{key}`" not in row[1]]
+    missing += [f"op kind {name!r}" for name in op_kinds() if f"`{name}`" not in reference]
+    assert not missing, f"docs/cells.md's family-file reference lacks: {missing}"
