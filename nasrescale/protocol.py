@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .config import Overrides, apply_overrides, from_table, read_toml_file
+from .config import Overrides, apply_overrides, from_table, read_toml_file, typed_overrides
 from .errors import ConfigError
 from .fileio import shipped_toml_dir
 
@@ -179,11 +179,21 @@ def protocol_table(name_or_path: str | Path) -> dict[str, Any]:
     return table
 
 
-def load_protocol(name_or_path: str | Path, overrides: Overrides = ()) -> Protocol:
-    """Load a shipped protocol by name, or a protocol file by path, with typed ``overrides``
-    (key -> value; ``KEY=VALUE`` strings are parsed once) applied before the one check.
+def load_protocol(name_or_path: str | Path, overrides: Overrides = (), /, **settings: Any) -> Protocol:
+    """Load a shipped protocol by name, or a protocol file by path, with its keys overridden
+    before the one check: by keyword (``epochs=2``), by a mapping (``{"epochs": 2}``) or by
+    ``KEY=VALUE`` strings (``["epochs=2"]``, parsed as the command line's ``--set``).
+
+    >>> load_protocol("rescaled", lr=0.46, epochs=2).epochs, load_protocol("nb201", ["epochs=2"]).epochs
+    (2, 2)
 
     Raises:
-        ConfigError: unknown name, unreadable file, or a bad key/value (named by key path).
+        ConfigError: unknown name, unreadable file, a bad key/value (named by key path), or a
+            key given both in ``overrides`` and as a keyword.
     """
-    return from_table(Protocol, apply_overrides(protocol_table(name_or_path), overrides, "protocol"), "protocol")
+    merged = typed_overrides(overrides)
+    twice = sorted({key.removeprefix("protocol.") for key in merged} & set(settings))
+    if twice:
+        raise ConfigError(f"protocol key {twice[0]!r} given twice (in the overrides and as a keyword); give it once")
+    merged.update(settings)
+    return from_table(Protocol, apply_overrides(protocol_table(name_or_path), merged, "protocol"), "protocol")

@@ -15,6 +15,7 @@ from ..fileio import atomic_writer
 from ..space.analysis import ArchAnalysis, analyze, analyze_graph, enumerate_space, space_size
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
+from ..space.ops import op_kinds
 from ..space.registry import load_families
 from ..space.topology import enumerate_paths
 from .common import add_family_options, family_from_args, read_archs
@@ -48,13 +49,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_cells(args: argparse.Namespace) -> int:
-    """List families."""
+    """List families, then (as text) the op kinds a family file's ops may name."""
     for family in load_families(args.cells).values():
         if args.json:
             print(json.dumps(_family_json(family)))
         else:
             print(_family_text(family))
+    if not args.json:
+        print(_op_kinds_text())
     return 0
+
+
+def _op_kinds_text() -> str:
+    lines = ["op kinds (the `kind` of an [[ops]] table; a new kind: docs/cells.md):",
+             f"  {'kind':<16} {'zero':<5} {'relu_depth':>10} {'kernel':<7} {'parametric':<10}  description"]
+    for kind in op_kinds().values():
+        lines.append(f"  {kind.name:<16} {str(kind.zero).lower():<5} {kind.relu_depth:>10} "
+                     f"{'needed' if kind.needs_kernel else '-':<7} {str(kind.parametric).lower():<10}  {kind.description}")
+    return "\n".join(lines) + "\n"
 
 
 def _family_json(family: CellFamily) -> dict:

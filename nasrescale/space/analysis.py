@@ -17,6 +17,7 @@ import networkx as nx
 from ..errors import ArchError
 from .encodings import as_graph, format_arch, make_graph
 from .families import CellFamily
+from .registry import as_family
 from .topology import effective_edges, histogram_from_edges, moments_from_edges, scale_for
 
 __all__ = ["ArchAnalysis", "analyze", "analyze_graph", "enumerate_space", "space_size", "MAX_LISTED_PATHS"]
@@ -72,8 +73,10 @@ class ArchAnalysis:
         return row
 
 
-def analyze(arch: str | nx.DiGraph, family: CellFamily, max_listed_paths: int = MAX_LISTED_PATHS) -> ArchAnalysis:
-    """Analyze one architecture (string in any encoding, or a graph, which is checked)."""
+def analyze(arch: str | nx.DiGraph, family: CellFamily | str, max_listed_paths: int = MAX_LISTED_PATHS) -> ArchAnalysis:
+    """Analyze one architecture (string in any encoding, or a graph, which is checked) of
+    ``family`` (a family or its name)."""
+    family = as_family(family)
     return analyze_graph(as_graph(arch, family), family, max_listed_paths)
 
 

@@ -59,12 +59,13 @@ def detect_encoding(text: str) -> str:
     )
 
 
-def parse_arch(text: str, family: CellFamily, encoding: str | None = None, *, complete: bool = False) -> nx.DiGraph:
+def parse_arch(text: str, family: CellFamily | str, encoding: str | None = None, *,
+               complete: bool = False) -> nx.DiGraph:
     """Parse an architecture string of ``family`` into the canonical graph.
 
     Args:
         text: the string (surrounding whitespace is ignored).
-        family: the cell family it belongs to.
+        family: the cell family it belongs to, or its name (``"nb201"``).
         encoding: ``nb201``, ``digits`` or ``edges``; detected from the text when ``None``.
         complete: NB201 strings only: accept a node group that omits sources and give them the
             family's zero op. Off by default: a short group is an error, so a typo cannot
@@ -72,7 +73,12 @@ def parse_arch(text: str, family: CellFamily, encoding: str | None = None, *, co
 
     Raises:
         ArchError: naming the offending token and the family's allowed values.
+        FamilyError: ``family`` is the name of no family on the search path.
     """
+    if not isinstance(family, CellFamily):
+        from .registry import as_family  # the registry imports this module
+
+        family = as_family(family)
     if not isinstance(text, str):
         raise ArchError(f"architecture must be a string, got {type(text).__name__}")
     stripped = text.strip()
@@ -87,7 +93,7 @@ def parse_arch(text: str, family: CellFamily, encoding: str | None = None, *, co
         n, edges = _parse_edges(stripped, family)
     else:
         raise ArchError(f"unknown encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
-    return make_graph(edges, family, n)
+    return _connected(make_graph(edges, family, n), family)
 
 
 def format_arch(graph: nx.DiGraph, family: CellFamily, encoding: str | None = None) -> str:
@@ -178,8 +184,28 @@ def as_graph(arch: str | nx.DiGraph, family: CellFamily) -> nx.DiGraph:
         missing = [(u, v) for u, v, d in arch.edges(data=True) if "op" not in d]
         if missing:
             raise ArchError(f"edge {missing[0][0]}->{missing[0][1]} has no 'op' attribute")
-        return make_graph(((u, v, d["op"]) for u, v, d in arch.edges(data=True)), family, arch.number_of_nodes())
+        graph = make_graph(((u, v, d["op"]) for u, v, d in arch.edges(data=True)), family, arch.number_of_nodes())
+        return _connected(graph, family)
     return parse_arch(arch, family)
+
+
+def _connected(graph: nx.DiGraph, family: CellFamily) -> nx.DiGraph:
+    """``graph`` if its edges join every node to the input; a family with a zero op always
+    does (absent pairs are zero edges), and its cells without a path are degenerate, not
+    disconnected.
+
+    Raises:
+        ArchError: naming the nodes no edge joins to the input node 0.
+    """
+    apart = sorted(set(graph) - nx.node_connected_component(graph.to_undirected(as_view=True), 0))
+    if apart:
+        nodes = ", ".join(map(str, apart))
+        raise ArchError(
+            f"disconnected cell: no edge joins node{'s' if len(apart) > 1 else ''} {nodes} to the input node 0 "
+            f"(family {family.name!r} has no zero op, so a cell has only the edges listed); "
+            "add edges to connect every node, or give fewer nodes"
+        )
+    return graph
 
 
 def _short(text: str, limit: int = 60) -> str:

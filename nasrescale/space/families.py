@@ -73,6 +73,8 @@ class CellFamily:
         macro: the ``[macro]`` table (skeleton kind and its settings), read-only.
         description: one line of prose.
         source: the file it was read from, if any.
+        imports: the modules the file names under ``imports`` (imported when it was read, and
+            again wherever the family is unpickled: an executor's worker process).
     """
 
     name: str
@@ -86,6 +88,7 @@ class CellFamily:
     macro: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     description: str = ""
     source: Path | None = None
+    imports: tuple[str, ...] = ()
 
     @property
     def op_names(self) -> tuple[str, ...]:
@@ -221,11 +224,8 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
     if not isinstance(fam, dict):
         raise FamilyError(f"{source}: missing [family] table")
     _check_keys(fam, _FAMILY_KEYS, source, "family.")
-    for module in _typed(fam, "imports", list, source, "family.", default=[]):
-        try:
-            importlib.import_module(str(module))
-        except ImportError as err:
-            raise FamilyError(f"{_where(source, 'family.imports')}: cannot import {module!r}: {err}") from None
+    imports = tuple(str(m) for m in _typed(fam, "imports", list, source, "family.", default=[]))
+    _import_all(imports, _where(source, "family.imports"))
     name = _typed(fam, "name", str, source, "family.")
     if not name or not all(c.isalnum() or c in "_-" for c in name):
         raise FamilyError(f"{_where(source, 'family.name')}: {name!r} must be letters, digits, _ or -")
@@ -256,7 +256,17 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
         macro=MappingProxyType(dict(macro)),
         description=_typed(fam, "description", str, source, "family.", default=""),
         source=path,
+        imports=imports,
     )
+
+
+def _import_all(modules: tuple[str, ...], where: str) -> None:
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise FamilyError(f"{where}: cannot import {module!r}: {err}; the module must be on the Python path "
+                              "(PYTHONPATH) of every process that reads the family") from None
 
 
 def read_family_file(path: str | Path) -> CellFamily:
@@ -274,5 +284,7 @@ def read_family_file(path: str | Path) -> CellFamily:
 
 
 def _rebuild_family(fields: dict[str, Any]) -> CellFamily:
-    """Unpickle a :class:`CellFamily` (see ``CellFamily.__reduce__``)."""
+    """Unpickle a :class:`CellFamily` (see ``CellFamily.__reduce__``), importing its ``imports``
+    first: a worker process gets the op kinds and model builders they register."""
+    _import_all(tuple(fields.get("imports", ())), f"family {fields['name']!r}: imports")
     return CellFamily(**{**fields, "macro": MappingProxyType(fields["macro"])})

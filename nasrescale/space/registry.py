@@ -26,7 +26,8 @@ from .encodings import parse_arch
 from .families import CellFamily, read_family_file
 from .topology import is_degenerate
 
-__all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "resolve_family", "family_names_in"]
+__all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "as_family", "resolve_family",
+           "family_names_in"]
 
 
 def builtin_cells_dir() -> Path:
@@ -105,6 +106,23 @@ def get_family(name: str, paths: Sequence[str | Path] = ()) -> CellFamily:
             f"unknown cell family {name!r}; known families: {', '.join(sorted(families))}. "
             "Add one as cells/<name>.toml or pass --cells PATH"
         ) from None
+
+
+def as_family(family: CellFamily | str) -> CellFamily:
+    """``family`` itself, or the family on the search path called ``family`` (:func:`get_family`).
+
+    >>> nb201 = as_family("nb201")
+    >>> nb201.name, as_family(nb201) is nb201
+    ('nb201', True)
+
+    Raises:
+        FamilyError: an unknown name, or neither a family nor a name.
+    """
+    if isinstance(family, CellFamily):
+        return family
+    if isinstance(family, str):
+        return get_family(family)
+    raise FamilyError(f"expected a cell family or a family name such as 'nb201', got {type(family).__name__}")
 
 
 def family_names_in(path: str | Path) -> list[str]:

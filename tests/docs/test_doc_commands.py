@@ -1,12 +1,15 @@
-"""The documentation's commands run, its pages are reachable, and it cites only files in the repository.
+"""The documentation's commands and examples run, its pages are reachable, and it cites only files
+in the repository.
 
-Every shell block marked with a ``<!-- runnable -->`` line just before its ```` ```bash ```` fence,
-in README.md or docs/*.md, runs here: in a fresh copy of the repository's data folders (cells,
-pipelines, protocols, examples, results, ...), with ``nasrescale`` on PATH running this checkout,
-offline, on one thread, with data and cache folders inside the temp directory. A failing block
-fails its own test case, named ``FILE:LINE`` after the marker.
-Every other shell block carries ``<!-- not runnable: REASON -->`` (README's two commands keep their
-own markers, which .ci/run reads).
+Every shell or Python block marked with a ``<!-- runnable -->`` line just before its
+```` ```bash ```` or ```` ```python ```` fence, in README.md or docs/*.md, runs here: in a fresh copy
+of the repository's data folders (cells, pipelines, protocols, examples, results, ...), with
+``nasrescale`` on PATH and importable from this checkout, offline, on one thread, with data and
+cache folders inside the temp directory. A shell block runs in bash (``-euo pipefail``), a Python
+block as a script; a block that fails (a non-zero exit, an exception) fails its own test case,
+named ``FILE:LINE`` after the marker.
+Every other shell or Python block carries ``<!-- not runnable: REASON -->`` (README's two commands
+keep their own markers, which .ci/run reads).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "<!-- runnable -->"
-FENCES = ("```bash", "```sh")
+#: fence -> the language its block runs in
+FENCES = {"```bash": "bash", "```sh": "bash", "```python": "python", "```py": "python"}
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: copied into each block's working folder; the package itself is imported from ROOT
 COPY_IGNORE = shutil.ignore_patterns(".git", ".data", "nasrescale", "tests", "__pycache__", "checkpoints",
@@ -30,19 +34,20 @@ COPY_IGNORE = shutil.ignore_patterns(".git", ".data", "nasrescale", "tests", "__
 BLOCK_TIMEOUT_S = 600
 #: the name of the design notes that never were in the repository, split so this file does not name it
 OUTSIDE_NOTES = "DESIGN" + ".md"
-#: markers that may precede a shell block: run by this test, not run (with the reason), or README's two commands
+#: markers that may precede a shell or Python block: run by this test, not run (with the reason), or README's two commands
 KNOWN_MARKERS = r"<!-- (runnable|not runnable: .+|main-command|test-command) -->"
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
-def runnable_blocks(path: Path) -> list[tuple[int, str]]:
-    """``(line of the marker, code)`` of every marked block of ``path`` (1-based lines).
+def runnable_blocks(path: Path) -> list[tuple[int, str, str]]:
+    """``(line of the marker, language, code)`` of every marked block of ``path`` (1-based lines).
 
     >>> import tempfile
     >>> page = Path(tempfile.mkdtemp()) / "p.md"
-    >>> _ = page.write_text("text\\n<!-- runnable -->\\n```bash\\necho hi\\n```\\n```bash\\nnot marked\\n```\\n")
+    >>> _ = page.write_text("text\\n<!-- runnable -->\\n```bash\\necho hi\\n```\\n```bash\\nnot marked\\n```\\n"
+    ...                     "<!-- runnable -->\\n```python\\nprint(1)\\n```\\n")
     >>> runnable_blocks(page)
-    [(2, 'echo hi\\n')]
+    [(2, 'bash', 'echo hi\\n'), (9, 'python', 'print(1)\\n')]
     """
     lines = path.read_text().splitlines()
     blocks = []
@@ -51,17 +56,17 @@ def runnable_blocks(path: Path) -> list[tuple[int, str]]:
             continue
         fence = i + 1
         if fence >= len(lines) or lines[fence].strip() not in FENCES:
-            raise ValueError(f"{path.name}:{i + 1}: {MARKER} must be followed by a ```bash block")
+            raise ValueError(f"{path.name}:{i + 1}: {MARKER} must be followed by a ```bash or ```python block")
         end = next((j for j in range(fence + 1, len(lines)) if lines[j].startswith("```")), None)
         if end is None:
             raise ValueError(f"{path.name}:{i + 1}: the marked block is never closed")
-        blocks.append((i + 1, "\n".join(lines[fence + 1:end]) + "\n"))
+        blocks.append((i + 1, FENCES[lines[fence].strip()], "\n".join(lines[fence + 1:end]) + "\n"))
     return blocks
 
 
 def _cases() -> list:
-    return [pytest.param(path, line, code, id=f"{path.relative_to(ROOT)}:{line}")
-            for path in DOC_FILES for line, code in runnable_blocks(path)]
+    return [pytest.param(path, line, language, code, id=f"{path.relative_to(ROOT)}:{line}")
+            for path in DOC_FILES for line, language, code in runnable_blocks(path)]
 
 
 def _environment(tmp: Path) -> dict[str, str]:
@@ -83,15 +88,23 @@ def _environment(tmp: Path) -> dict[str, str]:
     return env
 
 
+def _command(language: str, code: str, tmp: Path) -> list[str]:
+    if language == "bash":
+        return ["bash", "-euo", "pipefail", "-c", code]
+    script = tmp / "block.py"  # a file, so that a traceback shows the block's lines
+    script.write_text(code)
+    return [sys.executable, str(script)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("path", "line", "code"), _cases())
-def test_marked_block_runs(path: Path, line: int, code: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("path", "line", "language", "code"), _cases())
+def test_marked_block_runs(path: Path, line: int, language: str, code: str, tmp_path: Path) -> None:
     work = tmp_path / "repo"
     shutil.copytree(ROOT, work, ignore=COPY_IGNORE)
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=work, env=_environment(tmp_path),
+    done = subprocess.run(_command(language, code, tmp_path), cwd=work, env=_environment(tmp_path),
                           capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
     where = f"{path.relative_to(ROOT)}:{line}"
-    assert done.returncode == 0, (f"{where}: the marked block exited {done.returncode}\n{code}\n"
+    assert done.returncode == 0, (f"{where}: the marked {language} block exited {done.returncode}\n{code}\n"
                                   f"stderr (tail):\n{done.stderr[-3000:]}")
 
 
@@ -141,14 +154,44 @@ def test_every_command_page_has_a_runnable_block() -> None:
     assert not without, f"pages whose commands the doc test never runs: {without}"
 
 
-def test_every_shell_block_says_whether_it_runs() -> None:
-    """A shell block is marked runnable (and run above), or says why not, so none goes unchecked by accident."""
-    unmarked = []
-    for path in DOC_FILES:
-        previous = ""
-        for n, line in enumerate(path.read_text().splitlines(), 1):
-            if line.strip() in FENCES and not re.fullmatch(KNOWN_MARKERS, previous.strip()):
-                unmarked.append(f"{path.relative_to(ROOT)}:{n}")
-            if line.strip():
-                previous = line
-    assert not unmarked, f"shell blocks without {MARKER} or <!-- not runnable: REASON -->: {unmarked}"
+def unmarked_blocks(path: Path) -> list[int]:
+    """Lines of the shell and Python fences of ``path`` that no marker precedes.
+
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "p.md"
+    >>> _ = page.write_text("```python\\nx = 1\\n```\\n<!-- not runnable: needs a GPU -->\\n\\n```bash\\nrun\\n```\\n")
+    >>> unmarked_blocks(page)
+    [1]
+    """
+    unmarked, previous = [], ""
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip() in FENCES and not re.fullmatch(KNOWN_MARKERS, previous.strip()):
+            unmarked.append(n)
+        if line.strip():
+            previous = line
+    return unmarked
+
+
+def test_every_shell_and_python_block_says_whether_it_runs() -> None:
+    """A shell or Python block is marked runnable (and run above), or says why not, so none goes
+    unchecked by accident."""
+    unmarked = [f"{path.relative_to(ROOT)}:{n}" for path in DOC_FILES for n in unmarked_blocks(path)]
+    assert not unmarked, f"shell or Python blocks without {MARKER} or <!-- not runnable: REASON -->: {unmarked}"
+
+
+def test_cells_page_documents_every_family_key_macro_kind_and_op_kind() -> None:
+    """docs/cells.md's family-file reference lists what the code accepts: every ``[family]``
+    key, every ``[macro]`` kind with its settings, every shipped op kind."""
+    from nasrescale.models import macro_kinds
+    from nasrescale.space.families import _FAMILY_KEYS
+    from nasrescale.space.ops import op_kinds
+
+    page = (ROOT / "docs" / "cells.md").read_text()
+    reference = page[page.index("### The family file"):]
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in reference.splitlines() if line.startswith("| ")]
+    missing = [f"[family] {key}" for key in _FAMILY_KEYS if not any(row[1] == f"`{key}`" for row in cells)]
+    for kind, keys in macro_kinds().items():
+        row = next((r for r in cells if r[0] == f"`{kind}`"), ["", ""])
+        missing += [f"[macro] kind {kind!r} with {key!r}" for key in keys if f"`{key}`" not in row[1]]
+    missing += [f"op kind {name!r}" for name in op_kinds() if f"`{name}`" not in reference]
+    assert not missing, f"docs/cells.md's family-file reference lacks: {missing}"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nasrescale.space.encodings import as_graph, detect_encoding, format_arch, make_graph, parse_arch
-from nasrescale.errors import ArchError
+from nasrescale.errors import ArchError, FamilyError
 from nasrescale.space.families import parse_family
 
 NB201_OPS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
@@ -127,10 +127,11 @@ def test_digits_need_few_ops_and_a_zero_op():
     many = parse_family(f'[family]\nname = "many"\ndepth_offset = 1\nbase = \'[[0, 1, "s0"]]\'\n{ops}')
     with pytest.raises(ArchError, match="at most 10"):
         format_arch(parse_arch(many.base, many), many, "digits")
-    nozero = parse_family('[family]\nname = "nz"\ndepth_offset = 1\nbase = \'[[0, 2, "s"]]\'\n[[ops]]\nname = "s"\nkind = "identity"\n')
+    nozero = parse_family('[family]\nname = "nz"\ndepth_offset = 1\nbase = \'[[0, 2, "s"], [1, 2, "s"]]\'\n'
+                          '[[ops]]\nname = "s"\nkind = "identity"\n')
     g = parse_arch(nozero.base, nozero)
-    assert g.number_of_edges() == 1  # no zero op: absent edges stay absent
-    assert format_arch(g, nozero, "nb201") == "||+|s~0|"
+    assert g.number_of_edges() == 2  # no zero op: absent edges stay absent
+    assert format_arch(g, nozero, "nb201") == "||+|s~0|s~1|"
     with pytest.raises(ArchError, match="no zero op"):
         format_arch(g, nozero, "digits")
 
@@ -146,3 +147,44 @@ def test_garbage_is_a_clean_arch_error_or_a_valid_cell(nb201, text):
     assert sorted(g.nodes) == [0, 1, 2, 3]
     assert g.number_of_edges() == 6
     assert all(u < v for u, v in g.edges)
+
+
+def test_a_family_name_stands_for_the_family(nb201):
+    from nasrescale.space.analysis import analyze
+
+    assert _edges(parse_arch("3_34_131", "nb201")) == _edges(parse_arch("3_34_131", nb201))
+    assert analyze("3_34_131", "nb201") == analyze("3_34_131", nb201)
+    with pytest.raises(FamilyError, match="unknown cell family 'nb2'; known families: .*nb201"):
+        parse_arch("3_34_131", "nb2")
+    with pytest.raises(FamilyError, match="a cell family or a family name"):
+        parse_arch("3_34_131", None)
+
+
+NO_ZERO = ('[family]\nname = "nz"\ndepth_offset = 1\nbase = \'[[0, 1, "s"]]\'\n'
+           '[[ops]]\nname = "s"\nkind = "identity"\n[[ops]]\nname = "c"\nkind = "relu_conv_bn"\nkernel = 3\n')
+
+
+@pytest.mark.parametrize(("text", "apart"), [('[[0, 1, "s"], [2, 3, "c"]]', "nodes 2, 3 "),
+                                             ('{"nodes": 3, "edges": [[0, 2, "c"]]}', "node 1 "),
+                                             ('|s~0|+||', "node 2 ")])
+def test_a_disconnected_cell_is_an_error_naming_its_loose_nodes(text, apart):
+    nozero = parse_family(NO_ZERO)
+    with pytest.raises(ArchError, match=f"disconnected cell: no edge joins {apart}to the input node 0.*no zero op"):
+        parse_arch(text, nozero)
+
+
+def test_a_disconnected_graph_is_an_error_and_a_joined_one_is_not():
+    nozero = parse_family(NO_ZERO)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(3))
+    graph.add_edge(0, 1, op="s")
+    with pytest.raises(ArchError, match="disconnected cell: no edge joins node 2 "):
+        as_graph(graph, nozero)
+    # joined, though node 1 has no in-edge and node 2 reaches no output: not disconnected
+    assert parse_arch('[[0, 3, "s"], [1, 3, "c"], [0, 2, "c"], [1, 2, "s"]]', nozero).number_of_edges() == 4
+
+
+def test_with_a_zero_op_a_cell_without_a_path_is_degenerate_not_disconnected(nb201):
+    from nasrescale.space.analysis import analyze
+
+    assert analyze('{"nodes": 4, "edges": [[0, 1, "nor_conv_3x3"]]}', nb201).degenerate
