@@ -18,9 +18,25 @@ from .errors import NasRescaleError
 __all__ = ["atomic_writer", "atomic_write_text", "shipped_toml_dir"]
 
 
+def _umask() -> int:
+    """The process's file-creation mask (Linux reports it in ``/proc``; elsewhere it is read by
+    setting it and putting it back)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class atomic_writer:
     """Context manager: write a file through a temporary sibling, fsync, then rename over the
-    target, so a killed run leaves the old file or the new one, never half of one."""
+    target, so a killed run leaves the old file or the new one, never half of one. The file gets
+    the permissions any new file gets under the umask (``0644`` under ``022``), not the private
+    ``0600`` of the temporary file."""
 
     def __init__(self, path: str | Path, mode: str = "w", newline: str | None = None) -> None:
         self.path = Path(path)
@@ -43,6 +59,7 @@ class atomic_writer:
                 os.fsync(self.file.fileno())
             self.file.close()
             if exc_type is None:
+                os.chmod(self.tmp, 0o666 & ~_umask())
                 os.replace(self.tmp, self.path)
         finally:
             if os.path.exists(self.tmp):

@@ -3,8 +3,8 @@
 Trains the base architecture (or ``--arch``) for ``--epochs`` (default 1) at every LR of a
 log-spaced grid with several seeds, as stored, resumable jobs in
 ``results/<name>/store.sqlite`` (rerunning finishes only what is missing), and picks the
-largest LR within a relative tolerance of the smallest final training loss (diverged LRs lose;
-:mod:`nasrescale.lrsearch.select`). Prints the loss-vs-LR table (or ``--json``) and writes a plot.
+maximal LR by ``--rule`` (:mod:`nasrescale.lrsearch.select`). Prints the loss-vs-LR table with
+the rule that ran, each seed's argmin and how they were combined (or ``--json``), and writes a plot.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     else:
         print(f"LR search: {family.name} {pairs[0][1].arch}, protocol {protocol.name}, {data.name}, "
               f"{len(settings.seeds)} seed(s) x {len(sel.grid)} LRs, {settings.epochs} epoch(s) each")
-        print(format_table(sel))
+        print(format_table(sel, settings.seeds))
         print(f"plot: {out['plot']}")
     if sel.edge_message() and args.json:
         print(f"nasrescale lr-search: warning: {sel.edge_message()}", file=sys.stderr)

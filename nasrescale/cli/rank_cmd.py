@@ -15,6 +15,9 @@ _SOURCES_HELP = ("A source is PIPELINE:PROTOCOL (a run's protocol, mean over its
                  "(cifar10, cifar100, imagenet16_120), nats:DATASET (with --nats-file) or a CSV file "
                  "(FILE.csv, or FILE.csv:PROTOCOL for an export with a protocol column)")
 
+_DEGENERATE_HELP = ("count degenerate cells (no input-output path, recorded at chance accuracy) in every statistic; "
+                    "by default they are left out")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``rank`` and ``report`` commands."""
@@ -40,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--classes", type=int, metavar="K",
                    help="a CSV dataset's class count (chance accuracy = 100/K, for diverged rows)")
     p.add_argument("--nats-file", metavar="PATH", help="NATS-Bench benchmark file or fast-mode folder")
+    p.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
     add_family_options(p, "--family-file")
     p.set_defaults(func=_run_rank)
 
@@ -52,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only regenerate the results index <results>/README.md (a report also refreshes it)")
     r.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
     r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    r.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
     r.set_defaults(func=_run_report)
 
 
@@ -70,7 +75,8 @@ def _run_rank(args: argparse.Namespace) -> int:
                    accuracy_column=args.acc_col, nats_file=args.nats_file, classes=args.classes)
     a = load_source(args.source_a, **options)
     b = load_source(args.source_b, **options)
-    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.seed)
+    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.seed,
+                        include_degenerate=args.include_degenerate)
     print(to_json(result) if args.json else format_table(result))
     return 0
 
@@ -92,6 +98,6 @@ def _run_report(args: argparse.Namespace) -> int:
     require_writable(run_dir.parent, "results folder")  # both checked before anything is written
     require_writable(run_dir, "run folder")
     if not args.index:
-        print(f"wrote {write_run_report(run_dir, n_boot=args.bootstrap)}")
+        print(f"wrote {write_run_report(run_dir, n_boot=args.bootstrap, include_degenerate=args.include_degenerate)}")
     print(f"wrote {write_index(run_dir.parent)}")
     return 0

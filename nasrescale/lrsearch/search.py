@@ -3,7 +3,9 @@
 The family's base architecture is trained for ``epochs`` (default 1) at every LR of a
 log-spaced grid with several seeds; each run is a :class:`~nasrescale.jobs.job.TrainJob` (so the
 store keys, resumes and never repeats it), and :func:`~nasrescale.lrsearch.select.select_lr` picks
-the largest LR that reaches the smallest final training loss. The same jobs, on other
+the maximal LR by the settings' rule (``argmin``: each seed's LR of the smallest final training
+loss, combined by their geometric mean; ``within_tol``: the largest LR within a tolerance of the
+smallest mean loss). The same jobs, on other
 architectures, measure each one's "ground-truth" maximal LR for the validation pipeline
 (:mod:`nasrescale.lrsearch.validation`).
 
@@ -36,7 +38,7 @@ from .select import DEFAULT_REL_TOL, SELECTION_RULES, Selection, log_grid, selec
 if TYPE_CHECKING:  # the jobs load torch: imported where jobs are built, so the settings stay light
     from ..jobs.job import DataSpec, TrainJob
 
-__all__ = ["LrSearchSettings", "search_protocol", "search_jobs", "losses_from_rows", "format_table",
+__all__ = ["LrSearchSettings", "search_protocol", "search_jobs", "losses_from_rows", "format_table", "rule_lines",
            "selection_json", "plot_selection", "SEARCH_PREFIX", "LOSS_KINDS"]
 
 #: which final training loss a search run is judged by (:class:`LrSearchSettings`)
@@ -167,25 +169,70 @@ def losses_from_rows(pairs: Sequence[tuple[float, str]], rows: Sequence[dict[str
     return out
 
 
-def format_table(sel: Selection) -> str:
-    """The loss-vs-LR table: one row per LR, mean and per-seed losses, the choice marked."""
+def rule_lines(sel: Selection, seeds: Sequence[int] | None = None) -> list[str]:
+    """What the rule did, in words: the rule that ran, each seed's argmin and how they were
+    combined (``argmin``) or the tolerance and the best mean loss (``within_tol``), and the
+    chosen LR, saying when it is no grid point. ``seeds``: the seeds' names (default: by position).
+
+    >>> sel = select_lr({0.1: [2.0, 1.2], 0.316228: [1.5, 1.0], 1.0: [1.0, 1.1]})
+    >>> print("\\n".join(rule_lines(sel, [0, 1])))
+    rule argmin (the paper's): per seed, the LR of the smallest final training loss: seed 0 -> 1, seed 1 -> 0.316228; combined by their geometric mean (the mean in log LR)
+    chosen lr = 0.562342: no grid point (the seeds' argmins differ), between the grid's 0.316228 and 1
+    """
+    names = [f"seed {s}" for s in seeds] if seeds is not None else [f"seed #{i + 1}" for i in range(len(sel.per_seed))]
+    if sel.rule == "argmin":
+        picks = ", ".join(f"{n} -> {'every run diverged' if lr is None else f'{lr:g}'}" for n, lr in zip(names, sel.per_seed))
+        combined = ("the only seed's argmin" if len(sel.per_seed) == 1
+                    else "combined by their geometric mean (the mean in log LR)")
+        lines = [f"rule argmin (the paper's): per seed, the LR of the smallest final training loss: {picks}; {combined}"]
+    else:
+        lines = [f"rule within_tol: the largest LR whose mean loss over seeds is within {100 * sel.rel_tol:g}% "
+                 f"(relative) of the smallest ({sel.mean_loss[sel.best_lr]:.4f} at lr {sel.best_lr:g}); "
+                 "an LR at which any seed diverged loses"]
+    if sel.chosen_lr in sel.grid:
+        lines.append(f"chosen lr = {sel.chosen_lr:g} (a grid point, marked in the table)")
+    else:
+        below = max((lr for lr in sel.grid if lr < sel.chosen_lr), default=None)
+        above = min((lr for lr in sel.grid if lr > sel.chosen_lr), default=None)
+        where = " and ".join(f"{lr:g}" for lr in (below, above) if lr is not None)
+        lines.append(f"chosen lr = {sel.chosen_lr:g}: no grid point (the seeds' argmins differ), between the grid's "
+                     f"{where}")
+    return lines
+
+
+def format_table(sel: Selection, seeds: Sequence[int] | None = None) -> str:
+    """The loss-vs-LR table: one row per LR, mean and per-seed losses; the chosen LR marked
+    when it is a grid point, each seed's argmin marked (``argmin``) or the ties (``within_tol``);
+    then :func:`rule_lines` and the grid-edge warning."""
+    names = [str(s) for s in seeds] if seeds is not None else [f"#{i + 1}" for i in range(len(sel.per_seed))]
     lines = [f"{'lr':>10}  {'mean loss':>10}  per-seed final training loss"]
     for lr in sel.grid:
         mean = sel.mean_loss[lr]
-        seeds = "  ".join("diverged" if v is None else f"{v:.4f}" for v in sel.losses[lr])
-        mark = " <- chosen" if lr == sel.chosen_lr else (" (tie)" if lr in sel.tied else "")
-        mark += " (best)" if lr == sel.best_lr and lr != sel.chosen_lr else ""
-        lines.append(f"{lr:>10.4g}  {'diverged' if mean is None else f'{mean:.4f}':>10}  {seeds}{mark}")
-    lines.append(f"chosen lr = {sel.chosen_lr:g}: the largest LR within {100 * sel.rel_tol:g}% (relative) of the "
-                 f"smallest mean loss ({sel.mean_loss[sel.best_lr]:.4f} at lr {sel.best_lr:g}); diverged LRs lose")
+        losses = "  ".join("diverged" if v is None else f"{v:.4f}" for v in sel.losses[lr])
+        marks = ["chosen"] if lr == sel.chosen_lr else []
+        argmin_of = [n for n, pick in zip(names, sel.per_seed) if pick == lr]
+        if argmin_of:
+            marks.append(f"argmin of seed{'s' if len(argmin_of) > 1 else ''} {', '.join(argmin_of)}")
+        if lr in sel.tied and lr != sel.chosen_lr:
+            marks.append("tie")
+        if lr == sel.best_lr and lr != sel.chosen_lr:
+            marks.append("smallest mean loss")
+        mark = f"  <- {'; '.join(marks)}" if marks else ""
+        lines.append(f"{lr:>10.4g}  {'diverged' if mean is None else f'{mean:.4f}':>10}  {losses}{mark}")
+    lines += rule_lines(sel, seeds)
     if sel.edge_message():
         lines.append("warning: " + sel.edge_message())  # type: ignore[operator]
     return "\n".join(lines)
 
 
-def selection_json(sel: Selection, **extra: Any) -> dict[str, Any]:
-    """The selection as a JSON object (``chosen_lr``, ``grid``, ``losses``, ``per_lr``, ...)."""
-    return {"chosen_lr": sel.chosen_lr, "best_lr": sel.best_lr, "grid": sel.grid,
+def selection_json(sel: Selection, seed_ids: Sequence[int] | None = None, **extra: Any) -> dict[str, Any]:
+    """The selection as a JSON object (``chosen_lr``, ``rule``, ``seed_argmins``, ``on_grid``,
+    ``grid``, ``losses``, ``per_lr``, ...); ``seed_ids`` names the seeds of ``seed_argmins``."""
+    names = list(seed_ids) if seed_ids is not None else [f"#{i + 1}" for i in range(len(sel.per_seed))]
+    return {"chosen_lr": sel.chosen_lr, "rule": sel.rule, "on_grid": sel.chosen_lr in sel.grid,
+            "seed_argmins": [{"seed": n, "lr": lr} for n, lr in zip(names, sel.per_seed)],
+            "combined_by": "geometric mean" if sel.rule == "argmin" else None, "rule_text": rule_lines(sel, seed_ids),
+            "best_lr": sel.best_lr, "grid": sel.grid,
             "losses": {f"{lr:g}": sel.losses[lr] for lr in sel.grid},
             "per_lr": [{"lr": lr, "mean_loss": sel.mean_loss[lr], "losses": sel.losses[lr],
                         "diverged": lr in sel.diverged, "tied": lr in sel.tied} for lr in sel.grid],
@@ -211,7 +258,12 @@ def plot_selection(sel: Selection, path: str | Path, title: str = "") -> Path:
     ax.plot(ok, [sel.mean_loss[lr] for lr in ok], "-o", color="tab:blue", ms=4, label="mean over seeds", zorder=3)
     if sel.diverged:
         ax.scatter(sel.diverged, [top] * len(sel.diverged), marker="x", color="tab:red", s=40, label="diverged")
-    ax.axvline(sel.chosen_lr, ls="--", color="tab:green", label=f"chosen lr = {sel.chosen_lr:g}")
+    picks = [(lr, sel.losses[lr][i]) for i, lr in enumerate(sel.per_seed) if lr is not None]
+    if picks:
+        ax.scatter(*zip(*picks), s=60, marker="v", facecolors="none", edgecolors="tab:orange", zorder=4,
+                   label="a seed's argmin")
+    how = " (geometric mean of the seeds' argmins)" if sel.rule == "argmin" and len(picks) > 1 else ""
+    ax.axvline(sel.chosen_lr, ls="--", color="tab:green", label=f"chosen lr = {sel.chosen_lr:g}{how}")
     ax.set_xscale("log")
     ax.set_xlabel("learning rate")
     ax.set_ylabel("final training loss (nats)")

@@ -160,7 +160,7 @@ def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: LrSear
     losses = losses_from_rows([(lr, job.key()) for lr, job in pairs], store.rows_with_tail(), search.loss)
     sel = select_lr(losses, search.rel_tol, search.rule)
     path = plot_selection(sel, plot, title)
-    out = selection_json(sel, arch=pairs[0][1].arch, **dict(info or {}), plot=str(path))
+    out = selection_json(sel, search.seeds, arch=pairs[0][1].arch, **dict(info or {}), plot=str(path))
     store.set_meta(meta_key, json.dumps(out))
     return sel, out, counts
 
@@ -178,5 +178,6 @@ def _search_stage(pipeline: Pipeline, label: str, protocol: Protocol, store: Sto
                                 progress=progress, executor=executor)
     store.set_meta(f"base_lr:{label}", json.dumps(sel.chosen_lr))
     if progress:
-        print(f"LR search for protocol {label!r} on {pairs[0][1].arch}:\n{format_table(sel)}", file=sys.stderr)
+        table = format_table(sel, pipeline.lr_search.seeds)
+        print(f"LR search for protocol {label!r} on {pairs[0][1].arch}:\n{table}", file=sys.stderr)
     return sel, counts

@@ -4,6 +4,11 @@
 diverged runs at chance accuracy or dropped), :func:`match` pairs two sources by canonical
 architecture, :func:`compare` computes every statistic of :mod:`nasrescale.ranking.rank` into one
 JSON-ready dict.
+
+Degenerate cells (no input->output path: constant output, recorded at chance accuracy without
+training) are left out of every statistic unless ``include_degenerate`` is set: any two sources
+put them last together, which inflates every rank correlation without saying anything about
+the architectures that learn.
 """
 
 from __future__ import annotations
@@ -128,16 +133,26 @@ def _per_run_tau(wa: pd.DataFrame, wb: pd.DataFrame) -> dict | None:
 
 
 def compare(a: Source, b: Source, *, policy: DivergedPolicy = "chance", topk_by: TopkBy = "first",
-            n_boot: int = 1000, seed: int = 0, ks: tuple = K_PERCENTS) -> tuple[dict, pd.DataFrame]:
+            n_boot: int = 1000, seed: int = 0, ks: tuple = K_PERCENTS,
+            include_degenerate: bool = False) -> tuple[dict, pd.DataFrame]:
     """Every ranking statistic between sources ``a`` and ``b`` (differences are b - a).
+
+    Args:
+        include_degenerate: count degenerate cells in the statistics (default: left out;
+            ``counts["degenerate_excluded"]`` says how many were).
 
     Returns:
         The JSON-ready result (``n``, ``kendall_tau``, ``spearman``, ``pearson``,
         ``mean_diff``, ``median_diff``, ``mean_a``, ``mean_b``, ``ci`` (95% bootstrap CIs of
         those), ``topk``, ``precision_at_k``, ``seed_noise`` ({a, b}), ``per_run_kendall_tau``,
-        ``counts``, and the settings) and the matched frame of :func:`match`.
+        ``counts``, and the settings) and the frame of :func:`match` restricted to the
+        architectures the statistics use (``n`` rows).
     """
     merged, counts = match(a, b, policy)
+    degenerate = merged["degenerate"].astype(bool)
+    counts["degenerate_excluded"] = 0 if include_degenerate else int(degenerate.sum())
+    if not include_degenerate:
+        merged = merged[~degenerate]
     x, y = merged["a"].to_numpy(float), merged["b"].to_numpy(float)
     tiebreak = merged.index.to_numpy(dtype=object)
     matched = set(merged.index)
@@ -154,6 +169,6 @@ def compare(a: Source, b: Source, *, policy: DivergedPolicy = "chance", topk_by:
         "per_run_kendall_tau": _per_run_tau(wa, wb),
         "counts": counts,
         "settings": {"diverged": policy, "topk_by": topk_by, "bootstrap": n_boot, "seed": seed,
-                     "chance_a": a.chance, "chance_b": b.chance},
+                     "chance_a": a.chance, "chance_b": b.chance, "include_degenerate": include_degenerate},
     }
     return result, merged

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["format_table", "fmt", "to_json"]
+__all__ = ["format_table", "fmt", "to_json", "degenerate_note"]
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -21,6 +21,25 @@ def _skips(skipped: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())) or "none"
 
 
+def degenerate_note(result: dict, switch: str = "`nasrescale rank --include-degenerate`") -> str:
+    """One sentence: how many degenerate cells the statistics of a comparison left out (or
+    counted), and the ``switch`` that changes it; empty when the matched rows have none.
+
+    >>> degenerate_note({"n": 11, "counts": {"degenerate": 1, "degenerate_excluded": 1}}, "--x")
+    'Statistics leave out 1 degenerate cell (no input-output path: recorded at chance accuracy, so any two sources rank it last together); n = 11 without it; --x counts it.'
+    """
+    c = result["counts"]
+    count, excluded = c.get("degenerate", 0), c.get("degenerate_excluded", 0)
+    if not count:
+        return ""
+    cells = f"{count} degenerate cell{'s' if count > 1 else ''}"
+    if excluded:
+        return (f"Statistics leave out {cells} (no input-output path: recorded at chance accuracy, so any two sources "
+                f"rank {'them' if count > 1 else 'it'} last together); n = {result['n']} without "
+                f"{'them' if count > 1 else 'it'}; {switch} counts {'them' if count > 1 else 'it'}.")
+    return f"Statistics count {cells} (at chance accuracy by construction), as asked; n = {result['n']}."
+
+
 def format_table(result: dict) -> str:
     """The text form of a :func:`nasrescale.ranking.compare.compare` result."""
     c, s, ci = result["counts"], result["settings"], result["ci"]
@@ -30,8 +49,10 @@ def format_table(result: dict) -> str:
     lines.append(f"matched {c['matched']} | only in A {c['only_a']} | only in B {c['only_b']} | "
                  f"diverged A {c['diverged_a']}, B {c['diverged_b']}{chance} | degenerate {c['degenerate']}")
     lines.append(f"runs not used: A {_skips(c['skipped_a'])}; B {_skips(c['skipped_b'])}")
+    if degenerate_note(result):
+        lines.append(degenerate_note(result))
     if result["n"] < 3:
-        lines.append("fewer than 3 matched architectures: rank statistics are undefined")
+        lines.append("fewer than 3 architectures to rank: rank statistics are undefined")
     lines += ["", f"{'statistic':<22}{'value':>10}  95% CI ({s['bootstrap']} bootstrap resamples)"]
     rows = [("Kendall tau-b", "kendall_tau", 3), ("Spearman rho", "spearman", 3), ("Pearson r", "pearson", 3),
             ("mean diff (B - A)", "mean_diff", 2), ("median diff (B - A)", "median_diff", 2)]

@@ -16,6 +16,7 @@ N = 5, several seeds), and :func:`budget_section` writes both as markdown.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -25,7 +26,7 @@ from ..protocol import has_base_lr
 from .markdown import md_table
 from ..store.read import StoreData, dataset_name, pipeline_value
 
-__all__ = ["budget_facts", "budget_limits", "budget_section", "BENCHMARK_BUDGET"]
+__all__ = ["budget_facts", "budget_limits", "budget_section", "search_section", "searches", "BENCHMARK_BUDGET"]
 
 #: NAS-Bench-201's own budget: 200 epochs at width 16 with 5 cells per stage
 BENCHMARK_BUDGET = {"epochs": 200, "width": 16, "cells": 5}
@@ -58,7 +59,35 @@ def _precision(rec: dict[str, Any]) -> str | None:
     return trained_precision(rec["precision"], str((rec.get("provenance") or {}).get("device", "cpu")))
 
 
-def _lr_text(table: dict[str, Any]) -> str:
+def _meta_json(store: StoreData, key: str) -> Any:
+    try:
+        return json.loads(store.meta[key]) if isinstance(store.meta.get(key), str) else None
+    except json.JSONDecodeError:
+        return None
+
+
+def searches(store: StoreData) -> dict[str, dict[str, Any]]:
+    """Per protocol with ``base_lr = "search"``: ``{chosen_lr, arch, plot, selection}`` (``chosen_lr``
+    and the rest ``None`` while the search has not finished); ``plot`` is the figure's file name
+    when it is in the run folder."""
+    protocols = pipeline_value(store.pipeline, "protocols") or {}
+    out = {}
+    for label, table in protocols.items():
+        if not (isinstance(table, dict) and table.get("base_lr") == "search"):
+            continue
+        sel = _meta_json(store, f"lr_search:{label}")
+        sel = sel if isinstance(sel, dict) else {}
+        plot = Path(str(sel.get("plot") or f"lr_search_{label}.png")).name
+        out[str(label)] = {"chosen_lr": _meta_json(store, f"base_lr:{label}"), "arch": sel.get("arch"),
+                           "plot": plot if (store.path.parent / plot).is_file() else None, "selection": sel}
+    return out
+
+
+def _lr_text(table: dict[str, Any], found: dict[str, Any] | None = None) -> str:
+    if found is not None:
+        lr = found["chosen_lr"]
+        return "base LR: the LR search has not finished" if lr is None else \
+            f"base LR {lr:g}, found by the LR search ({table.get('lr_rule')})"
     lr = table.get("lr", table.get("base_lr"))
     if lr is None:
         return "?"
@@ -77,6 +106,9 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
         return _distinct([r.get(key) for r in records])
 
     dataset = dataset_name(pipe)
+    found = searches(store)
+    labels = [str(label) for label in protocols] if isinstance(protocols, dict) else []
+    trained = store.jobs[store.jobs["protocol"].isin(labels)] if labels else store.jobs
     devices = _distinct([f"{(r.get('provenance') or {}).get('device')} "
                          f"({(r.get('provenance') or {}).get('device_name')})" for r in records if r.get("provenance")])
     return {
@@ -88,11 +120,11 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
         "train_images": max(first("train_images"), default=budget.get("train_subset")),
         "test_images": max(first("test_images"), default=budget.get("test_subset")),
         "full_train_images": _FULL_TRAIN.get(str(dataset)),
-        "lrs": {label: _lr_text(t) for label, t in protocols.items() if isinstance(t, dict)},
+        "lrs": {label: _lr_text(t, found.get(str(label))) for label, t in protocols.items() if isinstance(t, dict)},
         "seeds": list(pipeline_value(pipe, "pipeline.seeds") or sorted(store.jobs["seed"].dropna().unique().tolist())),
         "precision": _distinct([_precision(r) for r in records]),
         "device": devices,
-        "archs": int(store.jobs["arch"].nunique()),
+        "archs": int(trained["arch"].nunique()),  # the LR search's base architecture only if also trained
     }
 
 
@@ -115,6 +147,26 @@ def budget_limits(facts: dict[str, Any]) -> list[str]:
         out.append(f"{facts.get('archs')} architectures: the top-K% taus rest on a handful of cells and their "
                    "confidence intervals are wide")
     return out
+
+
+def search_section(store: StoreData) -> list[str]:
+    """``## Base-LR search``, one paragraph per protocol with ``base_lr = "search"``: the LR found,
+    the rule and each seed's argmin, the architecture searched and its plot (nothing without one)."""
+    lines: list[str] = []
+    for label, found in searches(store).items():
+        sel = found["selection"]
+        if found["chosen_lr"] is None:
+            lines += [f"Protocol {label}: the base-LR search has not finished; no run of {label} has trained yet.", ""]
+            continue
+        grid = sel.get("grid") or []
+        rule = "; ".join(sel.get("rule_text") or []) or f"rule {sel.get('rule', '?')}"
+        ranked = bool(((store.jobs["protocol"] == label) & (store.jobs["arch"] == found["arch"])).any())
+        lines += [f"Protocol **{label}** trained at base LR **{found['chosen_lr']:g}**, found by the LR search on "
+                  f"`{found['arch'] or '?'}`" + ("" if ranked else " (searched only: not one of the architectures "
+                                                                   "ranked below)")
+                  + f", {len(grid)} LRs from {min(grid, default=0):g} to {max(grid, default=0):g}: {rule}.", ""]
+        lines += [f"![LR search of {label}]({found['plot']})", ""] if found["plot"] else []
+    return ["## Base-LR search", "", *lines] if lines else []
 
 
 def budget_section(store: StoreData) -> tuple[list[str], dict[str, Any]]:

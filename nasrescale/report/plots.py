@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-__all__ = ["scatter_plot", "topk_plot", "pairwise_gaps", "gap_plot", "gain_plot", "curves_plot", "reference_plot",
+__all__ = ["scatter_plot", "topk_plot", "pairwise_gaps", "gap_figure", "gap_plot", "gain_plot", "curves_plot", "reference_plot",
            "scales_differ", "ranks"]
 
 _DPI = 130
@@ -140,14 +140,11 @@ def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
     return np.abs(values[i] - values[j])
 
 
-def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path,
-             by_rank: bool = False) -> Path:
-    """Accuracy-gap distributions (Fig. 4 right). Left: each architecture's accuracy difference
-    between two sources (``diffs``: "B - A" -> values), how far a protocol moves the
-    architectures; with ``by_rank`` (sources on different accuracy scales) ``diffs`` are rank
-    changes instead. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
-    (``accuracies``), how far apart the ranking's neighbours are."""
-    fig = Figure(figsize=(11.0, 4.2))
+def gap_figure(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]],
+               by_rank: bool = False) -> Figure:
+    """The figure of :func:`gap_plot`: the histograms with their legends below the axes (never
+    over a bar) and whole-number architecture counts on the left one's y axis."""
+    fig = Figure(figsize=(11.0, 4.6))
     left, right = fig.subplots(1, 2)
     values = [np.asarray(v, dtype=float) for v in diffs.values()]
     lo = min((float(v.min()) for v in values if v.size), default=-1.0)
@@ -160,6 +157,7 @@ def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequ
     left.set_xlabel("rank change per architecture (B rank - A rank; 1 = best)" if by_rank
                     else "accuracy difference per architecture (points)")
     left.set_ylabel("architectures")
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count: no half architectures
     left.set_title("how far each architecture moves" + (" (in rank: the sources' accuracy scales differ)"
                                                        if by_rank else ""), fontsize=10)
     gaps = {name: pairwise_gaps(v) for name, v in accuracies.items()}
@@ -175,9 +173,19 @@ def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequ
     for ax in (left, right):
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="best")
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     fig.subplots_adjust(wspace=0.25)
-    return _save(fig, path)
+    return fig
+
+
+def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path,
+             by_rank: bool = False) -> Path:
+    """Accuracy-gap distributions (Fig. 4 right). Left: each architecture's accuracy difference
+    between two sources (``diffs``: "B - A" -> values), how far a protocol moves the
+    architectures; with ``by_rank`` (sources on different accuracy scales) ``diffs`` are rank
+    changes instead. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
+    (``accuracies``), how far apart the ranking's neighbours are."""
+    return _save(gap_figure(accuracies, diffs, by_rank), path)
 
 
 def gain_plot(lr_scale: pd.Series, gain: pd.Series, label_a: str, label_b: str, path: Path,
@@ -221,8 +229,8 @@ def curves_plot(curves: pd.DataFrame, names: Mapping[str, str], path: Path) -> P
         ax.grid(alpha=0.3)
     loss_ax.set_title("training curves")
     handles, labels = loss_ax.get_legend_handles_labels()
-    if handles:  # one column: each entry names a whole architecture string
-        fig.legend(handles, labels, loc="upper center", ncol=1, fontsize=7, bbox_to_anchor=(0.5, 0.0))
+    if handles:  # one entry per job, below both axes
+        fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, 0.0))
     fig.subplots_adjust(wspace=0.3)
     return _save(fig, path)
 

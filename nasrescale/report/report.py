@@ -21,15 +21,17 @@ from ..errors import NasRescaleError
 from ..fileio import atomic_write_text
 from ..ranking.compare import aggregate, compare
 from ..ranking.sources import Source, load_source, store_source
-from ..ranking.text import fmt, format_table, to_json
+from ..ranking.text import degenerate_note, fmt, format_table, to_json
 from ..space.benchmark import resolve_dataset
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
-from .budget import budget_section
+from .archs import arch_section, short_names
+from .budget import budget_section, search_section
 from .claims import claims_section
 from .lr_validation import write_validation_report
-from .markdown import md_table, numbers_table, status_table, topk_table
+from .markdown import numbers_table, status_table, topk_table
 from .provenance import provenance_lines
+from .sections import gap_section, reference_section
 
 __all__ = ["write_report", "ranking_text", "reference_spec", "protocol_order"]
 
@@ -103,10 +105,15 @@ def _lr_scales(store: StoreData, a: str, b: str) -> pd.Series:
     return best
 
 
-def _pair_section(store: StoreData, a: Source, b: Source, out: Path, n_boot: int) -> tuple[list[str], dict]:
-    result, merged = compare(a, b, n_boot=n_boot)
+def _pair_section(store: StoreData, a: Source, b: Source, out: Path, n_boot: int, include_degenerate: bool,
+                  switch: str) -> tuple[list[str], dict]:
+    result, merged = compare(a, b, n_boot=n_boot, include_degenerate=include_degenerate)
     slug = f"{_slug(a.label)}_vs_{_slug(b.label)}"
-    lines = [f"## {b.label} vs {a.label}", ""]
+    lines = [f"## {b.label} vs {a.label}", "",
+             f"A = {a.label}, B = {b.label}: every difference is B - A (accuracy points), and the top-K% subsets "
+             "are A's best K%.", ""]
+    if degenerate_note(result, switch):
+        lines += [degenerate_note(result, switch), ""]
     if not len(merged):
         return lines + ["No architecture has a finished run under both protocols yet.", ""], result
     scatter = plots.scatter_plot(merged, a.label, b.label, result["kendall_tau"], out / f"scatter_{slug}.png")
@@ -133,11 +140,14 @@ def _pair_section(store: StoreData, a: Source, b: Source, out: Path, n_boot: int
 _ROLES = ("best", "median", "worst")
 
 
-def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> dict[str, dict[str, Any]]:
+def _curve_jobs(store: StoreData, labels: list[str], names: dict[str, str],
+                limit_archs: int = 3) -> dict[str, dict[str, Any]]:
     """Job key -> ``{role, arch, protocol, seed, legend}`` for a few jobs: the best, median and
     worst architecture (by the mean accuracy under the last protocol with results), lowest seed
-    of each protocol, plus one diverged job if any. The legend names the role and the arch."""
-    jobs = store.jobs[store.jobs["status"].isin(["done", "diverged"]) & ~store.jobs["degenerate"]]
+    of each protocol, plus one diverged job if any. The legend names the role and the arch's
+    short name (``names``)."""
+    jobs = store.jobs[store.jobs["status"].isin(["done", "diverged"]) & ~store.jobs["degenerate"]
+                      & store.jobs["protocol"].isin(labels)]  # not the LR search's runs
     if jobs.empty:
         return {}
     means = pd.Series(dtype=float)
@@ -149,29 +159,66 @@ def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> di
     picks: dict[str, str] = {}
     for role, arch in zip(_ROLES, ranked):
         picks.setdefault(arch, role)  # with fewer than 3 archs, one arch keeps its first role
-    names: dict[str, dict[str, Any]] = {}
+    picked: dict[str, dict[str, Any]] = {}
     for arch, role in list(picks.items())[:limit_archs]:
         for label in labels:
             rows = jobs[(jobs["arch"] == arch) & (jobs["protocol"] == label)].sort_values("seed")
             if len(rows):
                 seed = int(rows["seed"].iloc[0])
-                names[rows["key"].iloc[0]] = {"role": role, "arch": arch, "protocol": label, "seed": seed,
-                                              "legend": f"{role}: {arch} / {label} / seed {seed}"}
+                picked[rows["key"].iloc[0]] = {"role": role, "arch": arch, "protocol": label, "seed": seed,
+                                               "legend": f"{role}: {names.get(arch, arch)} / {label} / seed {seed}"}
     bad = jobs[jobs["status"] == "diverged"]
     if len(bad):
         row = bad.iloc[0]
-        names[row["key"]] = {"role": "diverged", "arch": row["arch"], "protocol": row["protocol"],
-                             "seed": int(row["seed"]),
-                             "legend": f"diverged: {row['arch']} / {row['protocol']} / seed {int(row['seed'])}"}
-    return names
+        short = names.get(row["arch"], row["arch"])
+        picked[row["key"]] = {"role": "diverged", "arch": row["arch"], "protocol": row["protocol"],
+                              "seed": int(row["seed"]),
+                              "legend": f"diverged: {short} / {row['protocol']} / seed {int(row['seed'])}"}
+    return picked
 
 
-def write_report(run_dir: Path, *, n_boot: int = 1000, proxy: dict[str, Any] | None = None) -> Path:
+def _archs(store: StoreData, labels: list[str]) -> list[str]:
+    """The architectures the protocols trained, in the pipeline's order (the LR search's own not among them)."""
+    trained = set(store.jobs.loc[store.jobs["protocol"].isin(labels), "arch"])
+    declared = pipeline_value(store.pipeline, "arch_list")
+    order = [a for a in declared if a in trained] if isinstance(declared, list) else []
+    return order + sorted(trained - set(order))
+
+
+def _failed_lines(store: StoreData, names: dict[str, str]) -> list[str]:
+    failed = store.jobs[store.jobs["status"] == "failed"]
+    if not len(failed):
+        return []
+    lines = [f"Failed jobs ({len(failed)}):", ""]
+    for _, row in failed.head(10).iterrows():
+        first = str(row.get("error") or "").strip().splitlines()
+        lines.append(f"- `{names.get(row['arch'], row['arch'])}` {row['protocol']} seed {row['seed']}: "
+                     f"{first[-1] if first else '?'}")
+    return lines + [""]
+
+
+def _curves_section(store: StoreData, labels: list[str], names: dict[str, str], run_dir: Path,
+                    numbers: dict) -> list[str]:
+    keys = _curve_jobs(store, labels, names)
+    if not keys:
+        return []
+    legends = {k: v["legend"] for k, v in keys.items()}
+    fig = plots.curves_plot(read_curves(store.path, list(keys)), legends, run_dir / "curves.png")
+    numbers["curves"] = [{"key": k, **v} for k, v in keys.items()]
+    return ["## Training curves", "", f"![training curves]({fig.name})", "",
+            "Best, median and worst architecture by mean test accuracy (under the last protocol "
+            "with results), the lowest seed of each protocol.", ""]
+
+
+def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
+                 proxy: dict[str, Any] | None = None) -> Path:
     """Write ``run_dir/report.md`` (with its PNGs and ``report.json``) and return its path.
 
     Args:
         run_dir: the run folder holding ``store.sqlite`` (``results/<pipeline>/``).
         n_boot: bootstrap resamples for the confidence intervals.
+        include_degenerate: count degenerate cells in every statistic (default: left out, and
+            the page says how many).
         proxy: the calibrated proxy validity of the run's budget
             (:func:`nasrescale.report.calibration.proxy_validity`), for the claims section.
 
@@ -185,109 +232,41 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, proxy: dict[str, Any] | N
     name = str(store.meta.get("name") or run_dir.name)
     labels = protocol_order(store)
     sources = {p: store_source(store, p, p) for p in labels}
-    lines = [f"# Report: {name}", ""]
-    facts = {"dataset": dataset_name(store.pipeline), "family": pipeline_value(store.pipeline, "pipeline.family", "family.name", "family"),
-             "created": store.meta.get("created_at")}
-    lines += [", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)", ""]
+    family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
+    names, key = short_names(_archs(store, labels), family, [pipeline_value(store.pipeline, "pipeline.family_file")])
+    switch = f"`nasrescale report {name} --include-degenerate`"
+    facts = {"dataset": dataset_name(store.pipeline), "family": family, "created": store.meta.get("created_at")}
+    lines = [f"# Report: {name}", "",
+             ", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)", ""]
     budget_lines, numbers_budget = budget_section(store)
-    lines += budget_lines + status_table(store, labels) + [""]
-    lines += provenance_lines(store)
-    failed = store.jobs[store.jobs["status"] == "failed"]
-    if len(failed):
-        lines += [f"Failed jobs ({len(failed)}):", ""]
-        for _, row in failed.head(10).iterrows():
-            first = str(row.get("error") or "").strip().splitlines()
-            lines.append(f"- `{row['arch']}` {row['protocol']} seed {row['seed']}: {first[-1] if first else '?'}")
-        lines.append("")
+    head = len(lines)  # the claims section goes here, once the numbers it reads are computed
+    lines += budget_lines + search_section(store) + status_table(store, labels) + [""]
+    lines += provenance_lines(store) + _failed_lines(store, names)
     numbers: dict[str, Any] = {"name": name, "protocols": labels, "budget": numbers_budget, "pairs": {},
-                               "reference": {}}
+                               "reference": {}, "include_degenerate": include_degenerate}
     for x, y in combinations(labels, 2):
-        section, result = _pair_section(store, sources[x], sources[y], run_dir, n_boot)
+        section, result = _pair_section(store, sources[x], sources[y], run_dir, n_boot, include_degenerate, switch)
         lines += section
         numbers["pairs"][f"{y} vs {x}"] = result
     usable = {p: s for p, s in sources.items() if not s.runs.empty}
-    section, ref = _reference_section(store, usable, run_dir, n_boot, numbers)
-    lines += section + _gap_section(usable, ref, run_dir)
-    lines += claims_section(next(iter(numbers["pairs"].values()), None), numbers["reference"],
-                            dataset_name(store.pipeline), proxy)
+    spec, nats_file = reference_spec(store.pipeline)
+    section, ref = reference_section(spec, nats_file, usable, run_dir, n_boot, numbers, include_degenerate, switch)
+    lines += section + gap_section(usable, ref, run_dir, include_degenerate, switch)
+    ref_acc = aggregate(ref)["accuracy"] if ref is not None else None
+    section, numbers["archs"] = arch_section(store, sources, names, key, ref_acc, ref.label if ref is not None else "")
+    lines += section + _curves_section(store, labels, names, run_dir, numbers)
+    lines[head:head] = claims_section(next(iter(numbers["pairs"].values()), None), numbers["reference"],
+                                      dataset_name(store.pipeline), proxy)
     numbers["proxy"] = proxy
-    keys = _curve_jobs(store, labels)
-    if keys:
-        legends = {k: v["legend"] for k, v in keys.items()}
-        fig = plots.curves_plot(read_curves(store.path, list(keys)), legends, run_dir / "curves.png")
-        lines += ["## Training curves", "", f"![training curves]({fig.name})", "",
-                  "Best, median and worst architecture by mean test accuracy (under the last protocol "
-                  "with results), the lowest seed of each protocol.", ""]
-        numbers["curves"] = [{"key": k, **v} for k, v in keys.items()]
-    lines += ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; CIs are "
-              f"paired bootstrap over architectures ({n_boot} resamples, seed 0; BCa, or percentile where "
-              "BCa degenerates or above 2,000 architectures); the top-K% subset is "
-              "chosen by the first source (A).", ""]
+    lines += ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; degenerate cells "
+              + ("are counted in every statistic" if include_degenerate else "are left out of every statistic")
+              + f"; CIs are paired bootstrap over architectures ({n_boot} resamples, seed 0; BCa, or percentile "
+              "where BCa degenerates or above 2,000 architectures); the top-K% subset is chosen by the first "
+              "source (A).", ""]
     atomic_write_text(run_dir / "report.json", to_json(numbers, indent=1))
     path = run_dir / "report.md"
     atomic_write_text(path, "\n".join(lines))
     return path
-
-
-def _gap_section(sources: dict[str, Source], ref: Source | None, out: Path) -> list[str]:
-    """Pairwise accuracy gaps on the non-degenerate architectures every protocol has finished."""
-    means = {label: aggregate(src) for label, src in sources.items()}
-    if ref is not None:
-        means[ref.label] = aggregate(ref)
-    common = None
-    for label in sources:
-        frame = means[label]
-        live = set(frame.index[~frame["degenerate"].eq(True)])
-        common = live if common is None else common & live
-    common = sorted(common or [])
-    if ref is not None:
-        common = [a for a in common if a in means[ref.label].index]
-    if len(common) < 2:
-        return []
-    gaps = {label: frame.loc[common, "accuracy"].to_numpy(float) for label, frame in means.items()}
-    steady = [f.loc[common, "accuracy"][~f.loc[common].get("diverged", pd.Series(0, index=common)).gt(0)]
-              for f in means.values()]  # diverged runs sit at chance: no scale
-    by_rank = plots.scales_differ(*steady)  # e.g. a short run against the benchmark
-    moved = {label: plots.ranks(v) for label, v in gaps.items()} if by_rank else gaps
-    diffs = {f"{y} - {x}": moved[y] - moved[x] for x, y in combinations(list(gaps), 2)}
-    fig = plots.gap_plot(gaps, diffs, out / "gaps.png", by_rank)
-    rows = [[label, fmt(float(pd.Series(plots.pairwise_gaps(v)).median()), 2),
-             fmt(float(plots.pairwise_gaps(v).mean()), 2), fmt(float(v.std()), 2)] for label, v in gaps.items()]
-    return [f"## Accuracy gaps ({len(common)} architectures with results under every protocol that has any)", "",
-            f"![pairwise gaps]({fig.name})", "",
-            *md_table(["source", "median gap", "mean gap", "accuracy std"], rows), ""]
-
-
-def _reference_section(store: StoreData, sources: dict[str, Source], out: Path, n_boot: int,
-                       numbers: dict) -> tuple[list[str], Source | None]:
-    spec, nats_file = reference_spec(store.pipeline)
-    if spec is None:
-        return ["## Against the benchmark", "", "The pipeline names no reference.", ""], None
-    try:
-        ref = load_source(spec, nats_file=nats_file)
-    except NasRescaleError as err:
-        return ["## Against the benchmark", "", f"Reference `{spec}` is not available: {err}", ""], None
-    lines = [f"## Against the benchmark ({ref.label})", ""]
-    rows, curves, bands, points = [], {}, {}, {}
-    for label, src in sources.items():
-        result, merged = compare(ref, src, n_boot=n_boot)
-        numbers["reference"][label] = result
-        ci = result["ci"].get("kendall_tau")
-        top10 = next((e["kendall_tau"] for e in result["topk"] if e["k_percent"] == 10), None)
-        rows.append([label, result["n"], fmt(result["kendall_tau"]), "" if not ci else f"[{fmt(ci[0])}, {fmt(ci[1])}]",
-                     fmt(result["spearman"]), fmt(top10), fmt(result["mean_diff"], 2), fmt(result["mean_b"], 2),
-                     fmt(result["mean_a"], 2)])
-        if len(merged):
-            curves[f"{label} vs {ref.label}"] = result["topk"]
-            bands[label] = result["seed_noise"]["b"]
-            points[label] = merged.rename(columns={"a": "b", "b": "a"})
-    lines += md_table(["protocol", "n", "Kendall tau", "95% CI", "Spearman", "tau top 10%", "diff (protocol - ref)",
-                        "mean acc.", "ref. mean acc."], rows) + [""]
-    if points:
-        scatter = plots.reference_plot(points, ref.label, out / "reference_scatter.png")
-        topk = plots.topk_plot(curves, bands, out / "reference_topk.png", f"rank agreement with {ref.label}")
-        lines += [f"![against the reference]({scatter.name}) ![top-K tau vs the reference]({topk.name})", ""]
-    return lines, ref
 
 
 def ranking_text(run_dir: Path, *, n_boot: int = 1000) -> str:
@@ -306,6 +285,8 @@ def ranking_text(run_dir: Path, *, n_boot: int = 1000) -> str:
     for label, src in sources.items():
         if ref is not None and not src.runs.empty:
             r = compare(ref, src, n_boot=0)[0]
+            left_out = r["counts"]["degenerate_excluded"]
             parts.append(f"{label} vs {ref.label}: n {r['n']}, Kendall tau {fmt(r['kendall_tau'])}, "
-                         f"mean diff {fmt(r['mean_diff'], 2)} points")
+                         f"mean diff {fmt(r['mean_diff'], 2)} points"
+                         + (f" ({left_out} degenerate left out)" if left_out else ""))
     return "\n\n".join(parts) if parts else "no finished jobs yet"

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import networkx as nx
 
-from ..errors import ArchError
+from ..errors import ArchError, FamilyError
 from .families import ENCODINGS, CellFamily
 
 __all__ = ["parse_arch", "format_arch", "make_graph", "as_graph", "detect_encoding"]
@@ -59,6 +59,17 @@ def detect_encoding(text: str) -> str:
     )
 
 
+#: turns a family name into its :class:`CellFamily`; set by :mod:`nasrescale.space.registry` when
+#: it loads (the registry imports this module, so this module cannot import it)
+FAMILY_RESOLVER: list[Callable[[Any], CellFamily]] = []
+
+
+def _family_by_name(family: Any) -> CellFamily:
+    if not FAMILY_RESOLVER:  # only this module was imported, not the package's registry
+        raise FamilyError(f"family {family!r}: pass a CellFamily (nasrescale.space.registry.get_family({family!r}))")
+    return FAMILY_RESOLVER[0](family)
+
+
 def parse_arch(text: str, family: CellFamily | str, encoding: str | None = None, *,
                complete: bool = False) -> nx.DiGraph:
     """Parse an architecture string of ``family`` into the canonical graph.
@@ -76,9 +87,7 @@ def parse_arch(text: str, family: CellFamily | str, encoding: str | None = None,
         FamilyError: ``family`` is the name of no family on the search path.
     """
     if not isinstance(family, CellFamily):
-        from .registry import as_family  # the registry imports this module
-
-        family = as_family(family)
+        family = _family_by_name(family)
     if not isinstance(text, str):
         raise ArchError(f"architecture must be a string, got {type(text).__name__}")
     stripped = text.strip()

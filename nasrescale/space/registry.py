@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 
 from ..errors import ArchError, FamilyError
 from ..fileio import shipped_toml_dir
-from .encodings import parse_arch
+from .encodings import FAMILY_RESOLVER, parse_arch
 from .families import CellFamily, read_family_file
 from .topology import is_degenerate
 
@@ -147,3 +147,6 @@ def resolve_family(name: str | None, paths: Sequence[str | Path] = ()) -> CellFa
             f"--cells names {len(explicit)} families ({', '.join(f.name for f in explicit)}); choose one with --family"
         )
     return get_family("nb201", paths)
+
+
+FAMILY_RESOLVER[:] = [as_family]  # parse_arch takes a family's name too

@@ -57,6 +57,39 @@ def test_divergence_at_high_lr_loses_even_with_one_bad_seed(bad):
     assert "diverged" in format_table(s)
 
 
+def test_the_argmin_table_states_its_rule_the_seeds_argmins_and_an_off_grid_choice():
+    # seed 0's smallest loss is at 1.0, seed 1's at 0.316228: the geometric mean 0.562 is no grid point
+    s = select_lr({0.1: [2.0, 1.2], 0.316228: [1.5, 1.0], 1.0: [1.0, 1.1], 3.16228: [2.5, 2.6]})
+    text = format_table(s, [0, 1])
+    assert "largest LR within" not in text  # the other rule's words
+    assert "rule argmin (the paper's)" in text
+    assert "seed 0 -> 1, seed 1 -> 0.316228; combined by their geometric mean" in text
+    assert "chosen lr = 0.562342: no grid point (the seeds' argmins differ), between the grid's 0.316228 and 1" in text
+    rows = {line.split()[0]: line for line in text.splitlines()[1:5]}
+    assert rows["1"].endswith("<- argmin of seed 0; smallest mean loss")
+    assert rows["0.3162"].endswith("<- argmin of seed 1")
+    assert "chosen" not in " ".join(rows.values())  # no row claims the off-grid choice
+
+
+def test_a_choice_on_the_grid_is_marked_under_either_rule():
+    losses = {0.1: [2.0, 2.1], 0.316228: [1.0, 1.01], 1.0: [1.005, 1.012], 3.16228: [2.5, 2.6]}
+    argmin = format_table(select_lr(losses), [3, 4])
+    assert "seed 3 -> 0.316228, seed 4 -> 0.316228" in argmin
+    assert "<- chosen; argmin of seeds 3, 4" in argmin
+    assert "chosen lr = 0.316228 (a grid point, marked in the table)" in argmin
+    tol = format_table(select_within_tol(losses))
+    assert "rule within_tol: the largest LR whose mean loss over seeds is within 1% (relative)" in tol
+    assert [ln.split()[0] for ln in tol.splitlines() if "<- chosen" in ln] == ["1"]
+
+
+def test_the_selection_json_names_the_rule_and_each_seeds_argmin():
+    from nasrescale.lrsearch.search import selection_json
+
+    out = selection_json(select_lr({0.1: [2.0, 1.2], 0.316228: [1.5, 1.0], 1.0: [1.0, 1.1]}), [0, 1])
+    assert (out["rule"], out["on_grid"], out["combined_by"]) == ("argmin", False, "geometric mean")
+    assert out["seed_argmins"] == [{"seed": 0, "lr": 1.0}, {"seed": 1, "lr": 0.316228}]
+
+
 def test_best_at_the_high_edge_is_flagged():
     s = select_within_tol({0.01: [2.0], 0.03: [1.5], 0.1: [1.2]})
     assert s.chosen_lr == 0.1

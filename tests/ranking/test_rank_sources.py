@@ -62,10 +62,11 @@ def test_compare_store_protocols(run):
     results, _, truth = run
     a, b = load_source("syn:default", results=results), load_source("syn:rescaled", results=results)
     result, merged = compare(a, b, n_boot=100, policy="drop")
-    common = sorted(set(truth["default"]) & set(truth["rescaled"]))
+    common = sorted((set(truth["default"]) & set(truth["rescaled"])) - {DEGENERATE})
     x = [np.mean(truth["default"][k]) for k in common]
     y = [np.mean(truth["rescaled"][k]) for k in common]
-    assert result["n"] == len(common) == result["counts"]["matched"]
+    assert result["n"] == len(common) == result["counts"]["matched"] - 1 == len(merged)
+    assert result["counts"]["degenerate_excluded"] == 1
     assert result["kendall_tau"] == pytest.approx(kendall_tau(x, y))
     assert result["mean_diff"] == pytest.approx(np.mean(np.subtract(y, x)))
     assert result["counts"]["degenerate"] == 1
@@ -76,9 +77,45 @@ def test_compare_store_protocols(run):
     assert result["ci"]["kendall_tau"] is not None
 
 
+def test_degenerate_cells_are_left_out_of_every_statistic_unless_asked(run):
+    results, _, truth = run
+    a, b = load_source("syn:default", results=results), load_source("syn:rescaled", results=results)
+    common = sorted(set(truth["default"]) & set(truth["rescaled"]))
+    mean = {p: {k: np.mean(truth[p][k]) for k in common} for p in truth}
+    live = [k for k in common if k != DEGENERATE]
+    out, frame = compare(a, b, n_boot=0, policy="drop")
+    assert DEGENERATE not in frame.index
+    assert out["kendall_tau"] == pytest.approx(kendall_tau([mean["default"][k] for k in live],
+                                                           [mean["rescaled"][k] for k in live]))
+    assert out["topk"][0]["n"] == len(live)  # top 100%: every ranked architecture
+    assert out["seed_noise"]["a"]["topk"][0]["kendall_tau"] is not None
+    both, frame = compare(a, b, n_boot=0, policy="drop", include_degenerate=True)
+    assert (both["n"], both["counts"]["degenerate_excluded"], both["settings"]["include_degenerate"]) == \
+        (len(common), 0, True)
+    assert DEGENERATE in frame.index
+    assert both["kendall_tau"] == pytest.approx(kendall_tau([mean["default"][k] for k in common],
+                                                            [mean["rescaled"][k] for k in common]))
+    assert both["kendall_tau"] != pytest.approx(out["kendall_tau"])
+
+
+def test_rank_says_how_many_degenerate_cells_it_left_out_and_the_switch(run, capsys):
+    results, _, _ = run
+    args = ["rank", "syn:default", "syn:rescaled", "--results", str(results), "--bootstrap", "0"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "Statistics leave out 1 degenerate cell" in text
+    assert "`nasrescale rank --include-degenerate` counts it" in text
+    assert main([*args, "--include-degenerate", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["counts"]["degenerate_excluded"], out["n"]) == (0, out["counts"]["matched"])
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["degenerate_excluded"] == 1
+
+
 def test_benchmark_source_degenerate_from_topology(run):
     results, _, _ = run
-    result, merged = compare(load_source("syn:default", results=results), load_source("nb201:cifar10"), n_boot=0)
+    result, merged = compare(load_source("syn:default", results=results), load_source("nb201:cifar10"), n_boot=0,
+                             include_degenerate=True)
     assert result["counts"]["only_b"] == 15625 - result["n"]
     assert result["counts"]["degenerate"] == 1
     assert bool(merged.loc[DEGENERATE, "degenerate"])
@@ -109,7 +146,7 @@ def test_csv_source_in_any_encoding(tmp_path, nb201):
     assert frame["arch"].tolist() == archs
     src = load_source(str(csv), arch_column="cell", accuracy_column="top1")
     result, _ = compare(src, load_source("nb201:cifar10"), n_boot=0)
-    assert result["n"] == 40
+    assert (result["n"], result["counts"]["degenerate_excluded"]) == (38, 2)  # two of the 40 have no path
     assert result["kendall_tau"] == pytest.approx(1.0)
     assert result["mean_diff"] == pytest.approx(-1)
     with pytest.raises(ConfigError, match="no accuracy column 'accuracy'; its columns: cell, top1"):

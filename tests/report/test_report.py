@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from nasrescale.report.report import protocol_order, reference_spec, write_repor
 from nasrescale.ranking.sources import load_source
 from nasrescale.store.read import read_store
 
-from rank_store_builder import build_store
+from rank_store_builder import DEGENERATE, build_store
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -127,7 +129,8 @@ def test_ranking_text_for_the_end_of_a_run(tmp_path):
                           n_boot=0)
     assert "A = default    B = rescaled" in text
     assert f"{'Kendall tau-b':<22}{expected['kendall_tau']:>10.3f}" in text
-    assert "rescaled vs nb201:cifar10: n 8" in text
+    assert "rescaled vs nb201:cifar10: n 7, " in text  # 8 matched, the degenerate cell left out
+    assert text.endswith("(1 degenerate left out)")
 
 
 def test_rank_and_report_leave_the_store_untouched(tmp_path, capsys):
@@ -155,9 +158,11 @@ def test_training_curves_are_labelled_with_role_and_arch_and_mapped_in_report_js
     means = {a: sum(v) / len(v) for a, v in truth["rescaled"].items() if a in roles.values()}
     assert means[roles["best"]] == max(means.values())
     assert means[roles["worst"]] == min(means.values())
-    for entry in mapped:  # the legend drawn names the role and the whole arch string
+    short = {row["arch"]: row["short"] for row in json.loads((run.parent / "report.json").read_text())["archs"]}
+    for entry in mapped:  # the legend drawn names the role and the arch's short name
         assert seen[entry["key"]] == entry["legend"]
-        assert entry["legend"].startswith(f"{entry['role']}: {entry['arch']} / {entry['protocol']} / seed ")
+        assert entry["legend"].startswith(f"{entry['role']}: {short[entry['arch']]} / {entry['protocol']} / seed ")
+        assert "|" not in entry["legend"]
 
 
 def test_report_states_its_budget_and_what_it_cannot_show(tmp_path):
@@ -211,3 +216,97 @@ def test_runs_on_the_benchmark_scale_keep_accuracy_axes(tmp_path, monkeypatch):
     figures = dict(captured)
     assert "accuracy (%)" in figures["reference_scatter.png"].axes[0].get_xlabel()
     assert "accuracy difference" in figures["gaps.png"].axes[0].get_xlabel()
+
+
+def test_a_newcomer_reads_what_a_and_b_are_and_a_table_per_architecture(tmp_path):
+    old = os.umask(0o022)
+    try:
+        run, truth = build_store(tmp_path / "page", n_archs=10, seeds=(0, 1))
+        text = write_report(run.parent, n_boot=0).read_text()
+    finally:
+        os.umask(old)
+    assert "A = default, B = rescaled: every difference is B - A" in text
+    assert "Here A = the reference nb201:cifar10 and B = each protocol" in text
+    numbers = json.loads((run.parent / "report.json").read_text())
+    pair = numbers["pairs"]["rescaled vs default"]
+    assert (pair["n"], pair["counts"]["matched"], pair["counts"]["degenerate_excluded"]) == (9, 10, 1)
+    assert "Statistics leave out 1 degenerate cell" in text
+    assert "`nasrescale report page --include-degenerate` counts it" in text
+    assert "## Accuracy gaps (9 architectures)" in text
+    assert ("9 architectures: those with a finished run under every protocol and an accuracy in nb201:cifar10; "
+            "1 degenerate") in text
+    table = text.split("## Per architecture")[1].split("\n## ")[0]
+    head = [ln for ln in table.splitlines() if ln.startswith("| architecture")][0]
+    assert head == ("| architecture | default s0 | default s1 | default mean | default LR | rescaled s0 | rescaled s1 | "
+                    "rescaled mean | rescaled LR | nb201:cifar10 |")
+    rows = {r["arch"]: r for r in numbers["archs"]}
+    assert set(rows) == set(truth["default"]) | set(truth["rescaled"])
+    for arch, accs in truth["default"].items():  # seed 0 first where it finished
+        assert rows[arch]["protocols"]["default"]["seeds"].get(0) in (None, *accs)
+    assert rows[DEGENERATE]["short"] == "0_00_000" and rows[DEGENERATE]["degenerate"]
+    assert table.rstrip().splitlines()[-1].startswith("| `0_00_000` (degenerate) | 10.00 |")  # last
+    assert all(len(r["short"]) == 8 for r in rows.values())  # the digit form, not 90-character strings
+    assert "0 none, 1 skip_connect, 2 nor_conv_1x1, 3 nor_conv_3x3, 4 avg_pool_3x3" in table
+    for name in ("report.md", "report.json", "gaps.png"):
+        assert stat.S_IMODE((run.parent / name).stat().st_mode) == 0o644, name
+
+
+def test_report_include_degenerate_counts_the_cell_everywhere(tmp_path, capsys):
+    build_store(tmp_path / "all", n_archs=8, seeds=(0,))
+    assert main(["report", "all", "--results", str(tmp_path), "--bootstrap", "0", "--include-degenerate"]) == 0
+    capsys.readouterr()
+    text = (tmp_path / "all" / "report.md").read_text()
+    numbers = json.loads((tmp_path / "all" / "report.json").read_text())
+    assert numbers["include_degenerate"] is True
+    assert numbers["pairs"]["rescaled vs default"]["n"] == numbers["pairs"]["rescaled vs default"]["counts"]["matched"]
+    assert all(r["counts"]["degenerate_excluded"] == 0 for r in numbers["reference"].values())
+    assert "Statistics count 1 degenerate cell" in text
+    assert "degenerate cells are counted in every statistic" in text
+    gaps = text.split("## Accuracy gaps")[1].split("![")[0]
+    assert gaps.startswith(" (5 architectures)")  # 8 less 3 with a failed, pending or running job; none left out
+    assert "3 lack a finished run under some protocol." in gaps and "degenerate" not in gaps
+
+
+def test_the_gap_figure_keeps_its_legends_off_the_bars_and_counts_whole_architectures():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from nasrescale.report.plots import gap_figure
+
+    accs = {"default": [80.0, 82.0, 85.0], "rescaled": [81.0, 82.5, 84.0]}
+    fig = gap_figure(accs, {"rescaled - default": [1.0, 0.5, -1.0]})
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    for ax in fig.axes:
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert not legend.overlaps(ax.get_window_extent(renderer))  # below the axes, never over a bar
+    left = fig.axes[0]
+    ticks = [t for t in left.get_yticks() if left.get_ylim()[0] <= t <= left.get_ylim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+
+
+def test_a_searched_base_lr_is_stated_linked_and_not_counted_as_an_architecture(tmp_path):
+    pipeline = {"pipeline": {"name": "found", "family": "nb201", "seeds": [0], "reference": "nb201:cifar10"},
+                "data": {"name": "cifar10-subset"}, "budget": {"epochs": 4},
+                "protocols": {"default": {"source": "nb201", "lr": 0.1, "lr_rule": "fixed", "init": "default"},
+                              "rescaled": {"source": "rescaled", "lr": 0.1, "lr_rule": "path_depth",
+                                           "init": "in_degree", "base_lr": "search"}}}
+    run, _ = build_store(tmp_path / "found", n_archs=8, seeds=(0,), pipeline=pipeline)
+    base = "|skip_connect~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"
+    selection = {"chosen_lr": 0.965489, "rule": "argmin", "arch": base, "grid": [0.1, 0.965489, 3.0],
+                 "rule_text": ["rule argmin (the paper's): per seed, the LR of the smallest final training loss: "
+                               "seed 0 -> 0.965489; the only seed's argmin", "chosen lr = 0.965489 (a grid point)"],
+                 "plot": "/elsewhere/lr_search_rescaled.png"}
+    with sqlite3.connect(run) as conn:
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [("base_lr:rescaled", "0.965489"),
+                                                            ("lr_search:rescaled", json.dumps(selection))])
+        conn.executemany("INSERT INTO jobs (key, arch, protocol, seed, status, degenerate, test_accuracy, lr) "
+                         "VALUES (?, ?, 'lr-search:rescaled', 0, 'done', 0, 30.0, ?)",
+                         [(f"search{i}", base, lr) for i, lr in enumerate(selection["grid"])])
+    (run.parent / "lr_search_rescaled.png").write_bytes(PNG)
+    text = write_report(run.parent, n_boot=0).read_text()
+    assert "rescaled: base LR 0.965489, found by the LR search (path_depth)" in text
+    assert "Protocol **rescaled** trained at base LR **0.965489**, found by the LR search on " in text
+    assert "(searched only: not one of the architectures ranked below)" in text
+    assert "![LR search of rescaled](lr_search_rescaled.png)" in text
+    assert "| architectures | 8 |" in text  # the 8 ranked, not the searched base architecture too
+    assert base not in [r["arch"] for r in json.loads((run.parent / "report.json").read_text())["archs"]]

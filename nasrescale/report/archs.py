@@ -1,0 +1,132 @@
+"""The report's per-architecture table and the short names its legends and tables use.
+
+An NB201 cell string runs to 90 characters, too long for a legend or a table column.
+:func:`short_names` writes each architecture in its family's digit encoding (``3_34_131``: one
+group per node, one digit per incoming edge, the digit an op's position in the family's op
+list) where the family allows it, else as ``a1``, ``a2``, ... in the order given, with the full
+strings in the per-architecture table as the key. :func:`arch_section` is that table: per
+architecture, each protocol's accuracy per seed, their mean and the learning rate it trained
+with, and the reference's accuracy.
+
+>>> names, key = short_names(["|nor_conv_3x3~0|+|none~0|skip_connect~1|+|none~0|none~1|avg_pool_3x3~2|"], "nb201")
+>>> list(names.values()), key.split(":")[0]
+(['3_01_004'], 'Architectures are written in the digit encoding')
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+
+from ..errors import NasRescaleError
+from ..ranking.compare import aggregate
+from ..ranking.sources import Source
+from ..ranking.text import fmt
+from ..space.encodings import format_arch, parse_arch
+from ..space.families import CellFamily
+from ..space.registry import get_family
+from ..store.read import StoreData
+from .markdown import md_table
+
+__all__ = ["short_names", "arch_section"]
+
+
+def _family(name: Any, paths: Sequence[str] = ()) -> CellFamily | None:
+    try:
+        return get_family(str(name or "nb201"), [p for p in paths if p])
+    except NasRescaleError:
+        return None
+
+
+def short_names(archs: Sequence[str], family: Any, family_files: Sequence[str] = ()) -> tuple[dict[str, str], str]:
+    """``({arch: short name}, a sentence saying how to read them)`` for ``archs`` of ``family``
+    (a name, looked up with ``family_files``): the digit encoding where the family has one for
+    every architecture (at most 10 ops, absent edges written as its zero op), else ``a1``,
+    ``a2``, ... in the order of ``archs``."""
+    fam = _family(family, family_files)
+    if fam is not None:
+        try:
+            names = {a: format_arch(parse_arch(a, fam), fam, "digits") for a in archs}
+        except NasRescaleError:
+            names = {}
+        if names and len(set(names.values())) == len(names):
+            ops = ", ".join(f"{i} {op}" for i, op in enumerate(fam.op_names))
+            return names, ("Architectures are written in the digit encoding: one group per node after the input, "
+                           "one digit per edge from each earlier node, the digit naming the op "
+                           f"({ops}); every nasrescale command accepts this form as an architecture.")
+    names = {a: f"a{i + 1}" for i, a in enumerate(archs)}
+    return names, "Architectures are numbered a1, a2, ...; the per-architecture table gives each one's full string."
+
+
+def _cell(value: float | None, diverged: bool) -> str:
+    return "diverged" if diverged else fmt(value, 2)
+
+
+def _runs(store: StoreData, label: str) -> pd.DataFrame:
+    jobs = store.jobs[(store.jobs["protocol"] == label) & store.jobs["status"].isin(["done", "diverged"])]
+    return jobs.assign(acc=jobs["test_accuracy"].where(jobs["status"] == "done"))
+
+
+def arch_section(store: StoreData, sources: dict[str, Source], names: dict[str, str], key: str,
+                 reference: pd.Series | None = None, reference_label: str = "") -> tuple[list[str], list[dict]]:
+    """The ``## Per architecture`` markdown and its rows for ``report.json``.
+
+    Args:
+        store: the run's store.
+        sources: each protocol's source, in report order (the first one sorts the rows, best first).
+        names: short name of each architecture (:func:`short_names`).
+        key: the sentence saying how to read the names.
+        reference: the reference's accuracy per architecture (``None``: no column).
+        reference_label: the reference's name, for its column.
+    """
+    labels = list(sources)
+    means = {label: aggregate(src)["accuracy"] for label, src in sources.items()}  # what the rankings use
+    seeds = sorted(int(s) for s in store.jobs.loc[store.jobs["protocol"].isin(labels), "seed"].dropna().unique())
+    rows: list[dict] = []
+    for arch in names:
+        row: dict[str, Any] = {"arch": arch, "short": names[arch], "degenerate": False, "protocols": {}}
+        for label in labels:
+            runs = _runs(store, label)
+            mine = runs[runs["arch"] == arch]
+            row["degenerate"] |= bool(mine["degenerate"].any()) if len(mine) else False
+            per_seed = {int(r["seed"]): (None if pd.isna(r["acc"]) else float(r["acc"]), r["status"] == "diverged")
+                        for _, r in mine.iterrows()}
+            lrs = mine["lr"].dropna()
+            row["protocols"][label] = {"seeds": {s: v[0] for s, v in per_seed.items()},
+                                       "diverged": [s for s, v in per_seed.items() if v[1]],
+                                       "mean": float(means[label][arch]) if arch in means[label].index else None,
+                                       "lr": float(lrs.median()) if len(lrs) else None}
+        if reference is not None:
+            row["reference"] = float(reference[arch]) if arch in reference.index else None
+        rows.append(row)
+    first = labels[0] if labels else None
+
+    def order(r: dict) -> tuple[bool, float]:
+        mean = r["protocols"][first]["mean"] if first else None
+        return r["degenerate"], float("inf") if mean is None else -mean
+
+    rows.sort(key=order)
+    numbered = not all(n.replace("_", "").isdigit() for n in names.values())
+    head = ["architecture"] + (["full string"] if numbered else [])
+    for label in labels:
+        head += [f"{label} s{s}" for s in seeds] + [f"{label} mean", f"{label} LR"]
+    head += [reference_label] if reference is not None else []
+    table = []
+    for r in rows:
+        cells = [f"`{r['short']}`" + (" (degenerate)" if r["degenerate"] else "")]
+        cells += [f"`{r['arch']}`"] if numbered else []
+        for label in labels:
+            p = r["protocols"][label]
+            cells += [_cell(p["seeds"].get(s), s in p["diverged"]) for s in seeds]
+            cells += [fmt(p["mean"], 2), "-" if p["lr"] is None else f"{p['lr']:.3g}"]
+        cells += [fmt(r.get("reference"), 2)] if reference is not None else []
+        table.append(cells)
+    lines = ["## Per architecture", "",
+             f"Test accuracy (%) of each architecture under each protocol and seed (sN = seed N; - where the run "
+             f"has not finished), their mean (the number every ranking uses: a diverged run counts at chance "
+             f"accuracy) and the learning rate the protocol trained it with"
+             + (f"; {reference_label} is the reference's accuracy" if reference is not None else "")
+             + f". Sorted by the mean under {first}, best first; degenerate cells (no input-output path, recorded "
+               "at chance accuracy without training) last. " + key, "", *md_table(head, table), ""]
+    return lines, rows

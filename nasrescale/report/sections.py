@@ -1,0 +1,104 @@
+"""Two sections of ``report.md``: each protocol against the benchmark reference, and the
+pairwise accuracy gaps (paper Fig. 4 right). Both leave degenerate cells out unless asked."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import NasRescaleError
+from ..ranking.compare import aggregate, compare
+from ..ranking.sources import Source, load_source
+from ..ranking.text import degenerate_note, fmt
+from . import plots
+from .markdown import md_table
+
+__all__ = ["reference_section", "gap_section"]
+
+
+def reference_section(spec: str | None, nats_file: str | None, sources: dict[str, Source], out: Path, n_boot: int,
+                      numbers: dict, include_degenerate: bool, switch: str) -> tuple[list[str], Source | None]:
+    """``## Against the benchmark``: each protocol (B) against the reference (A); fills
+    ``numbers["reference"]``. Returns the lines and the loaded reference (``None`` if none)."""
+    if spec is None:
+        return ["## Against the benchmark", "", "The pipeline names no reference.", ""], None
+    try:
+        ref = load_source(spec, nats_file=nats_file)
+    except NasRescaleError as err:
+        return ["## Against the benchmark", "", f"Reference `{spec}` is not available: {err}", ""], None
+    lines = [f"## Against the benchmark ({ref.label})", "",
+             f"Here A = the reference {ref.label} and B = each protocol: n is the number of architectures ranked, "
+             "diff = B - A in accuracy points.", ""]
+    rows, curves, bands, points, notes = [], {}, {}, {}, []
+    for label, src in sources.items():
+        result, merged = compare(ref, src, n_boot=n_boot, include_degenerate=include_degenerate)
+        numbers["reference"][label] = result
+        ci = result["ci"].get("kendall_tau")
+        top10 = next((e["kendall_tau"] for e in result["topk"] if e["k_percent"] == 10), None)
+        rows.append([label, result["n"], fmt(result["kendall_tau"]), "" if not ci else f"[{fmt(ci[0])}, {fmt(ci[1])}]",
+                     fmt(result["spearman"]), fmt(top10), fmt(result["mean_diff"], 2), fmt(result["mean_b"], 2),
+                     fmt(result["mean_a"], 2)])
+        notes.append(degenerate_note(result, switch))
+        if len(merged):
+            curves[f"{label} vs {ref.label}"] = result["topk"]
+            bands[label] = result["seed_noise"]["b"]
+            points[label] = merged.rename(columns={"a": "b", "b": "a"})
+    lines += md_table(["protocol (B)", "n", "Kendall tau", "95% CI", "Spearman", "tau top 10%", "diff (B - A)",
+                       "mean acc. B", "mean acc. A (ref.)"], rows) + [""]
+    lines += [note for note in dict.fromkeys(notes) if note][:1] + [""]
+    if points:
+        scatter = plots.reference_plot(points, ref.label, out / "reference_scatter.png")
+        topk = plots.topk_plot(curves, bands, out / "reference_topk.png", f"rank agreement with {ref.label}")
+        lines += [f"![against the reference]({scatter.name}) ![top-K tau vs the reference]({topk.name})", ""]
+    return lines, ref
+
+
+def _gap_archs(means: dict[str, pd.DataFrame], protocols: list[str], ref: str | None,
+               include_degenerate: bool) -> tuple[list[str], dict[str, int]]:
+    """The architectures the gaps use and why the others are not: ``(archs, {reason: count})``."""
+    finished = [set(means[p].index) for p in protocols]
+    every = set.intersection(*finished) if finished else set()
+    dropped = {"missing": len(set.union(*finished) - every) if finished else 0}
+    degenerate = {a for p in protocols for a in means[p].index[means[p]["degenerate"].eq(True)]}
+    if not include_degenerate:
+        dropped["degenerate"] = len(every & degenerate)
+        every -= degenerate
+    if ref is not None:
+        dropped["reference"] = len(every - set(means[ref].index))
+        every &= set(means[ref].index)
+    return sorted(every), dropped
+
+
+def gap_section(sources: dict[str, Source], ref: Source | None, out: Path, include_degenerate: bool,
+                switch: str) -> list[str]:
+    """``## Accuracy gaps``: how far each architecture moves between sources, and the gaps between
+    architectures under each, on the architectures every protocol (and the reference) has."""
+    means = {label: aggregate(src) for label, src in sources.items()}
+    if ref is not None:
+        means[ref.label] = aggregate(ref)
+    common, dropped = _gap_archs(means, list(sources), ref.label if ref is not None else None, include_degenerate)
+    if len(common) < 2:
+        return []
+    gaps = {label: frame.loc[common, "accuracy"].to_numpy(float) for label, frame in means.items()}
+    steady = [f.loc[common, "accuracy"][~f.loc[common].get("diverged", pd.Series(0, index=common)).gt(0)]
+              for f in means.values()]  # diverged runs sit at chance: no scale
+    by_rank = plots.scales_differ(*steady)  # e.g. a short run against the benchmark
+    moved = {label: plots.ranks(v) for label, v in gaps.items()} if by_rank else gaps
+    diffs = {f"{y} - {x}": moved[y] - moved[x] for x, y in combinations(list(gaps), 2)}
+    fig = plots.gap_plot(gaps, diffs, out / "gaps.png", by_rank)
+    rows = [[label, fmt(float(pd.Series(plots.pairwise_gaps(v)).median()), 2),
+             fmt(float(plots.pairwise_gaps(v).mean()), 2), fmt(float(v.std()), 2)] for label, v in gaps.items()]
+    why = [f"{len(common)} architectures: those with a finished run under every protocol"
+           + (f" and an accuracy in {ref.label}" if ref is not None else "")]
+    if dropped.get("missing"):
+        why.append(f"{dropped['missing']} lack a finished run under some protocol")
+    if dropped.get("degenerate"):
+        why.append(f"{dropped['degenerate']} degenerate (no input-output path, at chance by construction) left out; "
+                   f"{switch} counts them")
+    if dropped.get("reference"):
+        why.append(f"{dropped['reference']} are not in the reference")
+    return [f"## Accuracy gaps ({len(common)} architectures)", "", "; ".join(why) + ".", "",
+            f"![pairwise gaps]({fig.name})", "",
+            *md_table(["source", "median gap", "mean gap", "accuracy std"], rows), ""]
