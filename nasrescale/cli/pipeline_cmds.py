@@ -15,6 +15,7 @@ from ..pipeline.runner import run_pipeline
 from ..pipeline.slices import run_slice
 from ..pipeline.spec import load_pipeline, pipeline_names
 from ..store.export import export_csv
+from ..store.job_status import Status
 from ..store.read import run_dir_for
 from ..store.status import status_text
 
@@ -114,7 +115,7 @@ def run_cmd(args: argparse.Namespace) -> int:
     summary = run_pipeline(pipeline, args.results, progress=not args.quiet)
     c = summary.counts
     print(f"{pipeline.name}: {summary.total} jobs ({summary.new} new, {summary.ran} run now); "
-          f"done {c['done']}, diverged {c['diverged']}, failed {c['failed']}; results in {summary.run_dir}",
+          f"done {c[Status.DONE]}, diverged {c[Status.DIVERGED]}, failed {c[Status.FAILED]}; results in {summary.run_dir}",
           file=sys.stderr)
     pipeline.kind.report(summary.run_dir)
     if summary.failed:

@@ -32,6 +32,7 @@ from ..space.benchmark import (
     resolve_dataset,
 )
 from ..space.registry import get_family
+from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, chance_accuracy, pipeline_value, read_store, store_path
 
 __all__ = ["Source", "load_source", "store_source", "split_spec", "BENCHMARK_CLASSES"]
@@ -40,7 +41,6 @@ __all__ = ["Source", "load_source", "store_source", "split_spec", "BENCHMARK_CLA
 BENCHMARK_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet16_120": 120}
 
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")
-_USABLE = ("done", "diverged")
 
 
 @dataclass(frozen=True)
@@ -166,10 +166,10 @@ def _csv(path: str, protocol: str | None, family: CellFamily | None, arch_column
     skipped: dict[str, int] = {}
     status = frame["status"].astype(str) if "status" in frame.columns else None
     if status is not None:
-        for reason, count in status[~status.isin(_USABLE)].value_counts().items():
+        for reason, count in status[~status.isin(FINAL)].value_counts().items():
             skipped[str(reason)] = int(count)
-        frame = frame[status.isin(_USABLE)].copy()
-        frame["diverged"] = frame["status"] == "diverged"
+        frame = frame[status.isin(FINAL)].copy()
+        frame["diverged"] = frame["status"] == Status.DIVERGED
     else:
         missing = frame["accuracy"].isna()
         if missing.any():
@@ -213,10 +213,10 @@ def store_source(store: StoreData, protocol: str, label: str | None = None) -> S
         raise ConfigError(f"pipeline {store.path.parent.name!r} has no protocol {protocol!r}; its protocols: "
                           f"{', '.join(labels) or '(none yet)'}")
     jobs = store.jobs[store.jobs["protocol"] == protocol]
-    usable = jobs["status"].isin(_USABLE)
+    usable = jobs["status"].isin(FINAL)
     skipped = {str(k): int(v) for k, v in jobs.loc[~usable, "status"].value_counts().items()}
     frame = jobs[usable].copy()
-    frame["diverged"] = frame["status"] == "diverged"
+    frame["diverged"] = frame["status"] == Status.DIVERGED
     frame["accuracy"] = frame["test_accuracy"].where(~frame["diverged"])
     done_without = frame["accuracy"].isna() & ~frame["diverged"]
     if done_without.any():  # a 'done' row without an accuracy cannot be ranked

@@ -23,6 +23,7 @@ from ..ranking.compare import aggregate, compare
 from ..ranking.sources import Source, load_source, store_source
 from ..ranking.text import fmt, format_table, to_json
 from ..space.benchmark import resolve_dataset
+from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
 from .budget import budget_section
@@ -137,7 +138,7 @@ def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> di
     """Job key -> ``{role, arch, protocol, seed, legend}`` for a few jobs: the best, median and
     worst architecture (by the mean accuracy under the last protocol with results), lowest seed
     of each protocol, plus one diverged job if any. The legend names the role and the arch."""
-    jobs = store.jobs[store.jobs["status"].isin(["done", "diverged"]) & ~store.jobs["degenerate"]]
+    jobs = store.jobs[store.jobs["status"].isin(FINAL) & ~store.jobs["degenerate"]]
     if jobs.empty:
         return {}
     means = pd.Series(dtype=float)
@@ -157,7 +158,7 @@ def _curve_jobs(store: StoreData, labels: list[str], limit_archs: int = 3) -> di
                 seed = int(rows["seed"].iloc[0])
                 names[rows["key"].iloc[0]] = {"role": role, "arch": arch, "protocol": label, "seed": seed,
                                               "legend": f"{role}: {arch} / {label} / seed {seed}"}
-    bad = jobs[jobs["status"] == "diverged"]
+    bad = jobs[jobs["status"] == Status.DIVERGED]
     if len(bad):
         row = bad.iloc[0]
         names[row["key"]] = {"role": "diverged", "arch": row["arch"], "protocol": row["protocol"],
@@ -192,7 +193,7 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, proxy: dict[str, Any] | N
     budget_lines, numbers_budget = budget_section(store)
     lines += budget_lines + status_table(store, labels) + [""]
     lines += provenance_lines(store)
-    failed = store.jobs[store.jobs["status"] == "failed"]
+    failed = store.jobs[store.jobs["status"] == Status.FAILED]
     if len(failed):
         lines += [f"Failed jobs ({len(failed)}):", ""]
         for _, row in failed.head(10).iterrows():

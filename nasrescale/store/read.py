@@ -31,6 +31,7 @@ import pandas as pd
 
 from ..config import read_toml_file
 from ..errors import ConfigError, DataError
+from .job_status import Status
 from .write import Store, unpack_gzipped
 
 __all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
@@ -224,7 +225,7 @@ def chance_accuracy(store: StoreData) -> float | None:
     in a job record, the dataset name in the resolved pipeline. ``None`` if none says.
     """
     jobs = store.jobs
-    degenerate = jobs[jobs["degenerate"] & jobs["test_accuracy"].notna() & (jobs["status"] == "done")]
+    degenerate = jobs[jobs["degenerate"] & jobs["test_accuracy"].notna() & (jobs["status"] == Status.DONE)]
     if len(degenerate):
         return float(degenerate["test_accuracy"].iloc[0])
     for text in jobs.get("record_json", pd.Series(dtype=object)).dropna():
