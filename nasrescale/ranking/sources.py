@@ -26,6 +26,7 @@ import pandas as pd
 from ..errors import ConfigError
 from ..space.families import CellFamily
 from ..space.benchmark import (
+    BENCHMARK_CLASSES,
     benchmark_table,
     nats_bench_accuracies,
     read_accuracy_csv,
@@ -35,10 +36,7 @@ from ..space.registry import get_family
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, chance_accuracy, pipeline_value, read_store, store_path
 
-__all__ = ["Source", "load_source", "store_source", "split_spec", "BENCHMARK_CLASSES"]
-
-#: classes of each benchmark dataset (chance accuracy is 100 / classes percent)
-BENCHMARK_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet16_120": 120}
+__all__ = ["Source", "load_source", "store_source", "split_spec"]
 
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")
 
