@@ -109,6 +109,7 @@ def run_cmd(args: argparse.Namespace) -> int:
     """Run the pipeline; print the final table; exit 1 if some jobs failed."""
     from ..pipeline.runner import run_pipeline  # torch: as in _run_dir
     from ..pipeline.spec import load_pipeline
+    from ..store.job_status import Status
 
     pipeline = load_pipeline(args.pipeline, parse_overrides(args.set))  # --set parsed here, once
     if args.time_limit is not None or args.max_cells is not None:
@@ -118,7 +119,7 @@ def run_cmd(args: argparse.Namespace) -> int:
     summary = run_pipeline(pipeline, args.results, progress=not args.quiet)
     c = summary.counts
     print(f"{pipeline.name}: {summary.total} jobs ({summary.new} new, {summary.ran} run now); "
-          f"done {c['done']}, diverged {c['diverged']}, failed {c['failed']}; results in {summary.run_dir}",
+          f"done {c[Status.DONE]}, diverged {c[Status.DIVERGED]}, failed {c[Status.FAILED]}; results in {summary.run_dir}",
           file=sys.stderr)
     pipeline.kind.report(summary.run_dir)
     if summary.failed:

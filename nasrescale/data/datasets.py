@@ -31,6 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from ..config import Registry
 from ..errors import DataError
 from .benchmark_splits import apply_test_split, check_test_split, default_test_split
 from .cifar import load_cifar
@@ -41,16 +42,18 @@ from .packed import load_cifar10_subset, load_pack_file
 from .paths import default_data_root
 from .types import ImageData
 
-__all__ = ["dataset_names", "load_dataset"]
+__all__ = ["DATASETS", "Loader", "dataset_names", "load_dataset"]
 
-# name -> loader(root, download, normalization, cache_dir); root is already resolved.
-_LOADERS: dict[str, Callable[[Path | None, bool, str | None, Path | None], ImageData]] = {
-    "cifar10": lambda root, download, norm, cache: load_cifar("cifar10", root, download, norm),
-    "cifar100": lambda root, download, norm, cache: load_cifar("cifar100", root, download, norm),
-    "cifar10-subset": lambda root, download, norm, cache: load_cifar10_subset(norm),
-    "imagefolder": lambda root, download, norm, cache: load_imagefolder(root, norm, cache),
-    "imagenet16-120": lambda root, download, norm, cache: load_imagenet16(root, norm),
-}
+#: ``loader(root, download, normalization, cache_dir) -> ImageData``; ``root`` is already resolved
+Loader = Callable[[Path | None, bool, str | None, Path | None], ImageData]
+
+#: the datasets :func:`load_dataset` knows, by name
+DATASETS: Registry[Loader] = Registry("dataset", "datasets", error=DataError)
+DATASETS.add("cifar10", lambda root, download, norm, cache: load_cifar("cifar10", root, download, norm))
+DATASETS.add("cifar100", lambda root, download, norm, cache: load_cifar("cifar100", root, download, norm))
+DATASETS.add("cifar10-subset", lambda root, download, norm, cache: load_cifar10_subset(norm))
+DATASETS.add("imagefolder", lambda root, download, norm, cache: load_imagefolder(root, norm, cache))
+DATASETS.add("imagenet16-120", lambda root, download, norm, cache: load_imagenet16(root, norm))
 
 # Datasets that fall back to the default data root when no root is given.
 _USES_DATA_ROOT = ("cifar10", "cifar100", "imagenet16-120")
@@ -58,7 +61,7 @@ _USES_DATA_ROOT = ("cifar10", "cifar100", "imagenet16-120")
 
 def dataset_names() -> list[str]:
     """The names :func:`load_dataset` accepts."""
-    return list(_LOADERS)
+    return list(DATASETS)
 
 
 def load_dataset(
@@ -99,8 +102,7 @@ def load_dataset(
     >>> d.test_split, d.test_images.shape[0]
     ('full', 1000)
     """
-    if name not in _LOADERS:
-        raise DataError(f"unknown dataset {name!r}; choose one of: {', '.join(dataset_names())}")
+    loader = DATASETS.get(name)
     if normalization is not None and normalization not in normalization_names():
         raise DataError(
             f"unknown normalization {normalization!r}; choose one of: {', '.join(normalization_names())} "
@@ -112,5 +114,5 @@ def load_dataset(
         path = default_data_root(cache_dir)
     if path is not None and path.suffix == ".npz" and path.is_file():  # an image pack (tools/pack_cifar10.py)
         return apply_test_split(load_pack_file(path, name, normalization), name, test_split)
-    data = _LOADERS[name](path, download, normalization, None if cache_dir is None else Path(cache_dir))
+    data = loader(path, download, normalization, None if cache_dir is None else Path(cache_dir))
     return apply_test_split(data, name, test_split)

@@ -8,8 +8,8 @@
 from __future__ import annotations
 
 from . import kinds as _builtin_kinds  # noqa: F401 - registers the built-in executors
-from .base import STATUSES, Executor, ExecutorSettings, Outcome, RunnableJob, execute
+from .base import Executor, ExecutorSettings, Outcome, RunnableJob, execute
 from .registry import executor_entry, executor_kinds, get_executor, register_executor
 
-__all__ = ["STATUSES", "Executor", "ExecutorSettings", "Outcome", "RunnableJob", "execute", "get_executor",
+__all__ = ["Executor", "ExecutorSettings", "Outcome", "RunnableJob", "execute", "get_executor",
            "executor_entry", "executor_kinds", "register_executor"]

@@ -18,12 +18,12 @@ member fails with the error).
 ...     def cost(self): return 1.0
 ...     def run(self, *, device, checkpoint_dir, progress=False, on_epoch=None):
 ...         return {"test_accuracy": 50.0, "diverged": False}
->>> execute(Job(), device="cpu", checkpoint_dir=None).status
-'done'
+>>> execute(Job(), device="cpu", checkpoint_dir=None).status == Status.DONE
+True
 >>> class Bad(Job):
 ...     def run(self, **kw): raise RuntimeError("boom")
 >>> o = execute(Bad(), device="cpu", checkpoint_dir=None)
->>> o.status, "RuntimeError: boom" in o.error
+>>> str(o.status), "RuntimeError: boom" in o.error
 ('failed', True)
 """
 
@@ -36,13 +36,11 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 
 from ..errors import ConfigError
 from ..jobs.grouping import DEFAULT_MAX_MEMBERS
+from ..store.job_status import Status
 from .registry import executor_entry
 
 __all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome", "execute", "execute_all",
-           "unit_keys", "STATUSES"]
-
-#: every status a job row can have; ``running`` and ``pending`` exist only in the store
-STATUSES = ("pending", "running", "done", "diverged", "failed")
+           "unit_keys"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,7 @@ class Outcome:
     """
 
     key: str
-    status: Literal["done", "diverged", "failed"]
+    status: Status
     record: dict[str, Any] | None = None
     error: str | None = None
     attempts: int = 1
@@ -165,7 +163,7 @@ def execute_all(unit: Any, *, device: str, checkpoint_dir: Path | None, attempt:
     ...     def member_keys(self): return ["a", "b"]
     ...     def key(self): return "group"
     ...     def run(self, **kw): return [{"diverged": False}, {"diverged": True}]
-    >>> [(o.key, o.status) for o in execute_all(Pair(), device="cpu", checkpoint_dir=None)]
+    >>> [(o.key, str(o.status)) for o in execute_all(Pair(), device="cpu", checkpoint_dir=None)]
     [('a', 'done'), ('b', 'diverged')]
     """
     keys = unit_keys(unit)
@@ -176,6 +174,6 @@ def execute_all(unit: Any, *, device: str, checkpoint_dir: Path | None, attempt:
             raise RuntimeError(f"a unit of {len(keys)} job(s) returned {len(records)} record(s)")
     except Exception as err:  # noqa: BLE001 - any job error is recorded, never lost
         text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-        return [Outcome(key, "failed", None, f"{type(err).__name__}: {err}\n{text}", attempt) for key in keys]
-    return [Outcome(key, "diverged" if record.get("diverged") else "done", record, None, attempt)
+        return [Outcome(key, Status.FAILED, None, f"{type(err).__name__}: {err}\n{text}", attempt) for key in keys]
+    return [Outcome(key, Status.DIVERGED if record.get("diverged") else Status.DONE, record, None, attempt)
             for key, record in zip(keys, records)]

@@ -7,9 +7,9 @@ ran out of memory or its CUDA context broke. Both executors retry worker faults 
 job error is final at once, since rerunning the same deterministic job would fail the same way.
 
 >>> from nasrescale.executors.base import Outcome
->>> is_worker_fault(Outcome("k", "failed", error="OutOfMemoryError: CUDA out of memory."))
+>>> is_worker_fault(Outcome("k", Status.FAILED, error="OutOfMemoryError: CUDA out of memory."))
 True
->>> is_worker_fault(Outcome("k", "failed", error="ValueError: bad width"))
+>>> is_worker_fault(Outcome("k", Status.FAILED, error="ValueError: bad width"))
 False
 """
 
@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from tqdm.auto import tqdm
 
+from ..store.job_status import Status
 from .base import OnOutcome, Outcome, RunnableJob, unit_keys
 
 __all__ = ["WorkerFault", "is_worker_fault", "longest_first", "job_bar", "kill_hook_keys",
@@ -44,7 +45,7 @@ class WorkerFault(RuntimeError):
 
 def is_worker_fault(outcome: Outcome) -> bool:
     """Whether a failed outcome is a worker fault worth a retry (see the module docstring)."""
-    if outcome.status != "failed" or not outcome.error:
+    if outcome.status != Status.FAILED or not outcome.error:
         return False
     first_line = outcome.error.split("\n", 1)[0]
     type_name = first_line.split(":", 1)[0].rsplit(".", 1)[-1]
@@ -158,7 +159,7 @@ def deliver(unit: Any, outcomes: Sequence[Outcome], on_outcome: OnOutcome, check
     """
     for outcome in outcomes:
         on_outcome(outcome)
-    failed = sum(o.status == "failed" for o in outcomes)
+    failed = sum(o.status == Status.FAILED for o in outcomes)
     discard = getattr(unit, "discard_checkpoint", None)
     if failed == 0 and callable(discard):
         discard(checkpoint_dir)

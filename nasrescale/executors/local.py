@@ -13,7 +13,7 @@ over jobs shows the ETA, and its postfix the running job's epoch and loss. With
 ...         return {"test_accuracy": 50.0, "diverged": False}
 >>> seen = []
 >>> LocalExecutor(ExecutorSettings(device="cpu"), progress=False).run([Job("a"), Job("bbb")], seen.append)
->>> [(o.key, o.status) for o in seen]
+>>> [(o.key, str(o.status)) for o in seen]
 [('bbb', 'done'), ('a', 'done')]
 """
 

@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
 from ..jobs.grouping import plan_units
+from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
 from .common import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
 
@@ -191,7 +192,7 @@ class PoolExecutor:
                                 heapq.heappush(queue, (neg_cost, order, attempt + 1, job))
                                 continue
                             text = _death_text(proc.exitcode, attempt)
-                            outcomes = [Outcome(key, "failed", None, text, attempt) for key in unit_keys(job)]
+                            outcomes = [Outcome(key, Status.FAILED, None, text, attempt) for key in unit_keys(job)]
                         elif any(is_worker_fault(o) for o in outcomes) and retry:
                             heapq.heappush(queue, (neg_cost, order, attempt + 1, job))
                             continue

@@ -45,6 +45,7 @@ import torch
 
 from ..errors import ConfigError
 from ..jobs.grouping import plan_units
+from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
 from .common import WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
 
@@ -261,9 +262,9 @@ class RayExecutor:
             if isinstance(cause, WorkerFault):
                 text = (f"WorkerFault on each of {attempts} attempt(s) (max_retries exhausted); "
                         f"last error: {cause}")
-                return [Outcome(key, "failed", None, text, attempts) for key in keys]
-            return [Outcome(key, "failed", None, f"{type(err).__name__}: {err}", 1) for key in keys]
+                return [Outcome(key, Status.FAILED, None, text, attempts) for key in keys]
+            return [Outcome(key, Status.FAILED, None, f"{type(err).__name__}: {err}", 1) for key in keys]
         except ray.exceptions.RayError as err:  # worker died each time, node lost, cancelled
             text = (f"WorkerDied: Ray reported {type(err).__name__} after {attempts} attempt(s) "
                     f"(max_retries exhausted): {err}")
-            return [Outcome(key, "failed", None, text, attempts) for key in keys]
+            return [Outcome(key, Status.FAILED, None, text, attempts) for key in keys]

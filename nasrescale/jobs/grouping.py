@@ -31,7 +31,7 @@ from ..errors import ConfigError
 
 __all__ = ["JobGroup", "plan_units", "group_jobs", "group_checkpoint_name", "fuse_by_default", "DEFAULT_MAX_MEMBERS"]
 
-#: largest fused group by default (``executor.max_fused``): the issue's K = 12 (an NB201 network
+#: largest fused group by default (``executor.max_fused``): K = 12 members (an NB201 network
 #: at C = 16 per member)
 DEFAULT_MAX_MEMBERS = 12
 

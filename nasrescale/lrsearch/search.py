@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..errors import ConfigError, DataError
 from ..protocol import Protocol
 from ..space.families import CellFamily
+from ..store.job_status import FINAL, Status
 from .select import DEFAULT_REL_TOL, SELECTION_RULES, Selection, log_grid, select_lr
 
 if TYPE_CHECKING:  # the jobs load torch: imported where jobs are built, so the settings stay light
@@ -154,14 +155,14 @@ def losses_from_rows(pairs: Sequence[tuple[float, str]], rows: Sequence[dict[str
     missing = 0
     for lr, key in pairs:
         row = by_key.get(key)
-        if row is None or row["status"] not in ("done", "diverged"):
+        if row is None or row["status"] not in FINAL:
             missing += 1
             continue
-        if row["status"] == "done" and column not in row:
+        if row["status"] == Status.DONE and column not in row:
             raise DataError(f"LR search: run {key} has no {column} (stored before nasrescale recorded it); "
                             "set lr_search.loss = \"epoch\" or rerun it in a new results folder")
         value = row.get(column)
-        ok = row["status"] == "done" and value is not None and math.isfinite(value)
+        ok = row["status"] == Status.DONE and value is not None and math.isfinite(value)
         out.setdefault(lr, []).append(value if ok else None)
     if missing:
         raise DataError(f"LR search: {missing} of {len(pairs)} runs have no result (failed or not run); "

@@ -24,15 +24,19 @@ from typing import Callable
 
 from torch import nn
 
+from ..config import Registry
 from ..errors import ArchError, FamilyError
 from ..space.ops import CellOp
 
-__all__ = ["Builder", "register_builder", "build_op", "builders"]
+__all__ = ["Builder", "BUILDERS", "register_builder", "build_op", "builders"]
 
 #: ``builder(op, width) -> module``
 Builder = Callable[[CellOp, int], nn.Module]
 
-_BUILDERS: dict[str, Builder] = {}
+#: the registered builders, by op-kind name
+BUILDERS: Registry[Builder] = Registry(
+    "op kind", "op kinds with a model builder", error=FamilyError, unique=True,
+    hint="register one with @nasrescale.models.register_builder(kind_name) in the module that registers the kind")
 
 
 def register_builder(kind_name: str) -> Callable[[Builder], Builder]:
@@ -47,20 +51,12 @@ def register_builder(kind_name: str) -> Callable[[Builder], Builder]:
     Raises:
         FamilyError: if another function is already registered for ``kind_name``.
     """
-
-    def decorate(builder: Builder) -> Builder:
-        old = _BUILDERS.get(kind_name)
-        if old is not None and old is not builder:
-            raise FamilyError(f"a model builder for op kind {kind_name!r} is already registered ({old.__qualname__})")
-        _BUILDERS[kind_name] = builder
-        return builder
-
-    return decorate
+    return BUILDERS.decorator(kind_name)
 
 
 def builders() -> dict[str, Builder]:
     """All registered builders, by op-kind name (a copy)."""
-    return dict(_BUILDERS)
+    return dict(BUILDERS.items())
 
 
 def build_op(op: CellOp, width: int) -> nn.Module:
@@ -79,13 +75,7 @@ def build_op(op: CellOp, width: int) -> nn.Module:
     """
     if op.kind.zero:
         raise ArchError(f"op {op.name!r} is a zero op; zero edges are not built (they have no module)")
-    builder = _BUILDERS.get(op.kind.name)
-    if builder is None:
-        raise FamilyError(
-            f"op {op.name!r} has kind {op.kind.name!r}, which has no model builder; registered: "
-            f"{', '.join(sorted(_BUILDERS))}. Register one with "
-            "@nasrescale.models.register_builder(kind_name) in the module that registers the kind"
-        )
+    builder = BUILDERS.get(op.kind.name, f"op {op.name!r}: kind")
     if op.kernel is not None and op.kernel % 2 == 0:
         # padding k // 2 keeps the spatial size only for odd k; cell nodes must keep it
         raise FamilyError(f"op {op.name!r}: kernel {op.kernel} is even; cell ops need an odd kernel (same-size output)")

@@ -23,13 +23,15 @@ from typing import Any, Callable, ClassVar, Mapping
 import networkx as nx
 from torch import nn
 
+from ..config import Registry
 from ..errors import ConfigError
 from ..space.encodings import as_graph
 from ..space.families import CellFamily
 from .cell import Cell
 from .scaling_map import ParamScale, build_scaling_map
 
-__all__ = ["CellNetwork", "MacroFactory", "register_macro", "macro_kinds", "macro_settings", "build_model"]
+__all__ = ["CellNetwork", "MacroFactory", "Macro", "MACROS", "register_macro", "macro_kinds", "macro_settings",
+           "build_model"]
 
 
 class CellNetwork(nn.Module):
@@ -80,12 +82,17 @@ MacroFactory = Callable[..., CellNetwork]
 
 
 @dataclass(frozen=True)
-class _Macro:
+class Macro:
+    """A registered skeleton: its factory and the settings the ``[macro]`` table may give
+    besides ``kind``."""
+
     factory: MacroFactory
-    keys: tuple[str, ...]  # settings the [macro] table may give, besides `kind`
+    keys: tuple[str, ...]
 
 
-_MACROS: dict[str, _Macro] = {}
+#: the registered skeletons, by ``[macro] kind``
+MACROS: Registry[Macro] = Registry("macro.kind", "macro kinds", unique=True,
+                                    hint="a new skeleton registers itself with nasrescale.models.register_macro")
 
 
 def register_macro(kind: str, keys: tuple[str, ...]) -> Callable[[MacroFactory], MacroFactory]:
@@ -102,20 +109,12 @@ def register_macro(kind: str, keys: tuple[str, ...]) -> Callable[[MacroFactory],
     Raises:
         ConfigError: if another factory is registered under ``kind``.
     """
-
-    def decorate(factory: MacroFactory) -> MacroFactory:
-        old = _MACROS.get(kind)
-        if old is not None and old.factory is not factory:
-            raise ConfigError(f"macro kind {kind!r} is already registered ({old.factory.__qualname__})")
-        _MACROS[kind] = _Macro(factory, tuple(keys))
-        return factory
-
-    return decorate
+    return MACROS.decorator(kind, lambda factory: Macro(factory, tuple(keys)))
 
 
 def macro_kinds() -> dict[str, tuple[str, ...]]:
     """Registered macro kinds and the settings each accepts."""
-    return {kind: macro.keys for kind, macro in _MACROS.items()}
+    return {kind: macro.keys for kind, macro in MACROS.items()}
 
 
 def _positive_int(value: Any, where: str, fix: str) -> int:
@@ -124,20 +123,14 @@ def _positive_int(value: Any, where: str, fix: str) -> int:
     return value
 
 
-def _settings(family: CellFamily, overrides: Mapping[str, int | None]) -> tuple[_Macro, dict[str, int]]:
+def _settings(family: CellFamily, overrides: Mapping[str, int | None]) -> tuple[Macro, dict[str, int]]:
     """Check ``family.macro`` and merge the overrides into the factory's settings."""
     source = str(family.source) if family.source is not None else f"family {family.name!r}"
     table = dict(family.macro)
     kind = table.pop("kind", None)
-    known = ", ".join(sorted(_MACROS))
     if kind is None:
-        raise ConfigError(f"{source}: macro.kind: missing; set it to one of: {known}")
-    macro = _MACROS.get(kind) if isinstance(kind, str) else None
-    if macro is None:
-        raise ConfigError(
-            f"{source}: macro.kind: unknown macro kind {kind!r}; known kinds: {known} "
-            "(a new skeleton registers itself with nasrescale.models.register_macro)"
-        )
+        raise ConfigError(f"{source}: macro.kind: missing; set it to one of: {', '.join(MACROS)}")
+    macro = MACROS.get(kind, f"{source}: macro.kind")
     allowed = ", ".join(("kind",) + macro.keys)
     for key in table:
         if key not in macro.keys:

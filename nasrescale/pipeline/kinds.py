@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..config import Registry
 from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..report.calibration import calibration_text, write_calibration_report
@@ -68,24 +69,17 @@ class PipelineKind:
 
 
 #: the registered kinds, by name
-KINDS: dict[str, PipelineKind] = {}
+KINDS: Registry[PipelineKind] = Registry("pipeline.kind", "pipeline kinds")
 
 
 def register_kind(kind: PipelineKind) -> PipelineKind:
     """Add ``kind`` to :data:`KINDS` (replacing one of the same name); returns it."""
-    KINDS[kind.name] = kind
-    return kind
+    return KINDS.add(kind.name, kind)
 
 
-def get_kind(name: str) -> PipelineKind:
-    """The registered kind ``name``.
-
-    Raises:
-        ConfigError: no such kind (naming ``pipeline.kind`` and the kinds there are).
-    """
-    if name not in KINDS:
-        raise ConfigError(f"pipeline.kind: unknown kind {name!r}; kinds: {', '.join(sorted(KINDS))}")
-    return KINDS[name]
+#: the registered kind of a name; an unknown name is a ConfigError naming ``pipeline.kind`` and
+#: listing the registered kinds
+get_kind = KINDS.get
 
 
 # -- retrain ------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from ..lrsearch.search import (SEARCH_PREFIX, LrSearchSettings, format_table, lo
                                search_jobs, selection_json)
 from ..lrsearch.select import Selection, select_lr
 from ..protocol import Protocol
+from ..store.job_status import Status
 from ..store.read import run_dir_for
 from ..store.write import Store
 from .lock import driver_lock
@@ -46,12 +47,12 @@ class RunSummary:
     total: int
     new: int
     ran: int
-    counts: dict[str, int]
+    counts: dict[Status, int]
 
     @property
     def failed(self) -> int:
         """Jobs whose last attempt raised."""
-        return self.counts.get("failed", 0)
+        return self.counts.get(Status.FAILED, 0)
 
 
 def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progress: bool = True,
@@ -129,9 +130,9 @@ def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, che
 
         def on_outcome(outcome: Outcome) -> None:
             store.finish(outcome.key, outcome.status, outcome.record, outcome.error, outcome.attempts)
-            if outcome.status != "failed":  # stored for good: the checkpoint has served
+            if outcome.status != Status.FAILED:  # stored for good: the checkpoint has served
                 (checkpoints / f"{outcome.key}.pt").unlink(missing_ok=True)
-            if outcome.status == "failed" and progress:
+            if outcome.status == Status.FAILED and progress:
                 print(f"job {outcome.key} failed: {(outcome.error or '').splitlines()[0]}", file=sys.stderr)
 
         runner.run(todo, on_outcome, store.mark_running)

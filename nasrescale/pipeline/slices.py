@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
+from ..store.job_status import FINAL
 from ..store.read import run_dir_for
-from ..store.write import FINAL, Store
+from ..store.write import Store
 from .lock import driver_lock
 from .preflight import check_data, check_executor
 from .runner import run_jobs

@@ -26,21 +26,19 @@ import pandas as pd
 from ..errors import ConfigError
 from ..space.families import CellFamily
 from ..space.benchmark import (
+    BENCHMARK_CLASSES,
     benchmark_table,
     nats_bench_accuracies,
     read_accuracy_csv,
     resolve_dataset,
 )
 from ..space.registry import get_family
+from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, chance_accuracy, pipeline_value, read_store, store_path
 
-__all__ = ["Source", "load_source", "store_source", "split_spec", "BENCHMARK_CLASSES"]
-
-#: classes of each benchmark dataset (chance accuracy is 100 / classes percent)
-BENCHMARK_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet16_120": 120}
+__all__ = ["Source", "load_source", "store_source", "split_spec"]
 
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt")
-_USABLE = ("done", "diverged")
 
 
 @dataclass(frozen=True)
@@ -166,10 +164,10 @@ def _csv(path: str, protocol: str | None, family: CellFamily | None, arch_column
     skipped: dict[str, int] = {}
     status = frame["status"].astype(str) if "status" in frame.columns else None
     if status is not None:
-        for reason, count in status[~status.isin(_USABLE)].value_counts().items():
+        for reason, count in status[~status.isin(FINAL)].value_counts().items():
             skipped[str(reason)] = int(count)
-        frame = frame[status.isin(_USABLE)].copy()
-        frame["diverged"] = frame["status"] == "diverged"
+        frame = frame[status.isin(FINAL)].copy()
+        frame["diverged"] = frame["status"] == Status.DIVERGED
     else:
         missing = frame["accuracy"].isna()
         if missing.any():
@@ -213,10 +211,10 @@ def store_source(store: StoreData, protocol: str, label: str | None = None) -> S
         raise ConfigError(f"pipeline {store.path.parent.name!r} has no protocol {protocol!r}; its protocols: "
                           f"{', '.join(labels) or '(none yet)'}")
     jobs = store.jobs[store.jobs["protocol"] == protocol]
-    usable = jobs["status"].isin(_USABLE)
+    usable = jobs["status"].isin(FINAL)
     skipped = {str(k): int(v) for k, v in jobs.loc[~usable, "status"].value_counts().items()}
     frame = jobs[usable].copy()
-    frame["diverged"] = frame["status"] == "diverged"
+    frame["diverged"] = frame["status"] == Status.DIVERGED
     frame["accuracy"] = frame["test_accuracy"].where(~frame["diverged"])
     done_without = frame["accuracy"].isna() & ~frame["diverged"]
     if done_without.any():  # a 'done' row without an accuracy cannot be ranked

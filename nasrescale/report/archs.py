@@ -26,6 +26,7 @@ from ..ranking.text import fmt
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.registry import get_family
+from ..store.job_status import FINAL, Status
 from ..store.read import StoreData
 from .markdown import md_table
 
@@ -64,8 +65,8 @@ def _cell(value: float | None, diverged: bool) -> str:
 
 
 def _runs(store: StoreData, label: str) -> pd.DataFrame:
-    jobs = store.jobs[(store.jobs["protocol"] == label) & store.jobs["status"].isin(["done", "diverged"])]
-    return jobs.assign(acc=jobs["test_accuracy"].where(jobs["status"] == "done"))
+    jobs = store.jobs[(store.jobs["protocol"] == label) & store.jobs["status"].isin(FINAL)]
+    return jobs.assign(acc=jobs["test_accuracy"].where(jobs["status"] == Status.DONE))
 
 
 def arch_section(store: StoreData, sources: dict[str, Source], names: dict[str, str], key: str,

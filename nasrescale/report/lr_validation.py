@@ -21,8 +21,8 @@ from ..lrsearch.search import LOSS_KINDS
 from ..lrsearch.select import SELECTION_RULES
 from ..lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from ..lrsearch.validation import analyze
+from ..store.job_status import FINAL
 from ..store.read import reading
-from ..store.write import FINAL
 from .lr_validation_plots import plot_curves, plot_predicted_measured
 
 __all__ = ["write_validation_report", "summary_text", "load_analysis", "PAPER_R"]

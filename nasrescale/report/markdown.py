@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..ranking.text import fmt
+from ..store.job_status import Status
 from ..store.read import StoreData
 
 __all__ = ["md_table", "status_table", "numbers_table", "topk_table"]
+
+#: the status columns of the job table, in order
+_STATUS_COLUMNS = (Status.DONE, Status.DIVERGED, Status.FAILED, Status.PENDING, Status.RUNNING)
 
 
 def md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
@@ -21,11 +25,11 @@ def status_table(store: StoreData, labels: list[str]) -> list[str]:
     for label in labels:
         j = jobs[jobs["protocol"] == label]
         count = j["status"].value_counts()
-        done = j[(j["status"] == "done") & ~j["degenerate"]]
-        rows.append([label, len(j), *(int(count.get(s, 0)) for s in ("done", "diverged", "failed", "pending", "running")),
+        done = j[(j["status"] == Status.DONE) & ~j["degenerate"]]
+        rows.append([label, len(j), *(int(count.get(s, 0)) for s in _STATUS_COLUMNS),
                      int(j["degenerate"].sum()), fmt(done["test_accuracy"].mean() if len(done) else None, 2),
                      fmt(j["wall_time_s"].sum() / 60, 1)])
-    return md_table(["protocol", "jobs", "done", "diverged", "failed", "pending", "running", "degenerate",
+    return md_table(["protocol", "jobs", *map(str, _STATUS_COLUMNS), "degenerate",
                       "mean acc., trained (%)", "train time (min)"], rows)
 
 

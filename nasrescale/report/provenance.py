@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from ..ranking.text import fmt
+from ..store.job_status import FINAL
 from ..store.read import StoreData, dataset_name, pipeline_value
 from .markdown import md_table
 
@@ -19,7 +20,7 @@ def _records(store: StoreData) -> list[dict[str, Any]]:
     if "record_json" not in jobs:
         return []
     out = []
-    for text in jobs.loc[jobs["status"].isin(["done", "diverged"]), "record_json"].dropna():
+    for text in jobs.loc[jobs["status"].isin(FINAL), "record_json"].dropna():
         try:
             out.append(json.loads(text))
         except json.JSONDecodeError:

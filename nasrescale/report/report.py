@@ -23,6 +23,7 @@ from ..ranking.compare import aggregate, compare
 from ..ranking.sources import Source, load_source, store_source
 from ..ranking.text import degenerate_note, fmt, format_table, to_json
 from ..space.benchmark import resolve_dataset
+from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
 from .archs import arch_section, short_names
@@ -146,7 +147,7 @@ def _curve_jobs(store: StoreData, labels: list[str], names: dict[str, str],
     worst architecture (by the mean accuracy under the last protocol with results), lowest seed
     of each protocol, plus one diverged job if any. The legend names the role and the arch's
     short name (``names``)."""
-    jobs = store.jobs[store.jobs["status"].isin(["done", "diverged"]) & ~store.jobs["degenerate"]
+    jobs = store.jobs[store.jobs["status"].isin(FINAL) & ~store.jobs["degenerate"]
                       & store.jobs["protocol"].isin(labels)]  # not the LR search's runs
     if jobs.empty:
         return {}
@@ -167,7 +168,7 @@ def _curve_jobs(store: StoreData, labels: list[str], names: dict[str, str],
                 seed = int(rows["seed"].iloc[0])
                 picked[rows["key"].iloc[0]] = {"role": role, "arch": arch, "protocol": label, "seed": seed,
                                                "legend": f"{role}: {names.get(arch, arch)} / {label} / seed {seed}"}
-    bad = jobs[jobs["status"] == "diverged"]
+    bad = jobs[jobs["status"] == Status.DIVERGED]
     if len(bad):
         row = bad.iloc[0]
         short = names.get(row["arch"], row["arch"])
@@ -186,7 +187,7 @@ def _archs(store: StoreData, labels: list[str]) -> list[str]:
 
 
 def _failed_lines(store: StoreData, names: dict[str, str]) -> list[str]:
-    failed = store.jobs[store.jobs["status"] == "failed"]
+    failed = store.jobs[store.jobs["status"] == Status.FAILED]
     if not len(failed):
         return []
     lines = [f"Failed jobs ({len(failed)}):", ""]

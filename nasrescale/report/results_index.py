@@ -28,6 +28,7 @@ from ..fileio import atomic_write_text
 from ..ranking.compare import compare
 from ..ranking.sources import load_source, store_source
 from ..ranking.text import fmt
+from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, dataset_name, pipeline_value, read_store
 from .markdown import md_table
 from .provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
@@ -88,13 +89,13 @@ def _run_section(run_dir: Path) -> list[str]:
         return [f"## {run_dir.name}", "", f"Store not readable: {err}", ""]
     name = str(store.meta.get("name") or run_dir.name)
     jobs = store.jobs
-    done = int(jobs["status"].isin(["done", "diverged"]).sum())
+    done = int(jobs["status"].isin(FINAL).sum())
     last = jobs["updated_at"].dropna().max() if "updated_at" in jobs and done else None
     description = pipeline_value(store.pipeline, "pipeline.description") or ""
     report = "report.md" if (run_dir / "report.md").is_file() else None
     title = run_dir.name if name == run_dir.name else f"{run_dir.name} (pipeline {name})"
     lines = [f"## {title}", "", str(description), ""] if description else [f"## {title}", ""]
-    lines += [f"Jobs done {done}/{len(jobs)} (failed {int((jobs['status'] == 'failed').sum())}); "
+    lines += [f"Jobs done {done}/{len(jobs)} (failed {int((jobs['status'] == Status.FAILED).sum())}); "
               f"created {store.meta.get('created_at', '?')}, last result {last or '-'}."
               + (f" Full report: [{run_dir.name}/report.md]({run_dir.name}/report.md)." if report else ""), ""]
     lines += md_table(["", ""], [[k, v] for k, v in provenance(store).items()]) + [""]
@@ -173,7 +174,7 @@ def index_text(root: Path) -> str:
             summary.append([f"[{run_dir.name}]({run_dir.name}/)", "?", "?", "?"])
             continue
         jobs = store.jobs
-        done = int(jobs["status"].isin(["done", "diverged"]).sum())
+        done = int(jobs["status"].isin(FINAL).sum())
         summary.append([f"[{run_dir.name}]({run_dir.name}/)", dataset_name(store.pipeline) or "?",
                         provenance(store)["device"], f"{done}/{len(jobs)}"])
     lines += md_table(["pipeline", "data", "device", "jobs done/total"], summary) + [""]

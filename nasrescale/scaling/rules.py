@@ -27,8 +27,8 @@ import networkx as nx
 import torch
 from torch import nn
 
+from ..config import Registry
 from ..data.types import ImageData
-from ..errors import ConfigError
 from ..models import build_model, macro_settings
 from ..protocol import Protocol
 from ..space.families import CellFamily
@@ -36,7 +36,8 @@ from .init import INIT_RULES, apply_init
 from .lr import LrPlan, lr_plan, param_groups
 from .mup_param import mup_parametrize, musgd
 
-__all__ = ["InitRule", "INIT_REGISTRY", "INIT_RULE_NAMES", "get_init_rule", "InitializedModel", "init_model"]
+__all__ = ["InitRule", "INIT_REGISTRY", "INIT_RULE_NAMES", "register_init_rule", "get_init_rule", "InitializedModel",
+           "init_model"]
 
 #: ``prepare(model, rebuild, protocol, width)``: puts a built ``model`` in place into the rule's
 #: parametrization; ``rebuild(width)`` builds the same network at another width
@@ -72,24 +73,23 @@ def _mup_prepare(model: nn.Module, rebuild: Callable[[int], nn.Module], protocol
     return mup_parametrize(model, rebuild, protocol.mup_base_width or width)
 
 
-INIT_REGISTRY: dict[str, InitRule] = {
-    **{name: _weight_rule(name) for name in INIT_RULES},
-    "mup": InitRule("mup", _mup_prepare, optimizer=musgd, fusable=False, scales_lr=True),
-}
+#: the registered rules, by ``protocol.init``
+INIT_REGISTRY: Registry[InitRule] = Registry("protocol.init", "init rules")
+
+
+def register_init_rule(rule: InitRule) -> InitRule:
+    """Add ``rule`` to :data:`INIT_REGISTRY` (replacing one of the same name); returns it."""
+    return INIT_REGISTRY.add(rule.name, rule)
+
+
+for _name in INIT_RULES:
+    register_init_rule(_weight_rule(_name))
+register_init_rule(InitRule("mup", _mup_prepare, optimizer=musgd, fusable=False, scales_lr=True))
 
 #: every valid ``protocol.init``, in order
-INIT_RULE_NAMES = tuple(INIT_REGISTRY)
-
-
-def get_init_rule(name: str) -> InitRule:
-    """The registered rule ``name``.
-
-    Raises:
-        ConfigError: an unknown name (the known ones listed).
-    """
-    if name not in INIT_REGISTRY:
-        raise ConfigError(f"protocol.init: unknown init rule {name!r}; known rules: {', '.join(INIT_RULE_NAMES)}")
-    return INIT_REGISTRY[name]
+INIT_RULE_NAMES = INIT_REGISTRY.names()
+#: the registered rule of a name; an unknown name is a ConfigError listing the registered ones
+get_init_rule = INIT_REGISTRY.get
 
 
 @dataclass

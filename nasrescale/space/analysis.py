@@ -18,7 +18,7 @@ from ..errors import ArchError
 from .encodings import as_graph, format_arch, make_graph
 from .families import CellFamily
 from .registry import as_family
-from .topology import effective_edges, histogram_from_edges, moments_from_edges, scale_for
+from .topology import effective_edges, histogram_from_edges, in_degrees_from_edges, moments_from_edges, scale_for
 
 __all__ = ["ArchAnalysis", "analyze", "analyze_graph", "enumerate_space", "space_size", "MAX_LISTED_PATHS"]
 
@@ -84,14 +84,13 @@ def analyze_graph(graph: nx.DiGraph, family: CellFamily, max_listed_paths: int =
     """Analyze a canonical graph (from :func:`~nasrescale.space.encodings.parse_arch`,
     :func:`~nasrescale.space.encodings.make_graph` or :func:`enumerate_space`) without re-checking it."""
     n = graph.number_of_nodes()
-    live = effective_edges(graph, family)  # computed once, shared by the three summaries
+    live = effective_edges(graph, family)  # computed once, shared by the summaries
     count, _, _, cubed = moments_from_edges(live, n, family)
     depths = None
     if count <= max_listed_paths:
         depths = [d for d, c in histogram_from_edges(live, n, family).items() for _ in range(c)]
-    in_degree = dict.fromkeys(range(1, n), 0)
-    for _, v, _ in live:
-        in_degree[v] += 1
+    in_degree = in_degrees_from_edges(live, n)
+    del in_degree[0]  # the input node has none
     return ArchAnalysis(
         arch=format_arch(graph, family),
         family=family.name,

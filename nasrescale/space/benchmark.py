@@ -28,6 +28,8 @@ from .families import CellFamily
 
 __all__ = [
     "DATASETS",
+    "BENCHMARK_CLASSES",
+    "dataset_classes",
     "benchmark_table",
     "benchmark_accuracies",
     "resolve_dataset",
@@ -39,6 +41,9 @@ __all__ = [
 
 #: the benchmark's dataset columns, in table order
 DATASETS = ("cifar10", "cifar100", "imagenet16_120")
+
+#: classes of each benchmark dataset (chance accuracy is 100 / classes percent)
+BENCHMARK_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet16_120": 120}
 
 # Other spellings users (and nasrescale's own dataset names) use for the same benchmark column.
 # cifar10-subset is the shipped 5k/1k subset of CIFAR-10: its reference is CIFAR-10's column.
@@ -74,6 +79,19 @@ def resolve_dataset(name: str) -> str:
             "(aliases: imagenet16-120, cifar10-subset)"
         )
     return key
+
+
+def dataset_classes(name: str) -> int | None:
+    """The class count of a benchmark dataset under any of its names; ``None`` for a dataset
+    the benchmark does not have.
+
+    >>> dataset_classes("ImageNet16-120"), dataset_classes("cifar10-subset"), dataset_classes("imagefolder")
+    (120, 10, None)
+    """
+    try:
+        return BENCHMARK_CLASSES[resolve_dataset(name)]
+    except ConfigError:
+        return None
 
 
 @lru_cache(maxsize=1)

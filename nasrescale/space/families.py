@@ -199,10 +199,7 @@ def _parse_ops(raw: Any, source: str) -> tuple[CellOp, ...]:
         if name in (op.name for op in ops):
             raise FamilyError(f"{_where(source, prefix + 'name')}: op {name!r} defined twice")
         kind_name = _typed(table, "kind", str, source, prefix)
-        try:
-            kind = get_op_kind(kind_name)
-        except FamilyError as err:
-            raise FamilyError(f"{_where(source, prefix + 'kind')}: {err}") from None
+        kind = get_op_kind(kind_name, _where(source, prefix + "kind"))
         kernel = _typed(table, "kernel", int, source, prefix, default=None, positive=True)
         if kind.needs_kernel and kernel is None:
             raise FamilyError(f"{_where(source, prefix + 'kernel')}: op kind {kind.name!r} needs a kernel size")

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..config import Registry
 from ..errors import FamilyError
 
-__all__ = ["OpKind", "CellOp", "register_op_kind", "get_op_kind", "op_kinds"]
+__all__ = ["OpKind", "CellOp", "OP_KINDS", "register_op_kind", "get_op_kind", "op_kinds"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,11 @@ class CellOp:
         return self.kernel if self.kind.parametric else None
 
 
-_KINDS: dict[str, OpKind] = {}
+#: the registered op kinds, by name; a name keeps its first kind (families hold the kind itself)
+OP_KINDS: Registry[OpKind] = Registry(
+    "op kind", "op kinds", error=FamilyError, unique=True,
+    hint="a new kind needs a module that calls nasrescale.space.ops.register_op_kind (list it under `imports` "
+         "in the family file)")
 
 
 def register_op_kind(kind: OpKind) -> OpKind:
@@ -92,32 +97,16 @@ def register_op_kind(kind: OpKind) -> OpKind:
     Raises:
         FamilyError: if a different kind is already registered under the same name.
     """
-    old = _KINDS.get(kind.name)
-    if old is not None and old != kind:
-        raise FamilyError(f"op kind {kind.name!r} is already registered with other properties")
-    _KINDS[kind.name] = kind
-    return kind
+    return OP_KINDS.add(kind.name, kind)
 
 
-def get_op_kind(name: str) -> OpKind:
-    """Look up an op kind by name.
-
-    Raises:
-        FamilyError: naming the registered kinds, if ``name`` is unknown.
-    """
-    try:
-        return _KINDS[name]
-    except KeyError:
-        raise FamilyError(
-            f"unknown op kind {name!r}; registered kinds: {', '.join(sorted(_KINDS))}. "
-            "A new kind needs a module that calls nasrescale.space.ops.register_op_kind "
-            "(list it under `imports` in the family file)"
-        ) from None
+#: the op kind registered as a name; an unknown name is a FamilyError listing the registered ones
+get_op_kind = OP_KINDS.get
 
 
 def op_kinds() -> dict[str, OpKind]:
     """All registered op kinds, by name (a copy)."""
-    return dict(_KINDS)
+    return dict(OP_KINDS.items())
 
 
 for _kind in (

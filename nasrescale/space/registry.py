@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..config import Registry
 from ..errors import ArchError, FamilyError
 from ..fileio import shipped_toml_dir
 from .encodings import FAMILY_RESOLVER, parse_arch
@@ -75,20 +76,22 @@ def _check_base(family: CellFamily) -> None:
         raise FamilyError(f"{where}: the base architecture has no input->output path")
 
 
-def load_families(paths: Sequence[str | Path] = ()) -> dict[str, CellFamily]:
-    """Load every family on the search path, keyed by name.
+def load_families(paths: Sequence[str | Path] = ()) -> Registry[CellFamily]:
+    """Load every family on the search path, registered by name (a later file's family replaces
+    an earlier one of the same name).
 
     Raises:
         FamilyError: if a file is malformed, or two files in one folder share a name.
     """
-    families: dict[str, CellFamily] = {}
+    families: Registry[CellFamily] = Registry("cell family", "cell families", error=FamilyError,
+                                              hint="add one as cells/<name>.toml or pass --cells PATH")
     for file in family_files(paths):
         family = read_family_file(file)
-        old = families.get(family.name)
+        old = families.get(family.name) if family.name in families else None
         if old is not None and old.source is not None and old.source.parent.resolve() == file.parent.resolve():
             raise FamilyError(f"family {family.name!r} is defined twice, in {old.source} and {file}")
         _check_base(family)
-        families[family.name] = family
+        families.add(family.name, family)
     return families
 
 
@@ -98,14 +101,7 @@ def get_family(name: str, paths: Sequence[str | Path] = ()) -> CellFamily:
     Raises:
         FamilyError: naming the known families, if there is none called ``name``.
     """
-    families = load_families(paths)
-    try:
-        return families[name]
-    except KeyError:
-        raise FamilyError(
-            f"unknown cell family {name!r}; known families: {', '.join(sorted(families))}. "
-            "Add one as cells/<name>.toml or pass --cells PATH"
-        ) from None
+    return load_families(paths).get(name)
 
 
 def as_family(family: CellFamily | str) -> CellFamily:

@@ -33,6 +33,7 @@ __all__ = [
     "effective_graph",
     "is_degenerate",
     "effective_in_degrees",
+    "in_degrees_from_edges",
     "enumerate_paths",
     "path_depths",
     "depth_histogram",
@@ -98,8 +99,17 @@ def is_degenerate(graph: nx.DiGraph, family: CellFamily) -> bool:
 
 def effective_in_degrees(graph: nx.DiGraph, family: CellFamily) -> dict[int, int]:
     """In-degree of every node in the effective graph (``d_in`` of the init rule)."""
-    degrees = dict.fromkeys(range(graph.number_of_nodes()), 0)
-    for _, v, _ in effective_edges(graph, family):
+    return in_degrees_from_edges(effective_edges(graph, family), graph.number_of_nodes())
+
+
+def in_degrees_from_edges(live: list[tuple[int, int, str]], n: int) -> dict[int, int]:
+    """:func:`effective_in_degrees` from :func:`effective_edges` of an ``n``-node cell.
+
+    >>> in_degrees_from_edges([(0, 1, "conv"), (0, 2, "skip"), (1, 2, "conv")], 3)
+    {0: 0, 1: 1, 2: 2}
+    """
+    degrees = dict.fromkeys(range(n), 0)
+    for _, v, _ in live:
         degrees[v] += 1
     return degrees
 

@@ -31,12 +31,11 @@ import pandas as pd
 
 from ..config import read_toml_file
 from ..errors import ConfigError, DataError
+from ..space.benchmark import dataset_classes
+from .job_status import Status
 from .write import Store, unpack_gzipped
 
 __all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
-
-#: test classes of the datasets nasrescale knows, for chance accuracy (100 / classes percent)
-_CLASSES = {"cifar10": 10, "cifar10-subset": 10, "cifar100": 100, "imagenet16-120": 120, "imagenet16_120": 120}
 
 _JOB_COLUMNS = ("key", "arch", "protocol", "seed", "status", "attempts", "error", "degenerate", "test_accuracy",
                 "test_loss", "train_loss_last", "lr", "lr_scale", "epochs", "wall_time_s", "updated_at")
@@ -224,7 +223,7 @@ def chance_accuracy(store: StoreData) -> float | None:
     in a job record, the dataset name in the resolved pipeline. ``None`` if none says.
     """
     jobs = store.jobs
-    degenerate = jobs[jobs["degenerate"] & jobs["test_accuracy"].notna() & (jobs["status"] == "done")]
+    degenerate = jobs[jobs["degenerate"] & jobs["test_accuracy"].notna() & (jobs["status"] == Status.DONE)]
     if len(degenerate):
         return float(degenerate["test_accuracy"].iloc[0])
     for text in jobs.get("record_json", pd.Series(dtype=object)).dropna():
@@ -235,5 +234,5 @@ def chance_accuracy(store: StoreData) -> float | None:
         if isinstance(classes, int) and classes > 0:
             return 100.0 / classes
     name = dataset_name(store.pipeline)
-    classes = _CLASSES.get(name.lower()) if name else None
+    classes = dataset_classes(name) if name else None
     return 100.0 / classes if classes else None

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .read import reading
-from .write import FINAL, Store
+from .job_status import FINAL, Status
+from .write import Store
 
 __all__ = ["status_text"]
 
@@ -34,7 +35,7 @@ def status_text(run_dir: Path) -> str:
         lines.append("  ETA: " + ("unknown (no job finished yet)" if eta is None else _clock(eta))
                      + " of sequential job time")
         for r in rows:
-            if r["status"] == "failed":
+            if r["status"] == Status.FAILED:
                 lines.append(f"  failed {r['key']} ({r['arch']}, {r['protocol']}, seed {r['seed']}): "
                              f"{(r['error'] or '').splitlines()[0] if r['error'] else ''}")
         return "\n".join(lines)
@@ -48,7 +49,7 @@ def _eta_seconds(store: Store) -> float | None:
         if row["status"] in FINAL:
             if cost > 0 and row["wall_time_s"]:
                 done_cost, done_wall = done_cost + cost, done_wall + row["wall_time_s"]
-        elif row["status"] != "failed":
+        elif row["status"] != Status.FAILED:
             todo_cost += cost
     if todo_cost == 0:
         return 0.0

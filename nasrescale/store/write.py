@@ -20,9 +20,9 @@ jobs are what a rerun runs.
 >>> s = Store(pathlib.Path(tempfile.mkdtemp()) / "store.sqlite")
 >>> s.add_jobs([{"key": "k1", "arch": "a", "protocol": "default", "seed": 0, "job_json": "{}"}])
 1
->>> s.mark_running("k1"); s.finish("k1", "done", {"test_accuracy": 91.5, "history": []})
+>>> s.mark_running("k1"); s.finish("k1", Status.DONE, {"test_accuracy": 91.5, "history": []})
 True
->>> s.counts()["done"], s.finish("k1", "done", {"test_accuracy": 0.0})
+>>> s.counts()[Status.DONE], s.finish("k1", Status.DONE, {"test_accuracy": 0.0})
 (1, False)
 """
 
@@ -40,19 +40,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import ConfigError, DataError
+from .job_status import FINAL, RUNNABLE, Status
 
-__all__ = ["Store", "FINAL", "RUNNABLE", "SCHEMA", "unpack_gzipped"]
+__all__ = ["Store", "SCHEMA", "unpack_gzipped"]
 
-#: statuses that end a job for good
-FINAL = ("done", "diverged")
-#: statuses a (re)run picks up
-RUNNABLE = ("pending", "running", "failed")
+_STATUS_TEXTS = ",".join(f"'{s}'" for s in Status)  # as SQL literals, for the column's CHECK
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS jobs(
-    key TEXT PRIMARY KEY, arch TEXT, protocol TEXT, seed INTEGER, status TEXT NOT NULL DEFAULT 'pending'
-        CHECK(status IN ('pending','running','done','diverged','failed')),
+    key TEXT PRIMARY KEY, arch TEXT, protocol TEXT, seed INTEGER, status TEXT NOT NULL DEFAULT '{Status.PENDING}'
+        CHECK(status IN ({_STATUS_TEXTS})),
     attempts INTEGER NOT NULL DEFAULT 0, error TEXT, degenerate INTEGER, test_accuracy REAL, test_loss REAL,
     train_loss_last REAL, lr REAL, lr_scale REAL, epochs INTEGER, wall_time_s REAL,
     job_json TEXT, record_json TEXT, updated_at TEXT);
@@ -200,8 +198,8 @@ class Store:
             before = db.total_changes
             db.executemany(
                 "INSERT OR IGNORE INTO jobs(key, arch, protocol, seed, status, attempts, job_json, updated_at) "
-                "VALUES (:key, :arch, :protocol, :seed, 'pending', 0, :job_json, :now)",
-                [{**r, "now": _now()} for r in rows])
+                "VALUES (:key, :arch, :protocol, :seed, :status, 0, :job_json, :now)",
+                [{**r, "status": Status.PENDING, "now": _now()} for r in rows])
             return db.total_changes - before
 
     def runnable(self) -> list[str]:
@@ -212,10 +210,11 @@ class Store:
     def mark_running(self, key: str) -> None:
         """Mark a job as started (attempts + 1), unless it already has a final status."""
         with self.transaction() as db:
-            db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? "
-                       "WHERE key = ? AND status NOT IN ('done', 'diverged')", (_now(), key))
+            db.execute("UPDATE jobs SET status = ?, attempts = attempts + 1, updated_at = ? "
+                       f"WHERE key = ? AND status NOT IN ({','.join('?' * len(FINAL))})",
+                       (Status.RUNNING, _now(), key, *FINAL))
 
-    def finish(self, key: str, status: str, record: dict[str, Any] | None, error: str | None = None,
+    def finish(self, key: str, status: Status, record: dict[str, Any] | None, error: str | None = None,
                attempts: int = 1) -> bool:
         """Store a job's outcome (and its curves) in one transaction.
 
@@ -247,9 +246,9 @@ class Store:
                              _finite(h.get("lr"))) for h in rec.get("history") or []])
             return True
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[Status, int]:
         """Jobs per status (every status present, zeros included)."""
-        out = dict.fromkeys(("pending", "running", "done", "diverged", "failed"), 0)
+        out = dict.fromkeys(Status, 0)
         for status, n in self.db.execute("SELECT status, count(*) FROM jobs GROUP BY status"):
             out[status] = n
         return out
@@ -263,7 +262,7 @@ class Store:
         """:meth:`rows`, each finished run's with ``train_loss_tail``: the tail loss of its last
         epoch (the LR search's final loss), where its record has one."""
         tails = {}
-        for key, rec in self.db.execute("SELECT key, record_json FROM jobs WHERE status = 'done'"):
+        for key, rec in self.db.execute("SELECT key, record_json FROM jobs WHERE status = ?", (Status.DONE,)):
             history = (json.loads(rec) if rec else {}).get("history") or []
             if history and "train_loss_tail" in history[-1]:
                 tails[key] = history[-1]["train_loss_tail"]
@@ -290,7 +289,7 @@ def _json_default(value: Any) -> Any:
 
 def _holds_results(db: sqlite3.Connection) -> bool:
     """Whether some job of the store has run (any status but ``pending``)."""
-    return db.execute("SELECT 1 FROM jobs WHERE status != 'pending' LIMIT 1").fetchone() is not None
+    return db.execute("SELECT 1 FROM jobs WHERE status != ? LIMIT 1", (Status.PENDING,)).fetchone() is not None
 
 
 def _diff_keys(old: Any, new: Any, prefix: str = "") -> list[str]:

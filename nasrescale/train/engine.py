@@ -23,8 +23,8 @@ Design points:
   single sample in training mode (it raises).
 * **channels_last everywhere; precision from the protocol**: the model and its inputs use
   the channels_last memory format on every device (a layout, not a precision: oneDNN's CPU
-  convolutions and cuDNN's tensor-core kernels are both faster in it, 1.45x for NB201 on
-  this project's 2-core CPU). ``protocol.precision = "bf16"`` enables bf16 autocast on CUDA;
+  convolutions and cuDNN's tensor-core kernels are both faster in it).
+  ``protocol.precision = "bf16"`` enables bf16 autocast on CUDA;
   ``"fp32"`` trains in fp32 with TF32 disabled (restored afterwards), as the benchmark did.
   The CPU always trains in fp32.
 * **A checkpoint knows its run**: ``identity`` (arch, family digest, size, protocol,

@@ -19,7 +19,7 @@ warmup, label smoothing, augmentation; everything but name, LR and init) -- pack
   and per-member history; resuming equals an uninterrupted run.
 
 In fp32 each member's losses, weights and test accuracy equal its independent run up to float
-reordering (``tests/test_fused.py``). At the end every member's trained weights are unpacked
+reordering (``tests/train/test_fused.py``). At the end every member's trained weights are unpacked
 into its own ``model`` (in place, as ``train`` leaves them); a diverged member's are zeros.
 """
 

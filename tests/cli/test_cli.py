@@ -65,7 +65,7 @@ def test_analyze_stdin(capsys, monkeypatch):
     ("argv", "fragment"),
     [
         (["analyze", "|nor_conv_3x3~0|+|bogus~0|none~1|+|none~0|none~1|none~2|"], "unknown op 'bogus'"),
-        (["analyze", "3_33_333", "--family", "nope"], "unknown cell family 'nope'"),
+        (["analyze", "3_33_333", "--family", "nope"], "(the registered cell families), got 'nope'"),
         (["analyze"], "no architecture given"),
         (["analyze", "--all", "3_33_333"], "either ARCH arguments or --all"),
         (["analyze", "3_33_333", "--cells", "/no/such/file.toml"], "does not exist"),
@@ -79,7 +79,7 @@ def test_analyze_stdin(capsys, monkeypatch):
         (["train", "3_33_333", "--dataset", "mnist"], "mnist"),
         (["train", "3_33_333", "--width", "0"], "positive integer"),
         (["train", "2_02_002_0002", "-f", "mlp_dag", "--cells", "3"], "cells"),
-        (["summary", "3_33_333", "--family", "nope"], "unknown cell family"),
+        (["summary", "3_33_333", "--family", "nope"], "registered cell families"),
         (["diagnose", "3_33_333", "--rules", "xavier"], "unknown rule xavier"),
     ],
 )

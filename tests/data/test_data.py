@@ -295,7 +295,7 @@ def test_cifar_converts_torchvision_arrays(tmp_path, monkeypatch):
 
 
 def test_unknown_name_and_normalization():
-    with pytest.raises(DataError, match="unknown dataset 'cifar11'; choose one of: cifar10, cifar100, cifar10-sub"):
+    with pytest.raises(DataError, match="dataset: expected one of 'cifar10', 'cifar100', 'cifar10-subset', .*got 'cifar11'"):
         load_dataset("cifar11")
     with pytest.raises(DataError, match="unknown normalization 'imagenet'; choose one of: cifar10, cifar100, imagenet16"):
         load_dataset("cifar10-subset", normalization="imagenet")

@@ -105,7 +105,7 @@ kind = "identity"
     ("edit", "fragment"),
     [
         (lambda s: s.replace("nodes = 3", "nodez = 3"), "family.nodez: unknown key"),
-        (lambda s: s.replace('kind = "identity"', 'kind = "teleport"'), "ops[1].kind: unknown op kind 'teleport'"),
+        (lambda s: s.replace('kind = "identity"', 'kind = "teleport"'), "ops[1].kind: expected one of 'zero', 'identity'"),
         (lambda s: s.replace('kind = "identity"', 'kind = "relu_conv_bn"'), "ops[1].kernel: op kind 'relu_conv_bn' needs a kernel"),
         (lambda s: s.replace('kind = "identity"', 'kind = "identity"\nkernel = 3'), "ops[1].kernel: op kind 'identity' takes no kernel"),
         (lambda s: s.replace('name = "skip"', 'name = "zero"'), "op 'zero' defined twice"),
@@ -144,7 +144,7 @@ def test_user_family_via_path_overrides_and_resolves(tmp_path):
     assert "nb201" in fams
     assert resolve_family(None, [user]).name == "t"  # the one family in --cells
     assert resolve_family(None, []).name == "nb201"
-    with pytest.raises(FamilyError, match="unknown cell family 'nope'.*known families"):
+    with pytest.raises(FamilyError, match="cell family: expected one of 'cnn_dag', .*got 'nope'; add one as cells/"):
         get_family("nope")
     with pytest.raises(FamilyError, match="does not exist"):
         load_families([tmp_path / "missing.toml"])
