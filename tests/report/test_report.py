@@ -94,12 +94,13 @@ def test_protocol_order_puts_the_baseline_first(tmp_path):
 def test_report_cli(tmp_path, capsys):
     build_store(tmp_path / "cli", n_archs=6, seeds=(0,))
     assert main(["report", "cli", "--results", str(tmp_path), "--bootstrap", "10"]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'cli' / 'report.md'}",
-                                                    f"wrote {tmp_path / 'README.md'}"]  # the results index
-    assert "## cli" in (tmp_path / "README.md").read_text()
+    # a local run: its report, and the results index left as it is (it lists committed runs only)
+    assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'cli' / 'report.md'}"]
+    assert not (tmp_path / "README.md").exists()
     assert "## Provenance" in (tmp_path / "cli" / "report.md").read_text()
     assert main(["report", "--index", "--results", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == f"wrote {tmp_path / 'README.md'}"
+    assert "## cli" not in (tmp_path / "README.md").read_text()
     assert main(["report", "--results", str(tmp_path)]) == 2
     assert "--index" in capsys.readouterr().err
     assert main(["report", "missing", "--results", str(tmp_path)]) == 2
