@@ -26,7 +26,7 @@ from ..space.benchmark import resolve_dataset
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
 from .archs import arch_section, short_names
-from .budget import budget_section, search_section
+from .budget import budget_section, search_section, searches
 from .lr_validation import write_validation_report
 from .markdown import numbers_table, status_table, topk_table
 from .provenance import provenance_lines
@@ -238,7 +238,9 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
     lines += budget_lines + search_section(store) + status_table(store, labels) + [""]
     lines += provenance_lines(store) + _failed_lines(store, names)
     numbers: dict[str, Any] = {"name": name, "protocols": labels, "budget": numbers_budget, "pairs": {},
-                               "reference": {}, "include_degenerate": include_degenerate}
+                               "reference": {}, "include_degenerate": include_degenerate,
+                               "lr_search": {label: {k: v for k, v in found.items() if k != "selection"}
+                                             for label, found in searches(store).items()}}
     for x, y in combinations(labels, 2):
         section, result = _pair_section(store, sources[x], sources[y], run_dir, n_boot, include_degenerate, switch)
         lines += section

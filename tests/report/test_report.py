@@ -310,4 +310,6 @@ def test_a_searched_base_lr_is_stated_linked_and_not_counted_as_an_architecture(
     assert "(searched only: not one of the architectures ranked below)" in text
     assert "![LR search of rescaled](lr_search_rescaled.png)" in text
     assert "| architectures | 8 |" in text  # the 8 ranked, not the searched base architecture too
-    assert base not in [r["arch"] for r in json.loads((run.parent / "report.json").read_text())["archs"]]
+    numbers = json.loads((run.parent / "report.json").read_text())
+    assert base not in [r["arch"] for r in numbers["archs"]]
+    assert numbers["lr_search"]["rescaled"] == {"chosen_lr": 0.965489, "arch": base, "plot": "lr_search_rescaled.png"}
