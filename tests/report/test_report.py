@@ -313,3 +313,19 @@ def test_a_searched_base_lr_is_stated_linked_and_not_counted_as_an_architecture(
     numbers = json.loads((run.parent / "report.json").read_text())
     assert base not in [r["arch"] for r in numbers["archs"]]
     assert numbers["lr_search"]["rescaled"] == {"chosen_lr": 0.965489, "arch": base, "plot": "lr_search_rescaled.png"}
+
+
+def test_a_long_per_architecture_table_is_folded(tmp_path, monkeypatch):
+    import nasrescale.report.archs as archs
+    from nasrescale.ranking.sources import store_source
+
+    run, _ = build_store(tmp_path / "long", n_archs=6, seeds=(0,))
+    store = read_store(run)
+    sources = {p: store_source(store, p, p) for p in ("default", "rescaled")}
+    names, key = archs.short_names(sorted(set(store.jobs["arch"])), "nb201")
+    lines, _ = archs.arch_section(store, sources, names, key)
+    assert "<details>" not in "\n".join(lines)
+    monkeypatch.setattr(archs, "FOLD_ROWS", 5)
+    lines, _ = archs.arch_section(store, sources, names, key)
+    assert "<details><summary>6 architectures</summary>" in lines
+    assert lines[-2] == "</details>"
