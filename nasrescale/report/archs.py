@@ -126,9 +126,9 @@ def arch_section(store: StoreData, sources: dict[str, Source], names: dict[str, 
         cells += [fmt(r.get("reference"), 2)] if reference is not None else []
         table.append(cells)
     lines = ["## Per architecture", "",
-             f"Test accuracy (%) of each architecture under each protocol and seed (sN = seed N; - where the run "
-             f"has not finished), their mean (the number every ranking uses: a diverged run counts at chance "
-             f"accuracy) and the learning rate the protocol trained it with"
+             "Test accuracy (%) of each architecture under each protocol and seed (sN = seed N; - where the run "
+             "has not finished), their mean (the number every ranking uses: a diverged run counts at chance "
+             "accuracy) and the learning rate the protocol trained it with"
              + (f"; {reference_label} is the reference's accuracy" if reference is not None else "")
              + f". Sorted by the mean under {first}, best first; degenerate cells (no input-output path, recorded "
                "at chance accuracy without training) last. " + key, ""]
