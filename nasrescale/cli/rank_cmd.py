@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("pipeline", metavar="PIPELINE", nargs="?",
                    help="pipeline name (results/<name>/) or run folder; omit with --index")
     r.add_argument("--index", action="store_true",
-                   help="only regenerate the results index <results>/README.md (a report also refreshes it)")
+                   help="only regenerate the results index <results>/README.md of the committed runs (a report "
+                        "of a committed run also refreshes it)")
     r.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
     r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     r.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
@@ -84,7 +85,7 @@ def _run_rank(args: argparse.Namespace) -> int:
 def _run_report(args: argparse.Namespace) -> int:
     # pandas, matplotlib: imported when the command runs, so the CLI starts fast
     from ..report.dispatch import write_run_report
-    from ..report.results_index import write_index
+    from ..report.results_index import refresh_index, write_index
     from ..store.read import store_path
 
     if args.pipeline is None:
@@ -99,5 +100,7 @@ def _run_report(args: argparse.Namespace) -> int:
     require_writable(run_dir, "run folder")
     if not args.index:
         print(f"wrote {write_run_report(run_dir, n_boot=args.bootstrap, include_degenerate=args.include_degenerate)}")
-    print(f"wrote {write_index(run_dir.parent)}")
+    index = refresh_index(run_dir) if not args.index else write_index(run_dir.parent)
+    if index is not None:  # a local run is not in the index: it stays as it is
+        print(f"wrote {index}")
     return 0

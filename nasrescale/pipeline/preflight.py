@@ -19,13 +19,14 @@ from __future__ import annotations
 import importlib.util
 import re
 from dataclasses import dataclass
+from typing import Any, Sequence
 
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, DataError, NasRescaleError
 from ..executors import executor_entry
 from ..executors.base import ExecutorSettings
 from ..jobs.job import DataSpec, resolve_device
 
-__all__ = ["DataKeys", "PIPELINE_KEYS", "LR_SEARCH_KEYS", "check_data", "check_executor", "restate"]
+__all__ = ["DataKeys", "PIPELINE_KEYS", "LR_SEARCH_KEYS", "check_data", "check_executor", "check_reference", "restate"]
 
 
 @dataclass(frozen=True)
@@ -91,3 +92,31 @@ def check_executor(settings: ExecutorSettings, device_key: str = "executor.devic
         resolve_device(settings.device)
     except ConfigError as err:
         raise ConfigError(f"{_set(device_key, repr(settings.device))}: {err}") from None
+
+
+_NO_REFERENCE = 'set pipeline.reference = "none" to run without one (the report then compares the protocols only)'
+
+
+def check_reference(pipeline: Any, archs: Sequence[str]) -> None:
+    """The pipeline's reference (what its report ranks against; ``nb201:<dataset>`` unless
+    ``pipeline.reference`` says otherwise) loads and has an accuracy for at least one of its
+    architectures ``archs`` (canonical strings). NATS-Bench references are read by the report only.
+
+    Raises:
+        ConfigError: naming the reference, the family, and ``reference = "none"`` as the fix.
+    """
+    from ..ranking.sources import load_source  # local: the report's modules load matplotlib
+    from ..report.report import reference_spec
+
+    spec, _ = reference_spec(pipeline.resolved(archs))
+    if spec is None or spec.lower().startswith("nats:"):
+        return
+    family = pipeline.family()
+    try:
+        listed = set(load_source(spec, family=family).runs["arch"])
+    except NasRescaleError as err:
+        raise ConfigError(f"pipeline.reference = {spec!r}: {err}; {_NO_REFERENCE}") from None
+    if not listed & set(archs):
+        raise ConfigError(f"pipeline.reference = {spec!r} has an accuracy for none of the pipeline's {len(archs)} "
+                          f"architectures (family {family.name!r}), so its report would rank against nothing; "
+                          f"{_NO_REFERENCE}, or name a CSV of accuracies of these architectures")

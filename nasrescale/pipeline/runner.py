@@ -33,7 +33,7 @@ from ..store.job_status import Status
 from ..store.read import run_dir_for
 from ..store.write import Store
 from .lock import driver_lock
-from .preflight import check_data, check_executor
+from .preflight import check_data, check_executor, check_reference
 from .spec import ANALYSIS_ONLY, Pipeline, strip_keys
 
 __all__ = ["RunSummary", "run_pipeline", "run_jobs", "run_search"]
@@ -84,6 +84,7 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
     for spec, keys in pipeline.data_specs():
         check_data(spec, keys)
+    check_reference(pipeline, archs)
     with driver_lock(run_dir):
         return _drive(pipeline, run_dir, archs, jobs, extra, progress, executor)
 

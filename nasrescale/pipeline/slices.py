@@ -35,7 +35,7 @@ from ..store.job_status import FINAL
 from ..store.read import run_dir_for
 from ..store.write import Store
 from .lock import driver_lock
-from .preflight import check_data, check_executor
+from .preflight import check_data, check_executor, check_reference
 from .runner import run_jobs
 from .spec import Pipeline
 
@@ -137,6 +137,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
     start = time.monotonic()
     run_dir = run_dir_for(pipeline.name, results)
     archs = pipeline.arch_list()
+    check_reference(pipeline, archs)
     jobs = pipeline.jobs(archs)
     jobs_by_arch: dict[str, list[Any]] = {a: [] for a in archs}
     for job in jobs:

@@ -9,7 +9,7 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
     name = "quickstart"          # results go to results/<name>/
     family = "nb201"             # cell family (default nb201; or family_file = "path.toml" alone)
     seeds = [0, 1]
-    reference = "nb201:cifar10"  # what `report` compares against (a CSV path, or "none")
+    reference = "nb201:cifar10"  # what `report` compares against (a CSV path, or "none"; checked by run)
 
     [data]                       # name, path, test_split (full | x-test | x-valid)
     name = "cifar10-subset"

@@ -30,7 +30,10 @@ from ..store.job_status import FINAL, Status
 from ..store.read import StoreData
 from .markdown import md_table
 
-__all__ = ["short_names", "arch_section"]
+__all__ = ["short_names", "arch_section", "FOLD_ROWS"]
+
+#: a per-architecture table longer than this is folded into a <details> block
+FOLD_ROWS = 30
 
 
 def _family(name: Any, paths: Sequence[str] = ()) -> CellFamily | None:
@@ -124,10 +127,13 @@ def arch_section(store: StoreData, sources: dict[str, Source], names: dict[str, 
         cells += [fmt(r.get("reference"), 2)] if reference is not None else []
         table.append(cells)
     lines = ["## Per architecture", "",
-             f"Test accuracy (%) of each architecture under each protocol and seed (sN = seed N; - where the run "
-             f"has not finished), their mean (the number every ranking uses: a diverged run counts at chance "
-             f"accuracy) and the learning rate the protocol trained it with"
+             "Test accuracy (%) of each architecture under each protocol and seed (sN = seed N; - where the run "
+             "has not finished), their mean (the number every ranking uses: a diverged run counts at chance "
+             "accuracy) and the learning rate the protocol trained it with"
              + (f"; {reference_label} is the reference's accuracy" if reference is not None else "")
              + f". Sorted by the mean under {first}, best first; degenerate cells (no input-output path, recorded "
-               "at chance accuracy without training) last. " + key, "", *md_table(head, table), ""]
+               "at chance accuracy without training) last. " + key, ""]
+    folded = len(table) > FOLD_ROWS  # a long table folds away (GitHub renders <details>)
+    lines += [f"<details><summary>{len(table)} architectures</summary>", ""] if folded else []
+    lines += [*md_table(head, table), ""] + (["</details>", ""] if folded else [])
     return lines, rows

@@ -27,7 +27,7 @@ from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
 from . import plots
 from .archs import arch_section, short_names
-from .budget import budget_section, search_section
+from .budget import budget_section, search_section, searches
 from .claims import claims_section
 from .lr_validation import write_validation_report
 from .markdown import numbers_table, status_table, topk_table
@@ -244,7 +244,9 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
     lines += budget_lines + search_section(store) + status_table(store, labels) + [""]
     lines += provenance_lines(store) + _failed_lines(store, names)
     numbers: dict[str, Any] = {"name": name, "protocols": labels, "budget": numbers_budget, "pairs": {},
-                               "reference": {}, "include_degenerate": include_degenerate}
+                               "reference": {}, "include_degenerate": include_degenerate,
+                               "lr_search": {label: {k: v for k, v in found.items() if k != "selection"}
+                                             for label, found in searches(store).items()}}
     for x, y in combinations(labels, 2):
         section, result = _pair_section(store, sources[x], sources[y], run_dir, n_boot, include_degenerate, switch)
         lines += section

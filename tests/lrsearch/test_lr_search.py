@@ -236,6 +236,10 @@ def test_base_lr_search_in_a_pipeline(tmp_path):
     md = write_report(summary.run_dir, n_boot=10).read_text()  # the search runs are no protocol of the report
     assert "rescaled" in md
     assert "lr-search:" not in md
+    assert f"rescaled: base LR {chosen:g}, found by the LR search" in md  # the LR found, not "search"
+    assert "![LR search of rescaled](lr_search_rescaled.png)" in md
+    assert "| architectures | 2 |" in md
+    assert "searched only" not in md  # the base architecture 1_01_001 is also one of the two ranked
     again = run_pipeline(load_pipeline(path), tmp_path / "results", progress=False)
     assert again.ran == 0
     assert again.new == 0

@@ -137,9 +137,11 @@ def test_slices_resume_one_store_and_stop_at_the_deadline(tmp_path: Path) -> Non
     assert second.jobs_run == 4
     assert second.cells_done == 2
     assert [v["jobs_done"] for v in visit_records(tmp_path / "tiny_slices" / "store.sqlite")] == [4, 4, 8]
-    copy = copy_store(tmp_path / "tiny_slices" / "store.sqlite", tmp_path / "copy" / "store.sqlite")
+    # the index lists the GPU-sliced run, whose plain store is versioned, and no local run
+    copy = copy_store(tmp_path / "tiny_slices" / "store.sqlite", tmp_path / "nb201_cifar10_gpu_slices" / "store.sqlite")
     text = index_text(copy.parent.parent)
-    assert "| [copy](copy/) | cifar10-subset |" in text
+    assert "| [nb201_cifar10_gpu_slices](nb201_cifar10_gpu_slices/) | cifar10-subset |" in text
+    assert "[tiny_slices](tiny_slices/)" not in text  # the local run the copy came from
     assert "Jobs done 8/8" in text
     assert "| precision | fp32 (CPU) |" in text
     assert "| rescaled | default | 2 |" in text

@@ -94,12 +94,13 @@ def test_protocol_order_puts_the_baseline_first(tmp_path):
 def test_report_cli(tmp_path, capsys):
     build_store(tmp_path / "cli", n_archs=6, seeds=(0,))
     assert main(["report", "cli", "--results", str(tmp_path), "--bootstrap", "10"]) == 0
-    assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'cli' / 'report.md'}",
-                                                    f"wrote {tmp_path / 'README.md'}"]  # the results index
-    assert "## cli" in (tmp_path / "README.md").read_text()
+    # a local run: its report, and the results index left as it is (it lists committed runs only)
+    assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'cli' / 'report.md'}"]
+    assert not (tmp_path / "README.md").exists()
     assert "## Provenance" in (tmp_path / "cli" / "report.md").read_text()
     assert main(["report", "--index", "--results", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == f"wrote {tmp_path / 'README.md'}"
+    assert "## cli" not in (tmp_path / "README.md").read_text()
     assert main(["report", "--results", str(tmp_path)]) == 2
     assert "--index" in capsys.readouterr().err
     assert main(["report", "missing", "--results", str(tmp_path)]) == 2
@@ -309,4 +310,22 @@ def test_a_searched_base_lr_is_stated_linked_and_not_counted_as_an_architecture(
     assert "(searched only: not one of the architectures ranked below)" in text
     assert "![LR search of rescaled](lr_search_rescaled.png)" in text
     assert "| architectures | 8 |" in text  # the 8 ranked, not the searched base architecture too
-    assert base not in [r["arch"] for r in json.loads((run.parent / "report.json").read_text())["archs"]]
+    numbers = json.loads((run.parent / "report.json").read_text())
+    assert base not in [r["arch"] for r in numbers["archs"]]
+    assert numbers["lr_search"]["rescaled"] == {"chosen_lr": 0.965489, "arch": base, "plot": "lr_search_rescaled.png"}
+
+
+def test_a_long_per_architecture_table_is_folded(tmp_path, monkeypatch):
+    import nasrescale.report.archs as archs
+    from nasrescale.ranking.sources import store_source
+
+    run, _ = build_store(tmp_path / "long", n_archs=6, seeds=(0,))
+    store = read_store(run)
+    sources = {p: store_source(store, p, p) for p in ("default", "rescaled")}
+    names, key = archs.short_names(sorted(set(store.jobs["arch"])), "nb201")
+    lines, _ = archs.arch_section(store, sources, names, key)
+    assert "<details>" not in "\n".join(lines)
+    monkeypatch.setattr(archs, "FOLD_ROWS", 5)
+    lines, _ = archs.arch_section(store, sources, names, key)
+    assert "<details><summary>6 architectures</summary>" in lines
+    assert lines[-2] == "</details>"

@@ -7,6 +7,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+from nasrescale.cli.main import main
 from nasrescale.report.results_index import index_text, run_folders
 from nasrescale.store.read import reading, store_path
 from nasrescale.store.write import Store
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_index_lists_every_committed_run_with_its_headline() -> None:
-    # (not an equality with index_text: a user's own runs under results/ join the index when reported)
+    # (not an equality with index_text: a run being resumed reads its newer store.sqlite beside the .gz)
     results = ROOT / "results"
     index = (results / "README.md").read_text(encoding="utf-8")
     committed = sorted(p.parent for p in results.glob("*/store.sqlite.gz"))
@@ -55,3 +56,24 @@ def test_any_store_reader_and_a_rerun_unpack_a_gzipped_store(tmp_path: Path) -> 
     writable = Store(run / "store.sqlite")  # a rerun resumes the committed rows, not a new store
     assert len(writable.rows()) == 248
     writable.close()
+
+
+def test_a_local_run_and_its_report_leave_the_committed_index_as_it_is(tmp_path: Path, capsys) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results" / "lr_validation_cnn_cpu", results / "lr_validation_cnn_cpu",
+                    ignore=shutil.ignore_patterns("store.sqlite", "*.png"))
+    from rank_store_builder import build_store
+
+    build_store(results / "quickstart", n_archs=6, seeds=(0,))  # a local run: store.sqlite alone
+    assert main(["report", "--index", "--results", str(results)]) == 0
+    committed = (results / "README.md").read_bytes()
+    assert b"lr_validation_cnn_cpu" in committed and b"quickstart" not in committed
+    assert run_folders(results) == [results / "lr_validation_cnn_cpu"]
+    capsys.readouterr()
+    assert main(["report", "quickstart", "--results", str(results), "--bootstrap", "0"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"wrote {results / 'quickstart' / 'report.md'}"]
+    assert (results / "README.md").read_bytes() == committed
+    (results / "README.md").write_text("stale")
+    assert main(["report", "lr_validation_cnn_cpu", "--results", str(results), "--bootstrap", "0"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {results / 'README.md'}"  # a committed run: refreshed
+    assert (results / "README.md").read_bytes() == committed
