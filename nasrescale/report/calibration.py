@@ -27,6 +27,7 @@ from ..ranking.compare import compare, per_seed
 from ..ranking.rank import kendall_tau
 from ..ranking.sources import load_source, store_source
 from ..ranking.text import fmt, to_json
+from ..store.job_status import FINAL
 from ..store.read import StoreData, pipeline_value, read_store
 from .calibration_plots import accuracy_grid, tau_cost_plot
 from .provenance import provenance_lines
@@ -74,7 +75,7 @@ def _per_seed_tau(source: Any, reference: pd.Series) -> float | None:
 def candidate_stats(store: StoreData, label: str, reference: Any, cpus: float, n_boot: int = 1000) -> dict[str, Any]:
     """One candidate's figures (see the module docstring); ``reference`` is a loaded source or ``None``."""
     jobs = store.jobs[store.jobs["protocol"] == label]
-    done = jobs[jobs["status"].isin(("done", "diverged"))]
+    done = jobs[jobs["status"].isin(FINAL)]
     seconds = done["wall_time_s"].dropna().to_numpy(float)
     cells = int(done["arch"].nunique())
     out: dict[str, Any] = {"label": label, "runs_done": len(done), "runs": len(jobs), "cells": cells,
