@@ -304,8 +304,7 @@ def init_divisors(graph: nx.DiGraph, family: CellFamily, rule: str = "target") -
     if rule == "target":
         degree = effective_in_degrees(graph, family)
         return {(u, v): max(1, degree[v]) for u, v in parametric}
-    raw = dict.fromkeys(range(graph.number_of_nodes()), 0)
-    for _, v, d in graph.edges(data=True):
-        raw[v] += not family.op(d["op"]).zero
+    nonzero = [(u, v, d["op"]) for u, v, d in graph.edges(data=True) if not family.op(d["op"]).zero]
+    raw = in_degrees_from_edges(nonzero, graph.number_of_nodes())
     raw[0] = 1
     return {(u, v): max(1, raw[u]) for u, v in parametric}
