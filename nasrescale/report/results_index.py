@@ -121,7 +121,17 @@ def _run_section(run_dir: Path) -> list[str]:
         return lines + _validation_lines(run_dir)
     lines += ["Ranking (Kendall tau-b over the architectures finished under both; mean accuracy of B, %):", ""]
     lines += md_table(["B", "A", "architectures", "mean acc. B", "Kendall tau"], _ranking_rows(store)) + [""]
-    return lines
+    return lines + _headline_lines(run_dir)
+
+
+def _headline_lines(run_dir: Path) -> list[str]:
+    """The report's verdict bullets (a calibration's choice, a re-evaluation's claims), if written."""
+    report = run_dir / "report.md"
+    if not report.is_file():
+        return []
+    text = report.read_text(encoding="utf-8").splitlines()
+    heads = [ln for ln in text if ln.startswith(("- Highest tau", "- Goal tau", "- Mean gain of B", "- Kendall tau between A"))]
+    return heads + [""] if heads else []
 
 
 def _key_values(path: Path) -> dict[str, str]:
