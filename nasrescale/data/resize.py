@@ -10,12 +10,12 @@ exactly as on the original images. The random crop's zero padding scales with th
 
 >>> import torch
 >>> from nasrescale.data.types import ImageData
->>> img = torch.arange(16, dtype=torch.uint8).view(1, 1, 4, 4).expand(1, 3, 4, 4).contiguous()
+>>> img = torch.arange(64, dtype=torch.uint8).view(1, 1, 8, 8).expand(1, 3, 8, 8).contiguous()
 >>> d = ImageData("toy", img, torch.zeros(1, dtype=torch.int64), img, torch.zeros(1, dtype=torch.int64),
 ...               10, (0.5,) * 3, (0.25,) * 3, crop_padding=4)
->>> small = downsample(d, 2)
->>> small.train_images[0, 0].tolist(), small.crop_padding, small.name
-([[2, 4], [10, 12]], 2, 'toy@2px')
+>>> small = downsample(d, 4)  # 2 x 2 boxes: (0 + 1 + 8 + 9) / 4 = 4.5 rounds to even, 4
+>>> small.train_images[0, 0, 0].tolist(), small.crop_padding, small.name
+([4, 6, 8, 10], 2, 'toy@4px')
 """
 
 from __future__ import annotations

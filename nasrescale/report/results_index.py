@@ -124,13 +124,17 @@ def _run_section(run_dir: Path) -> list[str]:
     return lines + _headline_lines(run_dir)
 
 
+#: the report lines the index repeats: a calibration's choice, a re-evaluation's claims
+VERDICT_PREFIXES = ("- Highest tau", "- Goal tau", "- Mean gain of B", "- Kendall tau between A")
+
+
 def _headline_lines(run_dir: Path) -> list[str]:
     """The report's verdict bullets (a calibration's choice, a re-evaluation's claims), if written."""
     report = run_dir / "report.md"
     if not report.is_file():
         return []
     text = report.read_text(encoding="utf-8").splitlines()
-    heads = [ln for ln in text if ln.startswith(("- Highest tau", "- Goal tau", "- Mean gain of B", "- Kendall tau between A"))]
+    heads = [ln for ln in text if ln.startswith(VERDICT_PREFIXES)]
     return heads + [""] if heads else []
 
 

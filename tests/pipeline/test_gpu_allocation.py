@@ -103,7 +103,8 @@ def test_collect_takes_the_store_report_and_files_into_results(dry_run, tmp_path
     index = (tmp_path / "README.md").read_text()
     assert "## GPU runs" in index
     assert f"| [{copied.name}](gpu_allocations/{copied.name}/) (dry run) | CPU |" in index
-    assert "| [gpu_slices_dryrun](gpu_slices_dryrun/) |" in index
+    # the index lists versioned runs only: the dry run's store is not the versioned GPU-sliced one
+    assert "| [gpu_slices_dryrun](gpu_slices_dryrun/) |" not in index
     db = sqlite3.connect(run / "store.sqlite")  # a store with fewer finished jobs is refused
     db.execute("INSERT INTO jobs(key, status) VALUES ('extra', 'done')")
     db.commit()

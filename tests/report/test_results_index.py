@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from nasrescale.cli.main import main
-from nasrescale.report.results_index import index_text, run_folders
+from nasrescale.report.results_index import VERDICT_PREFIXES, index_text, run_folders
 from nasrescale.store.read import reading, store_path
 from nasrescale.store.write import Store
 
@@ -23,7 +23,8 @@ def test_the_index_lists_every_committed_run_with_its_headline() -> None:
     assert committed, "no committed run under results/"
     for run in committed:
         assert f"| [{run.name}]({run.name}/) |" in index, f"{run.name} missing: run `nasrescale report --index --results results`"
-        headline = [ln for ln in (run / "report.md").read_text(encoding="utf-8").splitlines() if ln.startswith("**")][0]
+        headline = [ln for ln in (run / "report.md").read_text(encoding="utf-8").splitlines()
+                    if ln.startswith(("**", *VERDICT_PREFIXES))][0]
         assert headline in index, f"{run.name}: the index's headline is stale"
 
 
