@@ -12,7 +12,8 @@ from typing import Any
 from ..config import parse_overrides
 from ..errors import NasRescaleError
 from ..pipeline.files import pipeline_names
-from .paths import existing_folder, output_file, writable_folder
+from .common import add_results_option
+from .paths import output_file
 
 __all__ = ["register"]
 
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("pipeline", metavar="PIPELINE", help=f"pipeline .toml file or shipped name ({shipped})")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a pipeline key, e.g. --set budget.epochs=3 or --set executor.kind=ray (repeatable)")
-    p.add_argument("--results", metavar="DIR", type=writable_folder, help="results root (default ./results)")
+    add_results_option(p, writes=True)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--time-limit", metavar="DURATION", type=parse_duration,
                    help="run cells until this much time has passed (e.g. 3h, 90m, 5400s), then stop; cells go in "
@@ -38,13 +39,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
-    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
+    add_results_option(p, writes=False)
     p.set_defaults(func=status_cmd)
 
     p = sub.add_parser("export", help="write a pipeline run's jobs as a tidy CSV, one row per job")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
     p.add_argument("--out", required=True, metavar="FILE.csv", type=output_file, help="CSV file to write")
-    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
+    add_results_option(p, writes=False)
     p.set_defaults(func=export_cmd)
 
 
