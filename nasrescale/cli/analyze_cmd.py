@@ -12,13 +12,14 @@ from tqdm import tqdm
 
 from ..errors import NasRescaleError
 from ..fileio import atomic_writer
-from ..space.analysis import ArchAnalysis, analyze, analyze_graph, enumerate_space, space_size
+from ..space.analysis import ArchAnalysis, analyze_graph, enumerate_space, space_size
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from ..space.ops import op_kinds
 from ..space.registry import load_families
 from ..space.topology import enumerate_paths
-from .common import add_family_file_option, add_family_options, family_from_args, read_archs, retire_cells_path
+from .common import (add_family_file_option, add_family_options, family_from_args, parse_archs, read_archs,
+                     retire_cells_path)
 from .paths import output_file
 
 __all__ = ["register"]
@@ -122,7 +123,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     archs = read_archs(args.archs)
     if not archs:
         raise NasRescaleError("no architecture given; pass ARCH arguments, - for stdin, or --all")
-    graphs = [parse_arch(a, family) for a in archs]  # all parsed before anything is printed
+    graphs = parse_archs(archs, family, args)  # all parsed before anything is printed
     for graph in graphs:
         record = analyze_graph(graph, family)
         if args.json:

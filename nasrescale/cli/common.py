@@ -10,23 +10,55 @@ still accepted, hidden from the help (:func:`add_option`).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
+
+import networkx as nx
 
 from ..config import parse_overrides
-from ..errors import ConfigError
+from ..errors import ArchError, ConfigError
+from ..space.encodings import parse_arch
 from ..space.families import CellFamily
-from ..space.registry import resolve_family
+from ..space.registry import load_families, resolve_family
 from .paths import existing_folder, writable_folder
 
-__all__ = ["add_option", "retire_option", "retire_cells_path",
+__all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "retire_cells_path",
            "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",
            "add_seeds_option", "add_device_option", "add_results_option", "family_from_args", "seeds_from_args",
-           "protocol_overrides", "read_archs"]
+           "parse_archs", "protocol_overrides", "read_archs"]
 
 #: what ``--device`` takes, wherever a command has it
 DEVICE_HELP = "auto (cuda if available, else cpu; default), cpu, cuda, or cuda:N for one GPU"
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """``argparse`` type: an integer ``>= low`` (the refusal names the range).
+
+    >>> int_at_least(1)("3")
+    3
+    """
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        return value
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """``argparse`` type: a finite number ``> 0`` (the refusal names the range)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}")
+    return value
 
 
 def add_option(parser: argparse.ArgumentParser, *flags: str, former: Sequence[str] = (),
@@ -83,9 +115,9 @@ def family_from_args(args: argparse.Namespace) -> CellFamily:
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--width`` and ``--cells`` (network size overrides of the family's macro)."""
-    parser.add_argument("--width", type=int, metavar="C",
+    parser.add_argument("--width", type=int_at_least(1), metavar="C",
                         help="width: NB201's C (channels of the first stage), the MLP/CNN hidden width")
-    parser.add_argument("--cells", type=int, metavar="N", help="NB201: cells per stage (default 5)")
+    parser.add_argument("--cells", type=int_at_least(1), metavar="N", help="NB201: cells per stage (default 5)")
 
 
 def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = None) -> None:
@@ -94,10 +126,10 @@ def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = 
                         help="cifar10-subset (shipped, default), cifar10, cifar100, imagefolder, imagenet16-120")
     add_option(parser, "--data-path", former=["--data"], metavar="PATH",
                help="the dataset's folder or image pack (cifar10/100, imagefolder, imagenet16-120)")
-    add_option(parser, "--train-subset", former=["--subset"], type=int, metavar="N",
+    add_option(parser, "--train-subset", former=["--subset"], type=int_at_least(1), metavar="N",
                help="train on a class-balanced subset of N images")
     default = "" if test_subset is None else f" (default {test_subset})"
-    parser.add_argument("--test-subset", type=int, default=test_subset, metavar="M",
+    parser.add_argument("--test-subset", type=int_at_least(1), default=test_subset, metavar="M",
                         help=f"evaluate on a class-balanced subset of M images{default}")
 
 
@@ -140,6 +172,31 @@ def add_results_option(parser: argparse.ArgumentParser, *, writes: bool) -> None
     be written, created if missing, by a command that ``writes``)."""
     parser.add_argument("--results", metavar="DIR", type=writable_folder if writes else existing_folder,
                         help="folder of pipeline results, one subfolder per run (default ./results)")
+
+
+def parse_archs(archs: Iterable[str], family: CellFamily, args: argparse.Namespace) -> list[nx.DiGraph]:
+    """Each architecture parsed in ``family``. When one does not parse and no ``--family`` was
+    given, the error names the other known families it parses in (``pass --family F``)."""
+    graphs = []
+    for arch in archs:
+        try:
+            graphs.append(parse_arch(arch, family))
+        except ArchError as err:
+            fits = [] if args.family is not None else [
+                name for name, other in load_families(args.family_files).items()
+                if name != family.name and _parses(arch, other)]
+            if not fits:
+                raise
+            raise ArchError(f"{err}; it is a cell of {' and '.join(fits)}: pass --family {fits[0]}") from None
+    return graphs
+
+
+def _parses(arch: str, family: CellFamily) -> bool:
+    try:
+        parse_arch(arch, family)
+    except ArchError:
+        return False
+    return True
 
 
 def protocol_overrides(sets: Iterable[str], **flags: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import Protocol, load_protocol
-from .common import add_seeds_option, family_from_args, protocol_overrides, seeds_from_args
+from .common import add_seeds_option, family_from_args, parse_archs, protocol_overrides, seeds_from_args
 
 __all__ = ["add_fuse_options", "wants_fused", "run_fused"]
 
@@ -72,6 +72,7 @@ def run_fused(args: argparse.Namespace) -> int:
 
         load_dataset(args.dataset, args.data_path, download=True)
     data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset)
+    parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     jobs = [TrainJob(args.arch, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
             for protocol in protocols for seed in seeds]
     if args.checkpoint and not args.fuse and len(jobs) > 1:

@@ -20,7 +20,8 @@ from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, format_table, search
 from ..lrsearch.select import SELECTION_RULES
 from ..protocol import load_protocol
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, add_results_option,
-                     add_seeds_option, family_from_args, protocol_overrides, seeds_from_args)
+                     add_seeds_option, family_from_args, int_at_least, parse_archs, positive_float, protocol_overrides,
+                     seeds_from_args)
 from .paths import output_file
 
 __all__ = ["register", "executor_device"]
@@ -45,18 +46,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_data_options(p, test_subset=500)
     p.add_argument("--protocol", default="rescaled", metavar="P", help="protocol name or .toml file (default rescaled)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a protocol key")
-    p.add_argument("--lr-min", metavar="X", type=float, default=d.lr_min, help=f"smallest LR (default {d.lr_min:g})")
-    p.add_argument("--lr-max", metavar="Y", type=float, default=d.lr_max, help=f"largest LR (default {d.lr_max:g})")
-    p.add_argument("--points", metavar="N", type=int, default=d.points, help=f"LRs in the log-spaced grid (default {d.points})")
+    p.add_argument("--lr-min", metavar="X", type=positive_float, default=d.lr_min, help=f"smallest LR (default {d.lr_min:g})")
+    p.add_argument("--lr-max", metavar="Y", type=positive_float, default=d.lr_max, help=f"largest LR (default {d.lr_max:g})")
+    p.add_argument("--points", metavar="N", type=int_at_least(1), default=d.points, help=f"LRs in the log-spaced grid (default {d.points})")
     add_seeds_option(p, d.seeds, help=f"seeds per LR (default {' '.join(map(str, d.seeds))})")
-    p.add_argument("--epochs", metavar="E", type=int, default=d.epochs, help="epochs per run (default 1, as the paper)")
+    p.add_argument("--epochs", metavar="E", type=int_at_least(1), default=d.epochs, help="epochs per run (default 1, as the paper)")
     p.add_argument("--rel-tol", metavar="T", type=float, default=d.rel_tol,
                    help=f"--rule within_tol: relative tolerance of a tie in mean final loss (default {d.rel_tol:g} = 1%%)")
     p.add_argument("--rule", metavar="R", default=d.rule, choices=SELECTION_RULES,
-                   help=f"maximal-LR rule: argmin (default, the paper's) or within_tol")
+                   help="maximal-LR rule: argmin (default, the paper's) or within_tol")
     p.add_argument("--loss", metavar="L", default=d.loss, choices=LOSS_KINDS,
                    help=f"final training loss judged (default {d.loss}: the epoch's mean; tail: its last 10%% of steps)")
-    p.add_argument("--batch-size", metavar="B", type=int, help="training batch size (default: the protocol's)")
+    p.add_argument("--batch-size", metavar="B", type=int_at_least(1), help="training batch size (default: the protocol's)")
     add_model_options(p)
     add_device_option(p)
     p.add_argument("--name", help="results folder name (default lr-search-<family>-<protocol>)")
@@ -85,6 +86,8 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
                                 args.rel_tol,
                                 args.arch, rule=args.rule, loss=args.loss)
     data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
+    if args.arch is not None:
+        parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,
                         args.cells)
     executor = ExecutorSettings(device=device)

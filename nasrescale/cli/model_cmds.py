@@ -6,8 +6,9 @@ import argparse
 import json
 
 from ..errors import NasRescaleError
-from ..space.encodings import format_arch, parse_arch
-from .common import add_family_options, add_model_options, add_option, family_from_args, read_archs
+from ..space.encodings import format_arch
+from .common import (add_family_options, add_model_options, add_option, family_from_args, int_at_least, positive_float,
+                     parse_archs, read_archs)
 
 __all__ = ["register"]
 
@@ -23,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("archs", nargs="+", metavar="ARCH", help="architecture (any encoding); - reads stdin")
     add_family_options(p)
     add_model_options(p)
-    p.add_argument("--classes", type=int, default=10, metavar="K", help="readout classes (default 10)")
-    p.add_argument("--image-size", type=int, default=32, metavar="PX", help="input height and width (default 32)")
+    p.add_argument("--classes", type=int_at_least(2), default=10, metavar="K", help="readout classes (default 10)")
+    p.add_argument("--image-size", type=int_at_least(1), default=32, metavar="PX", help="input height and width (default 32)")
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
     p.set_defaults(func=run_summary)
 
@@ -39,9 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_options(p)
     add_option(p, "--inits", former=["--rules"], metavar="R,R,..",
                help="comma-separated init rules (default: every weight init rule, nasrescale.scaling.init)")
-    add_option(p, "--batch-size", former=["--batch"], type=int, default=128, metavar="B",
+    add_option(p, "--batch-size", former=["--batch"], type=int_at_least(2), default=128, metavar="B",
                help="images in the batch (default 128)")
-    add_option(p, "--base-lr", former=["--lr"], type=float, default=0.1, metavar="X",
+    add_option(p, "--base-lr", former=["--lr"], type=positive_float, default=0.1, metavar="X",
                help="LR of the single plain SGD step, the same for every layer (default 0.1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the init and of the batch (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -53,7 +54,7 @@ def run_summary(args: argparse.Namespace) -> int:
     from ..models import model_cost  # torch: imported only when needed, so the CLI starts fast
 
     family = family_from_args(args)
-    archs = [parse_arch(a, family) for a in read_archs(args.archs)]  # all checked before printing
+    archs = parse_archs(read_archs(args.archs), family, args)  # all checked before printing
     shape = (3, args.image_size, args.image_size)
     if not args.json:
         print(f"{'params':>10} {'flops_m':>9} {'params_eff':>10} {'flops_m_eff':>11}  arch")
@@ -80,7 +81,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     from ..train.augment import normalize, stats_tensor
 
     family = family_from_args(args)
-    graph = parse_arch(args.arch, family)
+    graph = parse_archs([args.arch], family, args)[0]
     rules = list(INIT_RULES) if args.inits is None else [r.strip() for r in args.inits.split(",") if r.strip()]
     unknown = [r for r in rules if r not in INIT_RULES]
     if unknown or not rules:

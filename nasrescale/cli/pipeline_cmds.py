@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import parse_overrides
-from ..errors import NasRescaleError
+from ..errors import ConfigError, NasRescaleError
 from ..pipeline.files import pipeline_names
 from .common import add_results_option
 from .paths import output_file
@@ -58,9 +58,14 @@ def _run_dir(name_or_path: str, results: str | None) -> Path:
     try:
         name = load_pipeline(name_or_path).name
     except NasRescaleError:
-        if any((direct / name).is_file() for name in ("store.sqlite", "store.sqlite.gz")):  # gzipped: as committed
-            return direct
-        raise
+        if any((direct / f).exists() for f in ("store.sqlite", "store.sqlite.gz")):
+            return direct  # a run's name, its store gzipped as committed or even broken (judged there)
+        if Path(name_or_path).is_file():
+            raise  # a pipeline file that does not load: its own error
+        raise ConfigError(f"{name_or_path!r} is neither a run in {str(direct.parent)!r} (no "
+                          f"{direct.name}/store.sqlite there) nor a pipeline file or shipped pipeline "
+                          f"({', '.join(pipeline_names()) or 'none'}); check the name, or point --results "
+                          "at the folder that holds the run") from None
     return run_dir_for(name, results)
 
 
@@ -142,9 +147,11 @@ def status_command(pipeline: str, results: str | None) -> str:
 
 def status_cmd(args: argparse.Namespace) -> int:
     """Print the run's progress."""
+    from ..pipeline.lock import driver_active
     from ..store.status import status_text  # pandas: as in _run_dir
 
-    print(status_text(_run_dir(args.pipeline, args.results)))
+    run_dir = _run_dir(args.pipeline, args.results)
+    print(status_text(run_dir, driver=driver_active(run_dir)))
     return 0
 
 
@@ -152,8 +159,7 @@ def export_cmd(args: argparse.Namespace) -> int:
     """Write the CSV."""
     from ..store.export import export_csv  # pandas: as in _run_dir
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)  # its folder exists and can be written (checked where parsed)
     n = export_csv(_run_dir(args.pipeline, args.results), out)
     print(f"wrote {n} rows to {out}", file=sys.stderr)
     return 0

@@ -11,7 +11,7 @@ from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
-                     protocol_overrides)
+                     int_at_least, parse_archs, positive_float, protocol_overrides)
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 from .paths import output_file
 
@@ -29,9 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_family_options(p)
     p.add_argument("--protocol", default="nb201", metavar="P",
                    help=f"shipped protocol ({', '.join(protocol_names())}) or a protocol .toml file")
-    p.add_argument("--base-lr", type=float, metavar="X", help="base learning rate (required by rescaled)")
-    p.add_argument("--epochs", type=int, metavar="E", help="epochs (the cosine schedule spans them)")
-    p.add_argument("--batch-size", type=int, metavar="B", help="training batch size")
+    p.add_argument("--base-lr", type=positive_float, metavar="X", help="base learning rate (required by rescaled)")
+    p.add_argument("--epochs", type=int_at_least(1), metavar="E", help="epochs (the cosine schedule spans them)")
+    p.add_argument("--batch-size", type=int_at_least(1), metavar="B", help="training batch size")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override any protocol key, e.g. --set weight_decay=3e-4 (repeatable)")
     add_model_options(p)
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compile", action="store_true", help="torch.compile the model (worth it on GPUs)")
     p.add_argument("--checkpoint", metavar="PATH", type=output_file,
                    help="checkpoint file (default: one per run under the cache folder, deleted when done)")
-    p.add_argument("--checkpoint-every", type=int, default=1, metavar="K", help="checkpoint every K epochs")
+    p.add_argument("--checkpoint-every", type=int_at_least(1), default=1, metavar="K", help="checkpoint every K epochs")
     p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint")
     p.add_argument("--out", metavar="FILE.json", type=output_file, help="also write the full result (with history) here")
     p.add_argument("--history", action="store_true", help="include the per-epoch history in the printed JSON")
@@ -69,6 +69,7 @@ def run_train(args: argparse.Namespace) -> int:
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
     data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset)
+    parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     job = TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
     device = resolve_device(args.device)
     if args.download:  # fetch the files first; the job itself never downloads

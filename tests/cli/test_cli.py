@@ -81,7 +81,7 @@ def test_analyze_stdin(capsys, monkeypatch):
         (["train", "3_99_333"], "digit '9'"),
         (["train", "3_33_333", "--dataset", "cifar10", "--data-path", "/nonexistent"], "--download"),
         (["train", "3_33_333", "--dataset", "mnist"], "mnist"),
-        (["train", "3_33_333", "--width", "0"], "positive integer"),
+        (["train", "3_33_333", "--width", "0"], "must be an integer >= 1"),
         (["train", "2_02_002_0002", "-f", "mlp_dag", "--cells", "3"], "cells"),
         (["summary", "3_33_333", "--family", "nope"], "registered cell families"),
         (["diagnose", "3_33_333", "--inits", "xavier"], "unknown rule xavier"),
