@@ -28,10 +28,10 @@ def status_text(run_dir: Path, driver: bool | None = None) -> str:
         rows, counts = store.rows(), store.counts()
         total = len(rows)
         final = sum(counts[s] for s in FINAL)
-        stale = counts.get("running", 0) if driver is False else 0
+        stale = counts.get(Status.RUNNING, 0) if driver is False else 0
         lines = [f"pipeline {store.get_meta('name')!r} in {run_dir}: {final}/{total} jobs finished "
                  f"({100.0 * final / total if total else 0:.0f}%)",
-                 "  " + ", ".join(f"{'interrupted' if s == 'running' and stale else s} {n}" for s, n in counts.items())]
+                 "  " + ", ".join(f"{'interrupted' if s == Status.RUNNING and stale else s} {n}" for s, n in counts.items())]
         if stale:
             lines.append(f"  no driver is running: {stale} job(s) were interrupted (killed mid-run); "
                          "run the pipeline again to finish them")
