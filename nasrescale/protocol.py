@@ -88,18 +88,18 @@ class Protocol:
     mup_base_width: int | None = None  # None keeps the keys of protocols that predate it
 
     def __post_init__(self) -> None:
-        checks = {
-            "epochs": self.epochs >= 1,
-            "batch_size": self.batch_size >= 1,
-            "lr": self.lr is None or self.lr > 0,
-            "momentum": 0 <= self.momentum < 1,
-            "weight_decay": self.weight_decay >= 0,
-            "warmup_epochs": 0 <= self.warmup_epochs < self.epochs,
-            "label_smoothing": 0 <= self.label_smoothing < 1,
+        checks = {  # key: (in range, the range)
+            "epochs": (self.epochs >= 1, "an integer >= 1"),
+            "batch_size": (self.batch_size >= 1, "an integer >= 1"),
+            "lr": (self.lr is None or self.lr > 0, "> 0"),
+            "momentum": (0 <= self.momentum < 1, "in [0, 1)"),
+            "weight_decay": (self.weight_decay >= 0, ">= 0"),
+            "warmup_epochs": (0 <= self.warmup_epochs < self.epochs, f"in [0, epochs) = [0, {self.epochs})"),
+            "label_smoothing": (0 <= self.label_smoothing < 1, "in [0, 1)"),
         }
-        for key, ok in checks.items():
+        for key, (ok, allowed) in checks.items():
             if not ok:
-                raise ConfigError(f"protocol.{key}: value {getattr(self, key)!r} is out of range")
+                raise ConfigError(f"protocol.{key}: value {getattr(self, key)!r} is out of range; it must be {allowed}")
         if self.nesterov and self.momentum == 0:
             raise ConfigError("protocol.nesterov: Nesterov momentum needs momentum > 0")
         if self.mup_base_width is not None and (self.init != "mup" or self.mup_base_width < 1):

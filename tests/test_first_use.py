@@ -125,7 +125,7 @@ def test_run_with_bad_data_exits_2_before_storing_anything(capsys, tiny, tmp_pat
     for fragment in fragments:
         assert fragment in err, err
     assert "pass --download" not in err
-    assert "--data PATH" not in err  # `run` has neither option
+    assert "--data-path PATH" not in err  # `run` has neither option
     assert not (tmp_path / "res").exists()  # nothing written, not even the run folder
 
 
@@ -202,5 +202,5 @@ def test_readme_command_summary_is_the_parsers_usage():
     head = "## Command line\n\n```text\n"
     block = text[text.index(head) + len(head):text.index("```", text.index(head) + len(head))]
     assert block == command_summary(), "docs/cli.md's command summary drifted: run python tools/readme_cli.py"
-    for option in ("--subset", "--test-subset", "--family-file", "--name", "--results"):  # once omitted
+    for option in ("--train-subset", "--test-subset", "--family-file", "--name", "--results"):  # once omitted
         assert option in block

@@ -5,7 +5,7 @@ Reads ``SRC/train/<class>/*`` and ``SRC/test/<class>/*`` of a folder of CIFAR-10
 bytes (no re-encoding) in one deterministic ``.npz``: the shipped subset's format
 (:mod:`nasrescale.data.packed`), only complete. Training then reads it with::
 
-    nasrescale train ARCH --dataset cifar10 --data /path/cifar10.npz ...
+    nasrescale train ARCH --dataset cifar10 --data-path /path/cifar10.npz ...
 
 Write it under an ignored folder (``.data/`` in a checkout): the file is data, not source.
 

@@ -12,13 +12,14 @@ from tqdm import tqdm
 
 from ..errors import NasRescaleError
 from ..fileio import atomic_writer
-from ..space.analysis import ArchAnalysis, analyze, analyze_graph, enumerate_space, space_size
+from ..space.analysis import ArchAnalysis, analyze_graph, enumerate_space, space_size
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from ..space.ops import op_kinds
 from ..space.registry import load_families
 from ..space.topology import enumerate_paths
-from .common import add_family_options, family_from_args, read_archs
+from .common import (add_family_file_option, add_family_options, family_from_args, parse_archs, read_archs,
+                     retire_cells_path)
 from .paths import output_file
 
 __all__ = ["register"]
@@ -28,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``cells`` and ``analyze`` commands."""
     p = sub.add_parser("cells", help="list cell families, their ops and properties",
                        description="List the cell families on the search path with their ops and properties.")
-    p.add_argument("--cells", action="append", default=[], metavar="PATH",
-                   help="extra cell family file or folder (repeatable)")
+    add_family_file_option(p)
+    retire_cells_path(p)
     p.add_argument("--json", action="store_true", help="one JSON object per family")
     p.set_defaults(func=run_cells)
 
@@ -41,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("archs", nargs="*", metavar="ARCH",
                    help="architecture in any encoding (NB201 string, digit string, JSON edge list); - reads stdin")
     add_family_options(p)
+    retire_cells_path(p)
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
     p.add_argument("--paths", action="store_true", help="also list every path (text output)")
     p.add_argument("--all", action="store_true", help="analyze every cell of the family (enumerable families)")
@@ -50,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_cells(args: argparse.Namespace) -> int:
     """List families, then (as text) the op kinds a family file's ops may name."""
-    for family in load_families(args.cells).values():
+    for family in load_families(args.family_files).values():
         if args.json:
             print(json.dumps(_family_json(family)))
         else:
@@ -121,7 +123,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     archs = read_archs(args.archs)
     if not archs:
         raise NasRescaleError("no architecture given; pass ARCH arguments, - for stdin, or --all")
-    graphs = [parse_arch(a, family) for a in archs]  # all parsed before anything is printed
+    graphs = parse_archs(archs, family, args)  # all parsed before anything is printed
     for graph in graphs:
         record = analyze_graph(graph, family)
         if args.json:

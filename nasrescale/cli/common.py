@@ -1,41 +1,202 @@
-"""Helpers shared by the commands: family options, protocol overrides, reading architectures."""
+"""Options shared by the commands, spelled one way everywhere, and helpers to read them.
+
+Each concept has one option name across all commands (``tests/cli/test_cli_vocabulary.py``
+walks every parser): ``--family``/``-f`` and ``--family-file`` for the cell family,
+``--width``/``--cells`` for the network's size, ``--dataset``/``--data-path``/``--train-subset``/
+``--test-subset`` for the data, ``--seeds``, ``--device``, ``--results``. A former spelling is
+still accepted, hidden from the help (:func:`add_option`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
+
+import networkx as nx
 
 from ..config import parse_overrides
+from ..errors import ArchError, ConfigError
+from ..space.encodings import parse_arch
 from ..space.families import CellFamily
-from ..space.registry import resolve_family
+from ..space.registry import load_families, resolve_family
+from .paths import existing_folder, writable_folder
 
-__all__ = ["add_family_options", "add_model_options", "family_from_args", "protocol_overrides", "read_archs"]
+__all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "retire_cells_path",
+           "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",
+           "add_seeds_option", "add_device_option", "add_results_option", "family_from_args", "seeds_from_args",
+           "parse_archs", "protocol_overrides", "read_archs"]
+
+#: what ``--device`` takes, wherever a command has it
+DEVICE_HELP = "auto (cuda if available, else cpu; default), cpu, cuda, or cuda:N for one GPU"
 
 
-def add_family_options(parser: argparse.ArgumentParser, path_flag: str = "--cells") -> None:
-    """Add ``--family`` and the family-file option to a command.
+def int_at_least(low: int) -> Callable[[str], int]:
+    """``argparse`` type: an integer ``>= low`` (the refusal names the range).
 
-    ``analyze`` takes family files as ``--cells PATH``; the commands that build networks use
-    ``--cells N`` for NB201's cells per stage, so they take ``--family-file PATH`` instead.
+    >>> int_at_least(1)("3")
+    3
     """
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        return value
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """``argparse`` type: a finite number ``> 0`` (the refusal names the range)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}")
+    return value
+
+
+def add_option(parser: argparse.ArgumentParser, *flags: str, former: Sequence[str] = (),
+               **kwargs: Any) -> argparse.Action:
+    """``parser.add_argument(*flags, **kwargs)``, plus the ``former`` spellings of the option:
+    they do the same (same destination) and are not shown in the help."""
+    action = parser.add_argument(*flags, **kwargs)
+    if former:
+        parser.add_argument(*former, **{**kwargs, "dest": action.dest, "help": argparse.SUPPRESS})
+    return action
+
+
+class _Retired(argparse.Action):
+    """A former spelling that now means something else elsewhere: refused, naming the new one."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, now: str = "", why: str = "",
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=1, help=argparse.SUPPRESS, **kwargs)
+        self.now, self.why = now, why
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(f"{option_string} {values[0]}: the option is now {self.now} {values[0]} ({self.why})")
+
+
+def retire_option(parser: argparse.ArgumentParser, old: str, now: str, why: str) -> None:
+    """Refuse ``old``, a former spelling of option ``now``, with a message naming ``now`` and ``why``."""
+    parser.add_argument(old, action=_Retired, now=now, why=why)
+
+
+def add_family_options(parser: argparse.ArgumentParser) -> None:
+    """``--family``/``-f`` (a family's name) and ``--family-file`` (files or folders, repeatable)."""
     parser.add_argument("--family", "-f", metavar="F",
                         help="cell family name (default: the one family in the family files given, else nb201)")
-    flags = [path_flag] if path_flag == "--family-file" else [path_flag, "--family-file"]
-    parser.add_argument(*flags, dest="family_files", action="append", default=[], metavar="PATH",
+    add_family_file_option(parser)
+
+
+def add_family_file_option(parser: argparse.ArgumentParser) -> None:
+    """``--family-file PATH`` (repeatable), for ``cells``, which has no ``--family``."""
+    parser.add_argument("--family-file", dest="family_files", action="append", default=[], metavar="PATH",
                         help="extra cell family file or folder of .toml files (repeatable)")
 
 
+def retire_cells_path(parser: argparse.ArgumentParser) -> None:
+    """Refuse ``--cells PATH``, the former family-file option of ``cells`` and ``analyze``
+    (``--cells N`` is the cells per stage of the commands that build networks)."""
+    retire_option(parser, "--cells", "--family-file", "--cells N is the cells per stage of a network")
+
+
 def family_from_args(args: argparse.Namespace) -> CellFamily:
-    """The family selected by ``--family`` and the family-file option."""
+    """The family selected by ``--family`` and ``--family-file``."""
     return resolve_family(args.family, args.family_files)
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--width`` and ``--cells`` (network size overrides of the family's macro)."""
-    parser.add_argument("--width", type=int, metavar="C",
+    """``--width`` and ``--cells`` (network size overrides of the family's macro)."""
+    parser.add_argument("--width", type=int_at_least(1), metavar="C",
                         help="width: NB201's C (channels of the first stage), the MLP/CNN hidden width")
-    parser.add_argument("--cells", type=int, metavar="N", help="NB201: cells per stage (default 5)")
+    parser.add_argument("--cells", type=int_at_least(1), metavar="N", help="NB201: cells per stage (default 5)")
+
+
+def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = None) -> None:
+    """``--dataset``, ``--data-path``, ``--train-subset`` and ``--test-subset`` (default ``test_subset``)."""
+    parser.add_argument("--dataset", default="cifar10-subset", metavar="NAME",
+                        help="cifar10-subset (shipped, default), cifar10, cifar100, imagefolder, imagenet16-120")
+    add_option(parser, "--data-path", former=["--data"], metavar="PATH",
+               help="the dataset's folder or image pack (cifar10/100, imagefolder, imagenet16-120)")
+    add_option(parser, "--train-subset", former=["--subset"], type=int_at_least(1), metavar="N",
+               help="train on a class-balanced subset of N images")
+    default = "" if test_subset is None else f" (default {test_subset})"
+    parser.add_argument("--test-subset", type=int_at_least(1), default=test_subset, metavar="M",
+                        help=f"evaluate on a class-balanced subset of M images{default}")
+
+
+def add_seeds_option(parser: argparse.ArgumentParser, default: Sequence[int] | None = None, help: str = "") -> None:
+    """``--seeds S [S ...]``: integers separated by spaces or commas (``0 1 2`` or ``0,1,2``)."""
+    parser.add_argument("--seeds", nargs="+", metavar="S", default=None if default is None else list(default),
+                        help=f"{help} (spaces or commas: 0 1 2 or 0,1,2)")
+
+
+def seeds_from_args(values: Sequence[int | str]) -> list[int]:
+    """The distinct seeds of ``--seeds``.
+
+    >>> seeds_from_args(["0,1", "2"])
+    [0, 1, 2]
+    """
+    words = [w for v in values for w in str(v).split(",") if w.strip()]
+    text = " ".join(str(v) for v in values)
+    if not words or not all(w.strip().removeprefix("-").isdigit() for w in words):
+        raise ConfigError(f"--seeds {text}: expected integers separated by spaces or commas, e.g. 0,1,2")
+    seeds = [int(w) for w in words]
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"--seeds {text}: give each seed once")
+    return seeds
+
+
+def add_device_option(parser: argparse.ArgumentParser) -> None:
+    """``--device``: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
+    parser.add_argument("--device", default="auto", metavar="DEVICE", type=_device, help=DEVICE_HELP)
+
+
+def _device(text: str) -> str:
+    """``argparse`` type of ``--device``."""
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {DEVICE_HELP}")
+    return text
+
+
+def add_results_option(parser: argparse.ArgumentParser, *, writes: bool) -> None:
+    """``--results DIR``: the folder that holds the runs (checked: it exists to be read, or can
+    be written, created if missing, by a command that ``writes``)."""
+    parser.add_argument("--results", metavar="DIR", type=writable_folder if writes else existing_folder,
+                        help="folder of pipeline results, one subfolder per run (default ./results)")
+
+
+def parse_archs(archs: Iterable[str], family: CellFamily, args: argparse.Namespace) -> list[nx.DiGraph]:
+    """Each architecture parsed in ``family``. When one does not parse and no ``--family`` was
+    given, the error names the other known families it parses in (``pass --family F``)."""
+    graphs = []
+    for arch in archs:
+        try:
+            graphs.append(parse_arch(arch, family))
+        except ArchError as err:
+            fits = [] if args.family is not None else [
+                name for name, other in load_families(args.family_files).items()
+                if name != family.name and _parses(arch, other)]
+            if not fits:
+                raise
+            raise ArchError(f"{err}; it is a cell of {' and '.join(fits)}: pass --family {fits[0]}") from None
+    return graphs
+
+
+def _parses(arch: str, family: CellFamily) -> bool:
+    try:
+        parse_arch(arch, family)
+    except ArchError:
+        return False
+    return True
 
 
 def protocol_overrides(sets: Iterable[str], **flags: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ its independent run), otherwise one after another. One JSON line per run, in pro
 order, with the fields of ``train`` (``run_key`` = the job's key) plus ``fused`` (the group's
 size: 1 without ``--fuse``, 0 for a degenerate cell, which is never trained). ``--base-lr`` goes to the protocols without an
 LR of their own (``rescaled``), or to all when none lacks one; ``--set``, ``--epochs`` and
-``--batch-size`` apply to all. A subset (``--subset``) is drawn once (seed 0) for every run.
+``--batch-size`` apply to all. A subset (``--train-subset``) is drawn once (seed 0) for every run.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import Protocol, load_protocol
-from .common import family_from_args, protocol_overrides
+from .common import add_seeds_option, family_from_args, parse_archs, protocol_overrides, seeds_from_args
 
 __all__ = ["add_fuse_options", "wants_fused", "run_fused"]
 
 
 def add_fuse_options(p: argparse.ArgumentParser) -> None:
     """The ``train`` options for several runs of one cell (``--seeds``, ``--protocols``, ``--fuse``)."""
-    p.add_argument("--seeds", metavar="S,S,..", help="several seeds, e.g. 0,1,2 (one run each; see --fuse)")
+    add_seeds_option(p, help="several seeds, one run each (see --fuse)")
     p.add_argument("--protocols", metavar="P,P,..", help="several protocols, e.g. nb201,rescaled (x --seeds)")
     p.add_argument("--fuse", action="store_true",
                    help="train the runs of --seeds x --protocols as one fused network (same results, "
@@ -37,16 +37,6 @@ def add_fuse_options(p: argparse.ArgumentParser) -> None:
 def wants_fused(args: argparse.Namespace) -> bool:
     """Whether ``train`` should run here (several runs, or ``--fuse``) instead of its single-run path."""
     return bool(args.fuse or args.seeds or args.protocols)
-
-
-def _int_list(text: str, flag: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ConfigError(f"{flag} {text!r}: expected comma-separated integers, e.g. 0,1,2") from None
-    if not values or len(set(values)) != len(values):
-        raise ConfigError(f"{flag} {text!r}: give one or more distinct integers, e.g. 0,1,2")
-    return values
 
 
 def _protocols(args: argparse.Namespace) -> list[Protocol]:
@@ -72,7 +62,7 @@ def run_fused(args: argparse.Namespace) -> int:
     from ..jobs.job import DataSpec, TrainJob, resolve_device
 
     family = family_from_args(args)
-    seeds = _int_list(args.seeds, "--seeds") if args.seeds else [args.seed]
+    seeds = seeds_from_args(args.seeds) if args.seeds else [args.seed]
     protocols = _protocols(args)
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
@@ -80,8 +70,9 @@ def run_fused(args: argparse.Namespace) -> int:
     if args.download:  # fetch the files first; the jobs themselves never download
         from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast
 
-        load_dataset(args.dataset, args.data, download=True)
-    data = DataSpec(args.dataset, args.data, args.test_split, args.subset, args.test_subset)
+        load_dataset(args.dataset, args.data_path, download=True)
+    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset)
+    parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     jobs = [TrainJob(args.arch, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
             for protocol in protocols for seed in seeds]
     if args.checkpoint and not args.fuse and len(jobs) > 1:

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from pathlib import Path
 
 from ..config import to_table
+from ..errors import ConfigError
 from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, format_table, search_jobs
 from ..lrsearch.select import SELECTION_RULES
 from ..protocol import load_protocol
-from ..space.registry import resolve_family
-from .common import protocol_overrides
-from .paths import output_file, writable_folder
+from .common import (add_data_options, add_device_option, add_family_options, add_model_options, add_results_option,
+                     add_seeds_option, family_from_args, int_at_least, parse_archs, positive_float, protocol_overrides,
+                     seeds_from_args)
+from .paths import output_file
 
-__all__ = ["register"]
+__all__ = ["register", "executor_device"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,33 +38,30 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "seeds in log LR "
                     "(--rule within_tol: the largest LR within a relative tolerance of the best mean loss). "
                     "Runs are stored and resumable.")
-    p.add_argument("--family", default="nb201", metavar="F", help="cell family name (default nb201)")
-    p.add_argument("--family-file", action="append", default=[], metavar="FILE", help="extra cell family file")
-    p.add_argument("--arch", help="architecture to search (default: the family's base architecture)")
-    p.add_argument("--dataset", default="cifar10-subset", metavar="NAME", help="dataset name (default cifar10-subset, shipped)")
-    p.add_argument("--data-path", metavar="PATH", help="dataset folder")
+    p.set_defaults(arch=None)  # before the two spellings, which keep their own default (none: not given)
+    p.add_argument("arch", nargs="?", default=argparse.SUPPRESS, metavar="ARCH",
+                   help="architecture to search (any encoding; default: the family's base architecture)")
+    p.add_argument("--arch", default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # its former spelling
+    add_family_options(p)
+    add_data_options(p, test_subset=500)
     p.add_argument("--protocol", default="rescaled", metavar="P", help="protocol name or .toml file (default rescaled)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a protocol key")
-    p.add_argument("--lr-min", metavar="X", type=float, default=d.lr_min, help=f"smallest LR (default {d.lr_min:g})")
-    p.add_argument("--lr-max", metavar="Y", type=float, default=d.lr_max, help=f"largest LR (default {d.lr_max:g})")
-    p.add_argument("--points", metavar="N", type=int, default=d.points, help=f"LRs in the log-spaced grid (default {d.points})")
-    p.add_argument("--seeds", metavar="S", type=int, nargs="+", default=list(d.seeds), help="seeds per LR (default 0 1 2)")
-    p.add_argument("--epochs", metavar="E", type=int, default=d.epochs, help="epochs per run (default 1, as the paper)")
+    p.add_argument("--lr-min", metavar="X", type=positive_float, default=d.lr_min, help=f"smallest LR (default {d.lr_min:g})")
+    p.add_argument("--lr-max", metavar="Y", type=positive_float, default=d.lr_max, help=f"largest LR (default {d.lr_max:g})")
+    p.add_argument("--points", metavar="N", type=int_at_least(1), default=d.points, help=f"LRs in the log-spaced grid (default {d.points})")
+    add_seeds_option(p, d.seeds, help=f"seeds per LR (default {' '.join(map(str, d.seeds))})")
+    p.add_argument("--epochs", metavar="E", type=int_at_least(1), default=d.epochs, help="epochs per run (default 1, as the paper)")
     p.add_argument("--rel-tol", metavar="T", type=float, default=d.rel_tol,
                    help=f"--rule within_tol: relative tolerance of a tie in mean final loss (default {d.rel_tol:g} = 1%%)")
     p.add_argument("--rule", metavar="R", default=d.rule, choices=SELECTION_RULES,
-                   help=f"maximal-LR rule: argmin (default, the paper's) or within_tol")
+                   help="maximal-LR rule: argmin (default, the paper's) or within_tol")
     p.add_argument("--loss", metavar="L", default=d.loss, choices=LOSS_KINDS,
                    help=f"final training loss judged (default {d.loss}: the epoch's mean; tail: its last 10%% of steps)")
-    p.add_argument("--batch-size", metavar="B", type=int, help="override the protocol's batch size")
-    p.add_argument("--width", metavar="C", type=int, help="model width (default: the family's)")
-    p.add_argument("--cells", metavar="N", type=int, help="cells per stage (default: the family's)")
-    p.add_argument("--train-subset", metavar="N", type=int, help="train on a class-balanced subset of this many images")
-    p.add_argument("--test-subset", metavar="N", type=int, default=500,
-                   help="test images evaluated after each run (default 500; the search reads training loss only)")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"), help="device (default auto)")
+    p.add_argument("--batch-size", metavar="B", type=int_at_least(1), help="training batch size (default: the protocol's)")
+    add_model_options(p)
+    add_device_option(p)
     p.add_argument("--name", help="results folder name (default lr-search-<family>-<protocol>)")
-    p.add_argument("--results", metavar="DIR", type=writable_folder, help="results root (default ./results)")
+    add_results_option(p, writes=True)
     p.add_argument("--plot", metavar="FILE.png", type=output_file, help="plot file (default <run folder>/lr_search.png)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -71,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def lr_search_cmd(args: argparse.Namespace) -> int:
     """Run (or finish) the search, print the table or JSON, write the plot."""
+    device = executor_device(args.device)  # before anything asks CUDA for its devices
     # torch, pandas: imported when the command runs, so the CLI starts fast
     from ..executors.base import ExecutorSettings
     from ..jobs.job import DataSpec
@@ -80,14 +80,17 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     from ..store.read import run_dir_for
     from ..store.write import Store
 
-    family = resolve_family(args.family, [Path(f) for f in args.family_file])
+    family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, batch_size=args.batch_size))
-    settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(args.seeds), args.epochs, args.rel_tol,
+    settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(seeds_from_args(args.seeds)), args.epochs,
+                                args.rel_tol,
                                 args.arch, rule=args.rule, loss=args.loss)
     data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
+    if args.arch is not None:
+        parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,
                         args.cells)
-    executor = ExecutorSettings(device=args.device)
+    executor = ExecutorSettings(device=device)
     check_executor(executor, "--device")  # everything the runs need, before the first row is stored
     check_data(data, LR_SEARCH_KEYS)
     name = args.name or f"lr-search-{family.name}-{protocol.name}"
@@ -117,3 +120,19 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     if sel.edge_message() and args.json:
         print(f"nasrescale lr-search: warning: {sel.edge_message()}", file=sys.stderr)
     return 0
+
+
+def executor_device(device: str) -> str:
+    """The executor's device for ``--device``: ``cuda:N`` runs on GPU N alone, the one GPU the
+    runs are shown (``CUDA_VISIBLE_DEVICES``, set here), as ``cuda``; other names pass through."""
+    if not device.startswith("cuda:"):
+        return device
+    from ..executors.pool import pin_gpu  # torch: imported when the command runs
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    try:
+        os.environ["CUDA_VISIBLE_DEVICES"], _ = pin_gpu(device, visible)
+    except IndexError:
+        raise ConfigError(f"--device {device}: CUDA_VISIBLE_DEVICES={visible} shows fewer GPUs; "
+                          "they are numbered from 0 in that list") from None
+    return "cuda"

@@ -6,8 +6,9 @@ import argparse
 import json
 
 from ..errors import NasRescaleError
-from ..space.encodings import format_arch, parse_arch
-from .common import add_family_options, add_model_options, family_from_args, read_archs
+from ..space.encodings import format_arch
+from .common import (add_family_options, add_model_options, add_option, family_from_args, int_at_least, positive_float,
+                     parse_archs, read_archs)
 
 __all__ = ["register"]
 
@@ -21,10 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "of the string run); *_effective counts only what the pruned network runs.",
     )
     p.add_argument("archs", nargs="+", metavar="ARCH", help="architecture (any encoding); - reads stdin")
-    add_family_options(p, "--family-file")
+    add_family_options(p)
     add_model_options(p)
-    p.add_argument("--classes", type=int, default=10, metavar="K", help="readout classes (default 10)")
-    p.add_argument("--image-size", type=int, default=32, metavar="PX", help="input height and width (default 32)")
+    p.add_argument("--classes", type=int_at_least(2), default=10, metavar="K", help="readout classes (default 10)")
+    p.add_argument("--image-size", type=int_at_least(1), default=32, metavar="PX", help="input height and width (default 32)")
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
     p.set_defaults(func=run_summary)
 
@@ -34,14 +35,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "init, and per layer the mean squared change of its pre-activations after one plain "
                     "SGD step on a batch of the shipped CIFAR-10 subset (the paper's eq. 7 desideratum).",
     )
-    p.add_argument("arch", metavar="ARCH")
-    add_family_options(p, "--family-file")
+    p.add_argument("arch", metavar="ARCH", help="architecture (any encoding)")
+    add_family_options(p)
     add_model_options(p)
-    p.add_argument("--rules", default=None,
-                   help="comma-separated init rules (default: every weight init rule, nasrescale.scaling.init)")
-    p.add_argument("--batch", type=int, default=128, help="batch size (default 128)")
-    p.add_argument("--lr", type=float, default=0.1, help="LR of the single SGD step (default 0.1)")
-    p.add_argument("--seed", type=int, default=0)
+    add_option(p, "--inits", former=["--rules"], metavar="R,R,..",
+               help="comma-separated init rules (default: every weight init rule, nasrescale.scaling.init)")
+    add_option(p, "--batch-size", former=["--batch"], type=int_at_least(2), default=128, metavar="B",
+               help="images in the batch (default 128)")
+    add_option(p, "--base-lr", former=["--lr"], type=positive_float, default=0.1, metavar="X",
+               help="LR of the single plain SGD step, the same for every layer (default 0.1)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the init and of the batch (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_diagnose)
 
@@ -51,7 +54,7 @@ def run_summary(args: argparse.Namespace) -> int:
     from ..models import model_cost  # torch: imported only when needed, so the CLI starts fast
 
     family = family_from_args(args)
-    archs = [parse_arch(a, family) for a in read_archs(args.archs)]  # all checked before printing
+    archs = parse_archs(read_archs(args.archs), family, args)  # all checked before printing
     shape = (3, args.image_size, args.image_size)
     if not args.json:
         print(f"{'params':>10} {'flops_m':>9} {'params_eff':>10} {'flops_m_eff':>11}  arch")
@@ -78,16 +81,16 @@ def run_diagnose(args: argparse.Namespace) -> int:
     from ..train.augment import normalize, stats_tensor
 
     family = family_from_args(args)
-    graph = parse_arch(args.arch, family)
-    rules = list(INIT_RULES) if args.rules is None else [r.strip() for r in args.rules.split(",") if r.strip()]
+    graph = parse_archs([args.arch], family, args)[0]
+    rules = list(INIT_RULES) if args.inits is None else [r.strip() for r in args.inits.split(",") if r.strip()]
     unknown = [r for r in rules if r not in INIT_RULES]
     if unknown or not rules:
-        raise NasRescaleError(f"--rules: unknown rule {unknown[0] if unknown else '(none)'}; known: {', '.join(INIT_RULES)}")
+        raise NasRescaleError(f"--inits: unknown rule {unknown[0] if unknown else '(none)'}; known: {', '.join(INIT_RULES)}")
     data = load_dataset("cifar10-subset")
-    if not 2 <= args.batch <= data.train_images.shape[0]:
-        raise NasRescaleError(f"--batch must be between 2 and {data.train_images.shape[0]}")
+    if not 2 <= args.batch_size <= data.train_images.shape[0]:
+        raise NasRescaleError(f"--batch-size {args.batch_size}: must be between 2 and {data.train_images.shape[0]}")
     generator = torch.Generator().manual_seed(args.seed)
-    idx = torch.randperm(data.train_images.shape[0], generator=generator)[: args.batch]
+    idx = torch.randperm(data.train_images.shape[0], generator=generator)[: args.batch_size]
     mean, std = stats_tensor(data.mean, "cpu"), stats_tensor(data.std, "cpu")
     x, y = normalize(data.train_images[idx], mean, std), data.train_labels[idx]
 
@@ -95,12 +98,12 @@ def run_diagnose(args: argparse.Namespace) -> int:
         torch.manual_seed(args.seed)
         return build_model(graph, family, data.num_classes, width=args.width, cells=args.cells)
 
-    results = [diagnose_rule(build, rule, x, y, args.lr) for rule in rules]
+    results = [diagnose_rule(build, rule, x, y, args.base_lr) for rule in rules]
     if args.json:
-        print(json.dumps({"arch": args.arch, "family": family.name, "lr": args.lr, "batch": args.batch,
+        print(json.dumps({"arch": args.arch, "family": family.name, "lr": args.base_lr, "batch": args.batch_size,
                           "rules": [r.__dict__ for r in results]}))
         return 0
-    print(_diagnosis_text(results, args.lr))
+    print(_diagnosis_text(results, args.base_lr))
     return 0
 
 

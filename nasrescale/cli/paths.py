@@ -53,12 +53,13 @@ def writable_folder(text: str) -> str:
 
 
 def output_file(text: str) -> str:
-    """``argparse`` type: a file to write -- not a folder, in a folder that can be written
-    (created if missing)."""
+    """``argparse`` type: a file to write -- not a folder, in a folder that exists and can be written."""
     path = Path(text).expanduser()
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file's path, e.g. {text.rstrip('/')}/out")
     problem = _unwritable(path.parent)
+    if problem is None and not path.parent.is_dir():
+        problem = f"folder {str(path.parent)!r} does not exist; create it first, or choose a folder that exists"
     if problem:
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: {problem}")
     return text

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config import parse_overrides
-from ..errors import NasRescaleError
+from ..errors import ConfigError, NasRescaleError
 from ..pipeline.files import pipeline_names
-from .paths import existing_folder, output_file, writable_folder
+from .common import add_results_option
+from .paths import output_file
 
 __all__ = ["register"]
 
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("pipeline", metavar="PIPELINE", help=f"pipeline .toml file or shipped name ({shipped})")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a pipeline key, e.g. --set budget.epochs=3 or --set executor.kind=ray (repeatable)")
-    p.add_argument("--results", metavar="DIR", type=writable_folder, help="results root (default ./results)")
+    add_results_option(p, writes=True)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--time-limit", metavar="DURATION", type=parse_duration,
                    help="run cells until this much time has passed (e.g. 3h, 90m, 5400s), then stop; cells go in "
@@ -38,13 +39,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
-    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
+    add_results_option(p, writes=False)
     p.set_defaults(func=status_cmd)
 
     p = sub.add_parser("export", help="write a pipeline run's jobs as a tidy CSV, one row per job")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
     p.add_argument("--out", required=True, metavar="FILE.csv", type=output_file, help="CSV file to write")
-    p.add_argument("--results", metavar="DIR", type=existing_folder, help="results root (default ./results)")
+    add_results_option(p, writes=False)
     p.set_defaults(func=export_cmd)
 
 
@@ -57,9 +58,14 @@ def _run_dir(name_or_path: str, results: str | None) -> Path:
     try:
         name = load_pipeline(name_or_path).name
     except NasRescaleError:
-        if any((direct / name).is_file() for name in ("store.sqlite", "store.sqlite.gz")):  # gzipped: as committed
-            return direct
-        raise
+        if any((direct / f).exists() for f in ("store.sqlite", "store.sqlite.gz")):
+            return direct  # a run's name, its store gzipped as committed or even broken (judged there)
+        if Path(name_or_path).is_file():
+            raise  # a pipeline file that does not load: its own error
+        raise ConfigError(f"{name_or_path!r} is neither a run in {str(direct.parent)!r} (no "
+                          f"{direct.name}/store.sqlite there) nor a pipeline file or shipped pipeline "
+                          f"({', '.join(pipeline_names()) or 'none'}); check the name, or point --results "
+                          "at the folder that holds the run") from None
     return run_dir_for(name, results)
 
 
@@ -141,9 +147,11 @@ def status_command(pipeline: str, results: str | None) -> str:
 
 def status_cmd(args: argparse.Namespace) -> int:
     """Print the run's progress."""
+    from ..pipeline.lock import driver_active
     from ..store.status import status_text  # pandas: as in _run_dir
 
-    print(status_text(_run_dir(args.pipeline, args.results)))
+    run_dir = _run_dir(args.pipeline, args.results)
+    print(status_text(run_dir, driver=driver_active(run_dir)))
     return 0
 
 
@@ -151,8 +159,7 @@ def export_cmd(args: argparse.Namespace) -> int:
     """Write the CSV."""
     from ..store.export import export_csv  # pandas: as in _run_dir
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)  # its folder exists and can be written (checked where parsed)
     n = export_csv(_run_dir(args.pipeline, args.results), out)
     print(f"wrote {n} rows to {out}", file=sys.stderr)
     return 0

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
-from .common import add_family_options, family_from_args
-from .paths import existing_folder, require_writable
+from .common import add_family_options, add_results_option, family_from_args
+from .paths import require_writable
 
 __all__ = ["register"]
 
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the top K%% of either")
     p.add_argument("--diverged", choices=("chance", "drop"), default="chance",
                    help="diverged runs count as chance accuracy (default) or are dropped")
-    p.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
+    add_results_option(p, writes=False)
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a CSV dataset's class count (chance accuracy = 100/K, for diverged rows)")
     p.add_argument("--nats-file", metavar="PATH", help="NATS-Bench benchmark file or fast-mode folder")
     p.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
-    add_family_options(p, "--family-file")
+    add_family_options(p)
     p.set_defaults(func=_run_rank)
 
     r = sub.add_parser("report", help="write results/<pipeline>/report.md with plots",
@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--index", action="store_true",
                    help="only regenerate the results index <results>/README.md of the committed runs (a report "
                         "of a committed run also refreshes it)")
-    r.add_argument("--results", metavar="DIR", type=existing_folder, help="folder of pipeline results (default: ./results)")
+    add_results_option(r, writes=False)
     r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     r.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
     r.set_defaults(func=_run_report)

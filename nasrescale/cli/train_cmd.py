@@ -10,7 +10,8 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
-from .common import add_family_options, add_model_options, family_from_args, protocol_overrides
+from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
+                     int_at_least, parse_archs, positive_float, protocol_overrides)
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 from .paths import output_file
 
@@ -25,31 +26,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "resumes from its checkpoint when the same command is run again.",
     )
     p.add_argument("arch", metavar="ARCH", help="architecture (any encoding)")
-    add_family_options(p, "--family-file")
+    add_family_options(p)
     p.add_argument("--protocol", default="nb201", metavar="P",
                    help=f"shipped protocol ({', '.join(protocol_names())}) or a protocol .toml file")
-    p.add_argument("--base-lr", type=float, metavar="X", help="base learning rate (required by rescaled)")
-    p.add_argument("--epochs", type=int, metavar="E", help="epochs (the cosine schedule spans them)")
-    p.add_argument("--batch-size", type=int, metavar="B", help="training batch size")
+    p.add_argument("--base-lr", type=positive_float, metavar="X", help="base learning rate (required by rescaled)")
+    p.add_argument("--epochs", type=int_at_least(1), metavar="E", help="epochs (the cosine schedule spans them)")
+    p.add_argument("--batch-size", type=int_at_least(1), metavar="B", help="training batch size")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override any protocol key, e.g. --set weight_decay=3e-4 (repeatable)")
     add_model_options(p)
-    p.add_argument("--dataset", default="cifar10-subset", metavar="NAME",
-                   help="cifar10-subset (shipped, default), cifar10, cifar100, imagefolder, imagenet16-120")
-    p.add_argument("--data", metavar="PATH", help="dataset folder (cifar10/100, imagefolder, imagenet16-120)")
+    add_data_options(p)
     p.add_argument("--test-split", choices=("full", "x-test", "x-valid"), metavar="S",
                    help="test images: full, x-test or x-valid (NAS-Bench-201's halves; cifar100 and "
                         "imagenet16-120 only); default: what the benchmark reports (x-test for cifar100 "
                         "and imagenet16-120, full otherwise)")
-    p.add_argument("--download", action="store_true", help="let torchvision download CIFAR into --data")
-    p.add_argument("--subset", type=int, metavar="N", help="train on a class-balanced subset of N images")
-    p.add_argument("--test-subset", type=int, metavar="M", help="evaluate on a class-balanced subset of M images")
-    p.add_argument("--seed", type=int, default=0, help="seed of the init and of every draw in training")
-    p.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, cuda:1, ...")
+    p.add_argument("--download", action="store_true", help="let torchvision download CIFAR into --data-path")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the init and of every draw in training")
+    add_device_option(p)
     p.add_argument("--compile", action="store_true", help="torch.compile the model (worth it on GPUs)")
     p.add_argument("--checkpoint", metavar="PATH", type=output_file,
                    help="checkpoint file (default: one per run under the cache folder, deleted when done)")
-    p.add_argument("--checkpoint-every", type=int, default=1, metavar="K", help="checkpoint every K epochs")
+    p.add_argument("--checkpoint-every", type=int_at_least(1), default=1, metavar="K", help="checkpoint every K epochs")
     p.add_argument("--no-checkpoint", action="store_true", help="do not checkpoint")
     p.add_argument("--out", metavar="FILE.json", type=output_file, help="also write the full result (with history) here")
     p.add_argument("--history", action="store_true", help="include the per-epoch history in the printed JSON")
@@ -71,13 +68,14 @@ def run_train(args: argparse.Namespace) -> int:
     protocol.require_lr()
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
-    data = DataSpec(args.dataset, args.data, args.test_split, args.subset, args.test_subset)
+    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset)
+    parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     job = TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
     device = resolve_device(args.device)
     if args.download:  # fetch the files first; the job itself never downloads
         from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast
 
-        load_dataset(args.dataset, args.data, download=True)
+        load_dataset(args.dataset, args.data_path, download=True)
     key = job.key()
     checkpoint = None
     if not args.no_checkpoint:

@@ -29,9 +29,9 @@ CIFAR_FOLDERS: dict[str, tuple[str, str, str, int]] = {
 def _not_found(title: str, folder: str, base: Path) -> DataError:
     return DataError(
         f"{title} not found (or damaged) in {base / folder}. Nothing is downloaded unless --download "
-        f"is given: pass --download to fetch it into {base}, or --data PATH to a folder holding the "
+        f"is given: pass --download to fetch it into {base}, or --data-path PATH to a folder holding the "
         f"python-version folder {folder}/ (a local copy), or use the imagefolder dataset with "
-        "--data PATH to a folder of images (train/<class>/*, test/<class>/*)"
+        "--data-path PATH to a folder of images (train/<class>/*, test/<class>/*)"
     )
 
 
@@ -74,7 +74,7 @@ def load_cifar(
         except Exception as exc:  # noqa: BLE001 - urllib, socket, tarfile, ... all mean "download failed"
             raise DataError(
                 f"could not download {title} into {base} ({type(exc).__name__}: {exc}). Check network access, or "
-                "download the python-version archive elsewhere, unpack it and pass --data PATH to the folder "
+                "download the python-version archive elsewhere, unpack it and pass --data-path PATH to the folder "
                 f"holding {folder}/"
             ) from exc
         images = torch.from_numpy(np.ascontiguousarray(ds.data)).permute(0, 3, 1, 2).contiguous()  # HWC -> CHW

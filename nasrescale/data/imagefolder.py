@@ -115,7 +115,7 @@ def scan_imagefolder(root: str | Path) -> FolderListing:
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise DataError(
-            f"image folder {root} does not exist; pass --data PATH with a folder holding "
+            f"image folder {root} does not exist; pass --data-path PATH with a folder holding "
             "train/<class>/<images> and test/<class>/<images>"
         )
     test_name = "test" if (root / "test").is_dir() or not (root / "val").is_dir() else "val"
@@ -209,7 +209,7 @@ def load_imagefolder(
     """
     if root is None:
         raise DataError(
-            "the imagefolder dataset needs a folder: pass --data PATH with train/<class>/<images> "
+            "the imagefolder dataset needs a folder: pass --data-path PATH with train/<class>/<images> "
             "and test/<class>/<images>"
         )
     listing = scan_imagefolder(root)

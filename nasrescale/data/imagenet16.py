@@ -48,7 +48,7 @@ def find_imagenet16_root(root: str | Path | None) -> Path:
     raise DataError(
         f"ImageNet16 files not found in {candidates[0]} or {candidates[1]}: expected "
         f"{TRAIN_FILES[0]} ... {TRAIN_FILES[-1]} and {TEST_FILE} ({which}). "
-        "Download NAS-Bench-201's ImageNet16 pickles and pass --data PATH to their folder; "
+        "Download NAS-Bench-201's ImageNet16 pickles and pass --data-path PATH to their folder; "
         "they are never downloaded automatically"
     )
 

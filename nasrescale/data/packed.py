@@ -199,7 +199,7 @@ CIFAR10_SIZES = (50_000, 10_000)
 
 
 def load_pack_file(path: str | Path, name: str, normalization: str | None = None) -> ImageData:
-    """Load an image pack given as ``--data FILE.npz`` for dataset ``name``.
+    """Load an image pack given as ``--data-path FILE.npz`` for dataset ``name``.
 
     ``cifar10`` needs a pack of the whole of CIFAR-10 (``tools/pack_cifar10.py``: its ten
     classes, 50,000 + 10,000 images), so that results keyed ``cifar10`` are CIFAR-10's;
@@ -211,7 +211,7 @@ def load_pack_file(path: str | Path, name: str, normalization: str | None = None
             the whole of CIFAR-10.
     """
     if name not in ("cifar10", "imagefolder"):
-        raise DataError(f"--data {path}: an image pack (.npz) can be loaded as cifar10 or imagefolder, "
+        raise DataError(f"--data-path {path}: an image pack (.npz) can be loaded as cifar10 or imagefolder, "
                         f"not {name!r}; give {name!r} its own files")
     try:
         with np.load(path, allow_pickle=False) as z:

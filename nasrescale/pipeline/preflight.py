@@ -10,7 +10,7 @@ only ``nasrescale train`` has ``--download``.
 ...                 test_subset="budget.test_subset")
 >>> restate("cannot take 9 train samples from cifar10-subset: it has 5", keys)
 'budget.train_subset = 9: cannot take 9 train samples from cifar10-subset: it has 5'
->>> "pass --download" in restate("X not found. pass --download to fetch it into /d, or --data PATH", keys)
+>>> "pass --download" in restate("X not found. pass --download to fetch it into /d, or --data-path PATH", keys)
 False
 """
 
@@ -59,8 +59,8 @@ def restate(message: str, keys: DataKeys) -> str:
         return f"{_set(key, subset.group(1))}: {message}"
     message = message.replace("Nothing is downloaded unless --download is given:", "Nothing is downloaded here:")
     message = _DOWNLOAD.sub(lambda m: f"fetch it into {m.group(1)} once with `nasrescale train ARCH --dataset NAME "
-                                      f"--data {m.group(1)} --download`, or set ", message)
-    message = message.replace("--data PATH", _set(keys.path, "PATH"))
+                                      f"--data-path {m.group(1)} --download`, or set ", message)
+    message = message.replace("--data-path PATH", _set(keys.path, "PATH"))
     return message.replace("--dataset imagefolder", _set(keys.name, '"imagefolder"'))
 
 

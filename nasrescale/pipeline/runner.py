@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import ConfigError
 from ..executors import get_executor
 from ..executors.base import Executor, ExecutorSettings, Outcome
 from ..jobs.job import TrainJob

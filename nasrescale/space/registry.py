@@ -6,7 +6,7 @@ Families are read, in this order (a later file replaces an earlier family of the
 2. ``./cells/`` in the current directory, if it exists (so a checkout's new files count);
 3. the folders or files listed in the ``NASRESCALE_CELLS`` environment variable
    (separated by ``os.pathsep``);
-4. the paths passed explicitly (``--cells PATH``), files or folders.
+4. the paths passed explicitly (``--family-file PATH``), files or folders.
 
 Each family's base architecture is parsed and must not be degenerate.
 
@@ -84,7 +84,7 @@ def load_families(paths: Sequence[str | Path] = ()) -> Registry[CellFamily]:
         FamilyError: if a file is malformed, or two files in one folder share a name.
     """
     families: Registry[CellFamily] = Registry("cell family", "cell families", error=FamilyError,
-                                              hint="add one as cells/<name>.toml or pass --cells PATH")
+                                              hint="add one as cells/<name>.toml or pass --family-file PATH")
     for file in family_files(paths):
         family = read_family_file(file)
         old = families.get(family.name) if family.name in families else None
@@ -140,7 +140,7 @@ def resolve_family(name: str | None, paths: Sequence[str | Path] = ()) -> CellFa
         return get_family(explicit[0].name, paths)
     if len(explicit) > 1:
         raise FamilyError(
-            f"--cells names {len(explicit)} families ({', '.join(f.name for f in explicit)}); choose one with --family"
+            f"the family files name {len(explicit)} families ({', '.join(f.name for f in explicit)}); choose one with --family"
         )
     return get_family("nb201", paths)
 

@@ -18,15 +18,23 @@ from .write import Store
 __all__ = ["status_text"]
 
 
-def status_text(run_dir: Path) -> str:
-    """A few lines on a run's progress: counts by status and protocol, ETA, failures."""
+def status_text(run_dir: Path, driver: bool | None = None) -> str:
+    """A few lines on a run's progress: counts by status and protocol, ETA, failures.
+
+    ``driver`` says whether a driver is running the folder now (``None``: not known). Without
+    one, the jobs the store still calls ``running`` were interrupted and show as such.
+    """
     with reading(run_dir) as store:
         rows, counts = store.rows(), store.counts()
         total = len(rows)
         final = sum(counts[s] for s in FINAL)
+        stale = counts.get(Status.RUNNING, 0) if driver is False else 0
         lines = [f"pipeline {store.get_meta('name')!r} in {run_dir}: {final}/{total} jobs finished "
                  f"({100.0 * final / total if total else 0:.0f}%)",
-                 "  " + ", ".join(f"{s} {n}" for s, n in counts.items())]
+                 "  " + ", ".join(f"{'interrupted' if s == Status.RUNNING and stale else s} {n}" for s, n in counts.items())]
+        if stale:
+            lines.append(f"  no driver is running: {stale} job(s) were interrupted (killed mid-run); "
+                         "run the pipeline again to finish them")
         for label in dict.fromkeys(r["protocol"] for r in rows):
             mine = [r for r in rows if r["protocol"] == label]
             fin = sum(r["status"] in FINAL for r in mine)

@@ -169,6 +169,8 @@ def load_checkpoint(path: str | Path) -> dict[str, Any] | None:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises RuntimeError, EOFError, UnpicklingError, ... on bad files
         reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        if "weights_only" in str(err):  # torch's advice to unpickle code does not apply: ours holds tensors only
+            reason = "not a file of tensors"
         raise DataError(f"checkpoint {str(path)!r} is unreadable (truncated or corrupt: {reason}); {fix}") from None
     if not isinstance(state, dict):
         raise DataError(f"checkpoint {str(path)!r} is not a nasrescale training checkpoint; {fix}")

@@ -19,7 +19,10 @@ ALL_3X3 = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse refused an option's value
+        code = exit_.code
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -68,19 +71,20 @@ def test_analyze_stdin(capsys, monkeypatch):
         (["analyze", "3_33_333", "--family", "nope"], "(the registered cell families), got 'nope'"),
         (["analyze"], "no architecture given"),
         (["analyze", "--all", "3_33_333"], "either ARCH arguments or --all"),
-        (["analyze", "3_33_333", "--cells", "/no/such/file.toml"], "does not exist"),
+        (["analyze", "3_33_333", "--family-file", "/no/such/file.toml"], "does not exist"),
+        (["analyze", "3_33_333", "--cells", "my.toml"], "the option is now --family-file my.toml"),
         (["analyze", "--all", "--out", "/no/such/dir/x.csv"], "does not exist"),
         (["train", "3_33_333", "--protocol", "rescaled"], "--base-lr"),
         (["train", "3_33_333", "--set", "epochz=3"], "protocol.epochz: unknown key"),
         (["train", "3_33_333", "--set", "batch_size=big"], "protocol.batch_size: expected int"),
         (["train", "3_33_333", "--protocol", "fancy"], "unknown protocol 'fancy'"),
         (["train", "3_99_333"], "digit '9'"),
-        (["train", "3_33_333", "--dataset", "cifar10", "--data", "/nonexistent"], "--download"),
+        (["train", "3_33_333", "--dataset", "cifar10", "--data-path", "/nonexistent"], "--download"),
         (["train", "3_33_333", "--dataset", "mnist"], "mnist"),
-        (["train", "3_33_333", "--width", "0"], "positive integer"),
+        (["train", "3_33_333", "--width", "0"], "must be an integer >= 1"),
         (["train", "2_02_002_0002", "-f", "mlp_dag", "--cells", "3"], "cells"),
         (["summary", "3_33_333", "--family", "nope"], "registered cell families"),
-        (["diagnose", "3_33_333", "--rules", "xavier"], "unknown rule xavier"),
+        (["diagnose", "3_33_333", "--inits", "xavier"], "unknown rule xavier"),
     ],
 )
 def test_bad_input_exits_2_with_a_message(capsys, argv, fragment):
@@ -128,7 +132,7 @@ def test_readme_user_family_example(capsys):
     example = ROOT / "examples" / "cells" / "nb201_conv5.toml"
     readme = (ROOT / "docs" / "cells.md").read_text()
     assert example.read_text().strip() in readme
-    code, out, _ = run(capsys, "analyze", "--json", "--cells", str(example),
+    code, out, _ = run(capsys, "analyze", "--json", "--family-file", str(example),
                        "|nor_conv_5x5~0|+|skip_connect~0|nor_conv_5x5~1|+|skip_connect~0|none~1|skip_connect~2|")
     rec = json.loads(out)
     assert code == 0

@@ -36,8 +36,7 @@ def test_cells_lists_every_op_kind_with_its_properties(capsys):
 @pytest.mark.parametrize("command", [["analyze"], ["summary"], ["train", "--epochs", "1", "--no-checkpoint"]])
 def test_a_disconnected_cell_exits_2_naming_its_nodes(capsys, tmp_path, command):
     (tmp_path / "loose.toml").write_text(NO_ZERO)
-    files = ["--cells" if command == ["analyze"] else "--family-file", str(tmp_path / "loose.toml")]
-    assert main([*command, *files, DISCONNECTED]) == 2
+    assert main([*command, "--family-file", str(tmp_path / "loose.toml"), DISCONNECTED]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert "disconnected cell: no edge joins nodes 2, 3 to the input node 0" in err

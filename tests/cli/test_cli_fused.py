@@ -11,7 +11,7 @@ import pytest
 import nasrescale.data
 from nasrescale.cli.main import main
 
-TINY = ["--width", "4", "--cells", "1", "--subset", "300", "--test-subset", "100", "--batch-size", "100",
+TINY = ["--width", "4", "--cells", "1", "--train-subset", "300", "--test-subset", "100", "--batch-size", "100",
         "--epochs", "2", "--quiet", "--no-checkpoint", "--history"]
 
 
@@ -66,8 +66,9 @@ def test_unfused_runs_one_after_another_and_degenerate_cells(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--seeds", "0,x"], "comma-separated integers"),
-    (["--seeds", "1,1"], "distinct"),
+    (["--seeds", "0,x"], "expected integers separated by spaces or commas"),
+    (["--seeds", "1,1"], "give each seed once"),
+    (["--seeds", "1", "0,1"], "give each seed once"),
     (["--protocols", "nb201,nope"], "unknown protocol"),
     (["--protocols", "rescaled"], "needs a base learning rate"),
 ])

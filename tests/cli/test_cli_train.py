@@ -18,7 +18,7 @@ from nasrescale.cli.main import main
 from pipeline_helpers import private_cache  # noqa: F401  (fixtures, used by name)
 
 
-TINY = ["--width", "4", "--cells", "1", "--subset", "500", "--test-subset", "200", "--batch-size", "100", "--quiet"]
+TINY = ["--width", "4", "--cells", "1", "--train-subset", "500", "--test-subset", "200", "--batch-size", "100", "--quiet"]
 ALL_3X3 = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_conv_3x3~1|nor_conv_3x3~2|"
 
 
@@ -134,7 +134,7 @@ def test_same_seed_same_result(capsys):
 
 def test_divergence_is_a_result_not_a_crash(capsys):
     code, out, _ = run(capsys, "train", "2_22_222_2222", "--family", "mlp_dag", "--set", "lr=50", "--epochs", "3",
-                       "--width", "32", "--subset", "500", "--test-subset", "100", "--quiet", "--no-checkpoint")
+                       "--width", "32", "--train-subset", "500", "--test-subset", "100", "--quiet", "--no-checkpoint")
     rec = json.loads(out)
     assert code == 0
     assert rec["diverged"] is True
@@ -153,13 +153,13 @@ def test_summary_json(capsys):
 
 
 def test_diagnose_text_and_json(capsys):
-    code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch", "32")
+    code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch-size", "32")
     assert code == 0
     assert "stage1 node3" in out
     assert "stage1.edge0->1" in out
     assert "in_degree_source" in out
-    code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch", "32", "--json",
-                       "--rules", "default,in_degree")
+    code, out, _ = run(capsys, "diagnose", "3_33_333", "--width", "8", "--cells", "1", "--batch-size", "32", "--json",
+                       "--inits", "default,in_degree")
     doc = json.loads(out)
     assert code == 0
     assert [r["rule"] for r in doc["rules"]] == ["default", "in_degree"]
@@ -169,7 +169,7 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     """Kill a real `nasrescale train` process after its first checkpoint, rerun the same
     command, and compare with an uninterrupted run: identical figures (CPU is deterministic)."""
     base = [sys.executable, "-m", "nasrescale", "train", "3_34_131", "--epochs", "5", "--width", "4", "--cells", "1",
-            "--subset", "1200", "--test-subset", "200", "--batch-size", "100", "--quiet", "--seed", "3"]
+            "--train-subset", "1200", "--test-subset", "200", "--batch-size", "100", "--quiet", "--seed", "3"]
     env = {**os.environ, "NASRESCALE_CACHE": str(tmp_path / "cache")}
     ckpt = tmp_path / "run.pt"
     proc = subprocess.Popen(base + ["--checkpoint", str(ckpt)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -1,4 +1,4 @@
-"""tools/pack_cifar10.py and loading an image pack with ``--data FILE.npz`` (small temp folders)."""
+"""tools/pack_cifar10.py and loading an image pack with ``--data-path FILE.npz`` (small temp folders)."""
 
 from __future__ import annotations
 

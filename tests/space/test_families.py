@@ -142,7 +142,7 @@ def test_user_family_via_path_overrides_and_resolves(tmp_path):
     fams = load_families([user])
     assert "t" in fams
     assert "nb201" in fams
-    assert resolve_family(None, [user]).name == "t"  # the one family in --cells
+    assert resolve_family(None, [user]).name == "t"  # the one family in --family-file
     assert resolve_family(None, []).name == "nb201"
     with pytest.raises(FamilyError, match="cell family: expected one of 'cnn_dag', .*got 'nope'; add one as cells/"):
         get_family("nope")
