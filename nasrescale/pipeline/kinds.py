@@ -106,14 +106,20 @@ def _retrain_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
         resolved.pop("lr_search")
 
 
-def _retrain_report(run_dir: Path) -> None:
-    """The ranking table, then the written ``report.md``; a failing report leaves the results."""
-    try:
-        print(ranking_text(run_dir))
-        print(f"report: {write_run_report(run_dir)}", file=sys.stderr)
-    except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
-        print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
-              "retry with `nasrescale report`", file=sys.stderr)
+def _text_then_report(text: Callable[[Path], str], write: Callable[[Path], Path]) -> Callable[[Path], None]:
+    """A kind's end of ``run``: print ``text``, then write the report; a failing report leaves the results."""
+    def report(run_dir: Path) -> None:
+        try:
+            print(text(run_dir))
+            print(f"report: {write(run_dir)}", file=sys.stderr)
+        except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
+            print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
+                  "retry with `nasrescale report`", file=sys.stderr)
+    return report
+
+
+#: the ranking table, then the written ``report.md``
+_retrain_report = _text_then_report(ranking_text, write_run_report)
 
 
 # -- lr_validation ------------------------------------------------------------------------
@@ -163,16 +169,9 @@ def _calibration_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
     resolved.pop("lr_search")
 
 
-def _calibration_report(run_dir: Path) -> None:
-    """The candidates' table, then ``report.md``; a failing report leaves the results."""
-    try:
-        print(calibration_text(run_dir))
-        print(f"report: {write_calibration_report(run_dir)}", file=sys.stderr)
-    except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
-        print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
-              "retry with `nasrescale report`", file=sys.stderr)
 
 
 register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, slices=False,
                            plan=lambda pipeline, archs: (calibration_plan(pipeline, archs), {}),
-                           after=_nothing_after, trim=_calibration_trim, report=_calibration_report))
+                           after=_nothing_after, trim=_calibration_trim,
+                           report=_text_then_report(calibration_text, write_calibration_report)))

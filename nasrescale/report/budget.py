@@ -117,6 +117,8 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
         "width": budget.get("width") or (first("width") or [None])[0],
         "cells": budget.get("cells") or (first("cells") or [None])[0],
         "train_subset": budget.get("train_subset"), "test_subset": budget.get("test_subset"),
+        "resolution": budget.get("resolution"),
+        "calibration": pipeline_value(pipe, "pipeline.calibration"),
         "train_images": max(first("train_images"), default=budget.get("train_subset")),
         "test_images": max(first("test_images"), default=budget.get("test_subset")),
         "full_train_images": _FULL_TRAIN.get(str(dataset)),
@@ -141,6 +143,9 @@ def budget_limits(facts: dict[str, Any]) -> list[str]:
     if (width or 16) < BENCHMARK_BUDGET["width"] or (cells or 5) < BENCHMARK_BUDGET["cells"]:
         out.append(f"width {width} and {cells} cell(s) per stage, not NB201's {BENCHMARK_BUDGET['width']} and "
                    f"{BENCHMARK_BUDGET['cells']}: the networks are not the benchmark's")
+    if facts.get("resolution"):
+        out.append(f"images box-downsampled to {facts['resolution']} x {facts['resolution']} pixels, not the "
+                   "benchmark's 32 x 32: the cells see coarser inputs")
     if len(facts.get("seeds") or []) < 2:
         out.append("one seed: no seed-noise band, so no tau difference can be told from seed noise")
     if (facts.get("archs") or 0) < 100:
@@ -176,6 +181,8 @@ def budget_section(store: StoreData) -> tuple[list[str], dict[str, Any]]:
                f"test {facts['test_images'] if facts['test_images'] is not None else 'all'} images")
     rows = [["dataset", facts["dataset"] or "?"], ["epochs", facts["epochs"]], ["width (C)", facts["width"]],
             ["cells per stage (N)", facts["cells"]], ["images", subsets],
+            ["resolution", f"{facts['resolution']} x {facts['resolution']} px (box-downsampled)"
+             if facts["resolution"] else "as stored"],
             ["learning rates", "; ".join(f"{k}: {v}" for k, v in facts["lrs"].items()) or "?"],
             ["seeds", ", ".join(map(str, facts["seeds"])) or "?"],
             ["precision (as trained)", ", ".join(facts["precision"]) or "?"],
@@ -185,8 +192,11 @@ def budget_section(store: StoreData) -> tuple[list[str], dict[str, Any]]:
     facts["limits"] = limits
     if limits:
         lines += ["**What this budget cannot show.** The paper's claims (and NAS-Bench-201's numbers) are at "
-                  f"{BENCHMARK_BUDGET['epochs']} epochs on the full training set with several seeds. This run "
-                  "checks that the pipeline works end to end; it says nothing about whether one protocol "
-                  "ranks or trains architectures better than another:", ""]
+                  f"{BENCHMARK_BUDGET['epochs']} epochs on the full training set with several seeds. "
+                  + ("How far this budget's ranking stands in for the benchmark's is measured by its calibration "
+                     f"(`{facts['calibration']}`, in the claims section above); beyond that it differs:"
+                     if facts.get("calibration") else
+                     "This run checks that the pipeline works end to end; it says nothing about whether one "
+                     "protocol ranks or trains architectures better than another:"), ""]
         lines += [f"- {limit}." for limit in limits] + [""]
     return lines, facts
