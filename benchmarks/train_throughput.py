@@ -11,7 +11,7 @@ batch size, epochs) and reports training images/s (evaluation excluded) and mode
     crop+flip, channels_last, the protocol's precision (bf16 autocast on CUDA), no per-step
     host sync, pruned cells;
 (c) fused groups of K = 2, 6, 12 runs (seeds 0..K-1) as one network
-    (``nasrescale.train.fused.train_fused``): model-images/s = K x images/s;
+    (``nasrescale.train.train_fused``): model-images/s = K x images/s;
 (d) ``jobs_per_gpu`` concurrent processes (``--jobs-per-gpu``): N single runs (seeds 0..N-1) as
     TrainJobs through the pipeline's pool executor (``nasrescale.executors.pool``, fusion off),
     N processes sharing one GPU; model-images/s = N x the processes' mean training images/s
@@ -65,8 +65,7 @@ from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family
 from nasrescale.scaling import param_groups
 from nasrescale.jobs.fusion import build_member
-from nasrescale.train import train
-from nasrescale.train.fused import train_fused
+from nasrescale.train import RunOptions, train, train_fused
 
 START = time.perf_counter()  # --time-budget counts from here (data loading included)
 ARCH = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|"
@@ -137,8 +136,8 @@ def fresh_model(family, data, width: int, cells: int, seed: int) -> nn.Module:  
 
 
 def ours_train(model: nn.Module, data, protocol, device: str, seed: int, compile_: bool) -> tuple[float, float]:  # noqa: ANN001
-    result = train(model, data, protocol, param_groups(model, protocol), device=device, seed=seed,
-                   progress=False, compile=compile_)
+    result = train(model, data, protocol, param_groups(model, protocol), RunOptions(device=device, compile=compile_),
+                   seed=seed)
     return result.images_per_s, result.test_accuracy
 
 
@@ -146,7 +145,7 @@ def fused_train(k: int, family, data, protocol, device: str, width: int, cells: 
                 compile_: bool) -> tuple[float, list[float]]:
     """K runs (seeds 0..K-1) as one fused network: (images/s per member, members' test accuracies)."""
     members = [build_member(ARCH, family, data, protocol, seed, width=width, cells=cells)[0] for seed in range(k)]
-    results = train_fused(members, data, device=device, progress=False, compile=compile_)
+    results = train_fused(members, data, RunOptions(device=device, compile=compile_))
     return results[0].images_per_s, [r.test_accuracy for r in results]
 
 
