@@ -50,10 +50,12 @@ class RunOptions:
         eval_batch_size: test images per batch; ``None``: 2048 for one run, 1024 for a fused group.
         compile: ``torch.compile`` the network (inductor caches compiled graphs on disk).
         memory_format: :data:`MEMORY_FORMATS`; the layout of weights and inputs.
+        split_convs: a fused group computes each convolution as K plain ones instead of one
+            grouped one (:class:`~nasrescale.models.fused.MemberConv2d`).
         cpu_autocast: honour a ``bf16`` protocol on the CPU too; by default the CPU trains in
             fp32 (:func:`~nasrescale.train.precision.trained_precision`). The only option that
-            changes what a run computes; ``memory_format`` and ``compile`` change its speed
-            and at most its float rounding.
+            changes what a run computes; ``memory_format``, ``compile`` and ``split_convs``
+            change its speed and at most its float rounding.
     """
 
     device: str = "cpu"
@@ -67,6 +69,7 @@ class RunOptions:
     eval_batch_size: int | None = None
     compile: bool = False
     memory_format: str = "channels_last"
+    split_convs: bool = False
     cpu_autocast: bool = False
 
     def __post_init__(self) -> None:

@@ -71,7 +71,7 @@ class RunSetup:
 
     def __init__(self, device: torch.device, data: ImageData, protocol: Protocol,
                  dtype: torch.dtype = torch.float32, options: RunOptions | None = None) -> None:
-        options = options or RunOptions()
+        self.options = options = options or RunOptions()
         self.device = device
         cuda = device.type == "cuda"
         precision = trained_precision(protocol.precision, device.type, options.cpu_autocast)

@@ -96,7 +96,8 @@ class FusedWeights:
     def __init__(self, members: Sequence[FusedMember], data: ImageData, setup: RunSetup) -> None:
         identities, groups = check_members(members, data)
         self.protocol, self.k, self.members, self.setup = members[0].protocol, len(members), members, setup
-        self.fused = FusedNetwork([m.model for m in members]).to(setup.device, memory_format=setup.memory_format)
+        self.fused = FusedNetwork([m.model for m in members], setup.options.split_convs).to(
+            setup.device, memory_format=setup.memory_format)
         self.module = self.fused
         params, base_lrs, wds = lr_rows(members, groups, self.fused)
         self.opt = FusedSGD(params, base_lrs, wds, members=self.k, momentum=self.protocol.momentum,
