@@ -85,6 +85,16 @@ def test_degenerate_cell_is_recorded_at_chance_without_training(nb201):
     assert {"nasrescale", "torch", "cuda", "device_name", "hostname", "finished_at"} <= set(rec["provenance"])
 
 
+def test_the_record_states_the_precision_the_run_trains_in(nb201):
+    """One rule (trained_precision) for the engine and the record: a bf16 protocol trains and is
+    recorded in fp32 on the CPU, in bf16 where the options ask for CPU autocast."""
+    job = TrainJob(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=20), load_protocol("nb201"), seed=0,
+                   width=4, cells=1)
+    assert job.protocol.precision == "bf16"
+    assert job.run()["precision"] == "fp32"
+    assert job.run(RunOptions(cpu_autocast=True))["precision"] == "bf16"
+
+
 def test_run_streams_epochs_and_resumes_from_its_checkpoint(nb201, tmp_path):
     protocol = load_protocol("nb201", ["epochs=2", "batch_size=50"])
     job = TrainJob("3_11_111", nb201, DataSpec("cifar10-subset", train_subset=200, test_subset=100), protocol,
