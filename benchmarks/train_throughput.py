@@ -11,13 +11,28 @@ batch size, epochs) and reports training images/s (evaluation excluded) and mode
     crop+flip, channels_last, the protocol's precision (bf16 autocast on CUDA), no per-step
     host sync, pruned cells;
 (c) fused groups of K = 2, 6, 12 runs (seeds 0..K-1) as one network
-    (``nasrescale.train.fused.train_fused``): model-images/s = K x images/s;
+    (``nasrescale.train.train_fused``): model-images/s = K x images/s;
 (d) ``jobs_per_gpu`` concurrent processes (``--jobs-per-gpu``): N single runs (seeds 0..N-1) as
     TrainJobs through the pipeline's pool executor (``nasrescale.executors.pool``, fusion off),
     N processes sharing one GPU; model-images/s = N x the processes' mean training images/s
     (each process's own training time). On a CPU the N processes share the cores (devices
     ``["cpu"] * N``): a stand-in for the code path, labelled as such, not a GPU figure;
 (e) CUDA graphs: not implemented (not measured on a GPU yet).
+
+Against the machine's limit, in the same run (``benchmarks/machine_peak.py``): the device's
+measured fp32 GEMM (2048^2) and 3x3-convolution (C = ``--width``, the images' side, batch 256;
+NCHW and channels_last) GFLOP/s; each configuration's achieved model GFLOP/s (model-images/s x
+3 x the pruned network's forward FLOPs, :func:`nasrescale.models.cost.model_cost`) and
+``peak_fraction`` (its share of the GEMM figure); and ``epoch_s``, the seconds one run's epoch
+of ``--budget-images`` training images costs at that rate (the study's budget per epoch).
+``--resolution R`` box-downsamples every image to R x R first (the data's ``resolution`` knob).
+The last lines read ``peak_fraction=<best engine configuration's>`` and ``ratio=``.
+
+Speed settings under trial (defaults: today's behaviour): ``--memory-format contiguous``
+(NCHW instead of channels_last), ``--split-convs`` (fused groups: K plain convolutions instead of
+one grouped one), ``--compile`` (``torch.compile``; inductor caches compiled graphs on disk),
+``--threads N`` (``torch.set_num_threads``); ``--profile N`` prints ``torch.profiler``'s N
+busiest ops of one engine epoch (fp32, the timed images).
 
 (b)-(d) run once per ``--precisions`` entry (``bf16,fp32``: the protocol's ``precision``; the
 CPU always trains in fp32); (a) is fp32, as the released code. On CUDA every in-process
@@ -38,7 +53,9 @@ Usage:
         --accuracy --acc-images 50000 --acc-epochs 5 --data .data/cifar10.npz  # H100, full size
     python benchmarks/train_throughput.py --width 4 --cells 1 --train-images 256 --epochs 1 --ks 2 \
         --jobs-per-gpu 1,2 --workers 0                                      # CPU smoke run (seconds)
-    tools/gpu_allocation.sh bench            # the full-size run within a GPU time budget (bf16 and fp32, JSON)
+    python benchmarks/train_throughput.py --width 8 --cells 1 --train-images 2048 --epochs 1 --ks 2,6 \
+        --jobs-per-gpu "" --precisions fp32 --budget-images 10000 --profile 15  # the CPU study's budget
+    tools/gpu_visit.sh bench                 # the full-size run of a GPU visit (bf16 and fp32, JSON)
 """
 
 from __future__ import annotations
@@ -57,6 +74,7 @@ from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
 from nasrescale.data import load_dataset, subset
+from nasrescale.data.resize import downsample
 from nasrescale.executors.base import ExecutorSettings
 from nasrescale.executors.pool import PoolExecutor
 from nasrescale.jobs.job import DataSpec, TrainJob
@@ -65,8 +83,9 @@ from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family
 from nasrescale.scaling import param_groups
 from nasrescale.jobs.fusion import build_member
-from nasrescale.train import train
-from nasrescale.train.fused import train_fused
+from nasrescale.train import RunOptions, train, train_fused
+
+from machine_peak import measure_peaks, profile_top_ops, train_flops_per_image
 
 START = time.perf_counter()  # --time-budget counts from here (data loading included)
 ARCH = "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|"
@@ -91,7 +110,8 @@ def reference_train(model: nn.Module, data, protocol, device: str, workers: int,
     """Train like the released code; return (training images/s, test accuracy %)."""
     torch.manual_seed(seed)
     mean, std = list(data.mean), list(data.std)
-    train_tf = transforms.Compose([transforms.RandomHorizontalFlip(), transforms.RandomCrop(32, padding=4),
+    side = data.train_images.shape[-1]
+    train_tf = transforms.Compose([transforms.RandomHorizontalFlip(), transforms.RandomCrop(side, padding=data.crop_padding),
                                    transforms.ToTensor(), transforms.Normalize(mean, std)])
     test_tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize(mean, std)])
     cuda = device.startswith("cuda")
@@ -133,20 +153,26 @@ def reference_train(model: nn.Module, data, protocol, device: str, workers: int,
 
 def fresh_model(family, data, width: int, cells: int, seed: int) -> nn.Module:  # noqa: ANN001
     torch.manual_seed(seed)
-    return build_model(ARCH, family, data.num_classes, width=width, cells=cells)
+    side = data.train_images.shape[-1]
+    return build_model(ARCH, family, data.num_classes, in_shape=(3, side, side), width=width, cells=cells)
 
 
-def ours_train(model: nn.Module, data, protocol, device: str, seed: int, compile_: bool) -> tuple[float, float]:  # noqa: ANN001
-    result = train(model, data, protocol, param_groups(model, protocol), device=device, seed=seed,
-                   progress=False, compile=compile_)
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The engine's options of every (b) and (c) configuration."""
+    return RunOptions(device=args.device, compile=args.compile, memory_format=args.memory_format,
+                      split_convs=args.split_convs)
+
+
+def ours_train(model: nn.Module, data, protocol, seed: int, options: RunOptions) -> tuple[float, float]:  # noqa: ANN001
+    result = train(model, data, protocol, param_groups(model, protocol), options, seed=seed)
     return result.images_per_s, result.test_accuracy
 
 
-def fused_train(k: int, family, data, protocol, device: str, width: int, cells: int,  # noqa: ANN001
-                compile_: bool) -> tuple[float, list[float]]:
+def fused_train(k: int, family, data, protocol, width: int, cells: int,  # noqa: ANN001
+                options: RunOptions) -> tuple[float, list[float]]:
     """K runs (seeds 0..K-1) as one fused network: (images/s per member, members' test accuracies)."""
     members = [build_member(ARCH, family, data, protocol, seed, width=width, cells=cells)[0] for seed in range(k)]
-    results = train_fused(members, data, device=device, progress=False, compile=compile_)
+    results = train_fused(members, data, options)
     return results[0].images_per_s, [r.test_accuracy for r in results]
 
 
@@ -154,7 +180,7 @@ def pool_train(n: int, family, args, protocol, cuda: bool) -> tuple[float, float
     """N single runs (seeds 0..N-1) as N concurrent pool processes on one device: (mean training
     images/s per process, wall-clock images/s of the whole pool, spawn, data and evaluation included)."""
     name = "cifar10" if args.data else "cifar10-subset"
-    data = DataSpec(name, args.data, None, args.train_images, 256)  # the timed configurations' images
+    data = DataSpec(name, args.data, None, args.train_images, 256, args.resolution)  # the timed images
     jobs = [TrainJob(ARCH, family, data, protocol, seed=s, width=args.width, cells=args.cells) for s in range(n)]
     devices = ["cuda:0" if cuda else "cpu"] * n  # one GPU, N processes (CPU: N processes share the cores)
     pool = PoolExecutor(ExecutorSettings(device="cuda" if cuda else "cpu", jobs_per_gpu=n, fuse=False),
@@ -193,6 +219,9 @@ class Row:
     counts: bool = True
     checked: bool = False
     note: str = ""
+    gflops: float | None = None
+    peak_fraction: float | None = None
+    epoch_s: float | None = None
 
     def to_json(self) -> dict:
         return {**self.__dict__, "model_ips": self.ips * self.runs}
@@ -247,6 +276,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--precisions", default="bf16", help="precisions of (b)-(d), e.g. bf16,fp32 (the CPU always "
                                                              "trains in fp32); (a) is fp32, as the released code")
     parser.add_argument("--time-budget", type=float, default=None, help="seconds: skip what would not end in time")
+    parser.add_argument("--resolution", type=int, default=None, help="box-downsample every image to this side first")
+    parser.add_argument("--budget-images", type=int, default=None,
+                        help="training images per epoch of the study's budget, for epoch_s (default: --train-images)")
+    parser.add_argument("--memory-format", default="channels_last", choices=["channels_last", "contiguous"],
+                        help="layout of (b)/(c)'s weights and inputs")
+    parser.add_argument("--split-convs", action="store_true", help="(c): K plain convolutions, not one grouped one")
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads for this process")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print torch.profiler's N busiest ops of one engine epoch (fp32)")
     parser.add_argument("--json", help="also write every figure to this JSON file")
     return parser.parse_args()
 
@@ -256,8 +294,11 @@ class Bench:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args, self.family = args, get_family("nb201")
-        self.data = load_dataset("cifar10", args.data) if args.data else load_dataset("cifar10-subset")
+        data = load_dataset("cifar10", args.data) if args.data else load_dataset("cifar10-subset")
+        self.data = downsample(data, args.resolution) if args.resolution else data
         self.timing_data = subset(self.data, args.train_images, 256, seed=0)
+        self.side = self.data.train_images.shape[-1]
+        self.options = run_options(args)
         self.cuda = args.device.startswith("cuda")
         self.clock = Clock(args.time_budget)
         self.rows: list[Row] = []
@@ -298,14 +339,20 @@ class Bench:
                 self._pool_row(n, timed, p)
 
     def _engine(self, warm, timed):  # noqa: ANN001, ANN202
-        d, a = self.timing_data, self.args
-        return lambda: (ours_train(self.model(d, 0), d, warm, a.device, 0, a.compile),
-                        ours_train(self.model(d, 0), d, timed, a.device, 0, a.compile)[0])[1]
+        d, o = self.timing_data, self.options
+        return lambda: (ours_train(self.model(d, 0), d, warm, 0, o), ours_train(self.model(d, 0), d, timed, 0, o)[0])[1]
 
     def _fused(self, k: int, warm, timed):  # noqa: ANN001, ANN202
-        a, d = self.args, self.timing_data
-        return lambda: (fused_train(k, self.family, d, warm, a.device, a.width, a.cells, a.compile),
-                        fused_train(k, self.family, d, timed, a.device, a.width, a.cells, a.compile)[0])[1]
+        a, d, o = self.args, self.timing_data, self.options
+        return lambda: (fused_train(k, self.family, d, warm, a.width, a.cells, o),
+                        fused_train(k, self.family, d, timed, a.width, a.cells, o)[0])[1]
+
+    def profile(self) -> None:
+        """``--profile N``: the busiest ops of one engine epoch (fp32) on the timed images."""
+        d, protocol = self.timing_data, self.protocol(1)
+        ours_train(self.model(d, 0), d, protocol, 0, self.options)  # warm-up
+        print(profile_top_ops(lambda: ours_train(self.model(d, 0), d, protocol, 0, self.options),
+                              self.args.profile, self.cuda), flush=True)
 
     def _pool_row(self, n: int, timed, precision: str) -> None:  # noqa: ANN001
         """(d): each process warms up in its own first epoch (counted: a pipeline job does too)."""
@@ -347,7 +394,7 @@ class Bench:
             return ref
         if row.label.startswith("(b)"):
             engine[row.precision] = self.clock.run(f"accuracy {row.label}", lambda: [
-                ours_train(self.model(data, s), data, recipe, a.device, s, a.compile)[1] for s in range(a.seeds)])
+                ours_train(self.model(data, s), data, recipe, s, self.options)[1] for s in range(a.seeds)])
             return engine[row.precision]
         if row.label.startswith("(d)"):  # each process runs the engine itself: (b)'s verdict
             if engine.get(row.precision):
@@ -356,25 +403,46 @@ class Bench:
             return None
         k = row.runs
         return self.clock.run(f"accuracy {row.label}", lambda: fused_train(
-            k, self.family, data, recipe, a.device, a.width, a.cells, a.compile)[1])
+            k, self.family, data, recipe, a.width, a.cells, self.options)[1])
+
+    def limits(self) -> None:
+        """The machine's measured fp32 GEMM and 3x3-conv GFLOP/s and the model's FLOPs per trained image."""
+        a = self.args
+        self.peaks = measure_peaks(a.device, a.width, self.side)
+        self.flops = train_flops_per_image(ARCH, self.family, self.data.num_classes, a.width, a.cells, self.side)
+        print("machine: " + ", ".join(f"{k}={v:,.1f}" for k, v in self.peaks.items())
+              + f"; model: {self.flops / 6e6:,.2f} M MACs per image forward, {self.side}x{self.side} images",
+              flush=True)
+
+    def _against_limits(self, r: Row) -> None:
+        """A row's achieved model GFLOP/s, its share of the GEMM peak, and one run's epoch cost at the budget."""
+        model_ips = r.ips * r.runs
+        r.gflops = model_ips * self.flops / 1e9
+        r.peak_fraction = r.gflops / self.peaks["gemm_gflops"]
+        r.epoch_s = (self.args.budget_images or self.args.train_images) / model_ips
 
     def table(self, extra: dict) -> dict:
-        """Print the table, the notes and ``ratio=``; return everything as JSON-ready data."""
-        print(f"{'configuration':<28} {'images/s':>10} {'model-img/s':>12} {'peak MiB':>9}  accuracy")
+        """Print the table, the notes, ``peak_fraction=`` and ``ratio=``; return everything as JSON-ready data."""
+        budget = self.args.budget_images or self.args.train_images
+        print(f"{'configuration':<28} {'images/s':>10} {'model-img/s':>12} {'peak MiB':>9} {'GFLOP/s':>8} "
+              f"{'peak_frac':>9} {'epoch_s':>8}  accuracy   (epoch_s: one run's epoch of {budget:,} images)")
         for r in self.rows:
+            self._against_limits(r)
             peak = f"{r.peak_mib:>9,.0f}" if r.peak_mib is not None else f"{'-':>9}"
-            print(f"{r.label:<28} {r.ips:>10,.1f} {r.ips * r.runs:>12,.1f} {peak}  {r.accuracy}")
+            print(f"{r.label:<28} {r.ips:>10,.1f} {r.ips * r.runs:>12,.1f} {peak} {r.gflops:>8,.1f} "
+                  f"{r.peak_fraction:>9.2f} {r.epoch_s:>8,.1f}  {r.accuracy}")
         if not self.cuda:
             print("* (d) on the CPU: N processes share the cores (devices ['cpu'] * N), a stand-in for the "
                   "jobs_per_gpu code path, not a GPU figure; the CPU trains in fp32 whatever the precision says")
         for r in (r for r in self.rows if r.note):
             print(f"  {r.label}: {r.note}")
-        print(f"{'(e) CUDA graphs':<28} not implemented")
+        print(f"{'(e) CUDA graphs':<28} not implemented (not measured: no GPU in the session that built this)")
         for key, value in extra.items():
             print(f"{key}: {value}")
         if self.clock.skipped:
             print(f"skipped for the time budget: {', '.join(self.clock.skipped)}")
-        return {"rows": [r.to_json() for r in self.rows], "skipped": self.clock.skipped, **extra, **self.ratio()}
+        return {"rows": [r.to_json() for r in self.rows], "skipped": self.clock.skipped, "peaks": self.peaks,
+                "train_flops_per_image": self.flops, **extra, **self.ratio()}
 
     def ratio(self) -> dict:
         """Best nasrescale model-images/s at parity (or unchecked) over the reference's images/s."""
@@ -386,18 +454,26 @@ class Bench:
         best = max(ours, key=lambda r: r.ips * r.runs)
         unchecked = " (accuracy not checked)" if not best.checked else ""
         print(f"best: {best.label} ({best.ips * best.runs:,.1f} model-img/s){unchecked}")
+        print(f"peak_fraction={best.peak_fraction:.2f}")
         print(f"ratio={best.ips * best.runs / ref.ips:.2f}")
-        return {"best": best.label, "ratio": best.ips * best.runs / ref.ips, "best_checked": best.checked}
+        return {"best": best.label, "ratio": best.ips * best.runs / ref.ips, "best_checked": best.checked,
+                "peak_fraction": best.peak_fraction}
 
 
 def main() -> None:
     args = parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     bench = Bench(args)
     name = torch.cuda.get_device_name() if bench.cuda else f"CPU ({torch.get_num_threads()} threads)"
     header = (f"device: {name}; torch {torch.__version__}; CUDA {torch.version.cuda}; arch {ARCH}; C={args.width}, "
-              f"N={args.cells}; {args.train_images} images x {args.epochs} epochs, batch 256; precisions "
+              f"N={args.cells}; {args.train_images} images of {bench.side}x{bench.side} x {args.epochs} epochs, "
+              f"batch 256; memory format {args.memory_format}; precisions "
               f"{','.join(bench.precisions)}; reference workers {args.workers}; load average {os.getloadavg()[0]:.1f}")
     print(header, flush=True)
+    bench.limits()
+    if args.profile:
+        bench.profile()
     bench.timing()
     extra = bench.accuracy() if args.accuracy else {}
     result = {"header": header, "device": name, "torch": torch.__version__, "cuda": torch.version.cuda,

@@ -36,8 +36,8 @@ class FakeJob:
     def cost(self) -> float:
         return self.weight
 
-    def run(self, *, device: str, checkpoint_dir: Path | None, progress: bool = False,
-            on_epoch: Any = None) -> dict[str, Any]:
+    def run(self, options: Any) -> dict[str, Any]:
+        device, on_epoch = options.device, options.on_epoch
         first = bool(self.marker) and not os.path.exists(self.marker)
         if self.marker:
             Path(self.marker).write_text(str(os.getpid()))  # which process ran it

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import Protocol, load_protocol
+from ..train.options import RunOptions
 from .common import add_seeds_option, family_from_args, parse_archs, protocol_overrides, seeds_from_args
 
 __all__ = ["add_fuse_options", "wants_fused", "run_fused"]
@@ -78,20 +79,20 @@ def run_fused(args: argparse.Namespace) -> int:
     if args.checkpoint and not args.fuse and len(jobs) > 1:
         raise ConfigError("--checkpoint names one file: use it with --fuse (one group), or leave it out")
     cache = resolve_cache_dir() / "checkpoints"
-    common = {"device": device, "checkpoint_every": args.checkpoint_every, "compile": args.compile,
-              "progress": not args.quiet, "keep_checkpoint": bool(args.checkpoint)}
+    common = RunOptions(device=device, checkpoint_every=args.checkpoint_every, compile=args.compile,
+                        progress=not args.quiet, keep_checkpoint=bool(args.checkpoint))
     if args.fuse:
         trained = [j for j in jobs if not j.degenerate]
         checkpoint = None if args.no_checkpoint or not trained else (
             Path(args.checkpoint) if args.checkpoint else cache / group_checkpoint_name(trained))
-        records = train_jobs_fused(jobs, checkpoint=checkpoint, **common)
+        records = train_jobs_fused(jobs, common.replace(checkpoint=checkpoint))
         sizes = [len(trained) if not j.degenerate else 0 for j in jobs]
     else:  # one after another, each exactly as `nasrescale train` runs it (same checkpoint file)
         records = []
         for job in jobs:
             checkpoint = None if args.no_checkpoint else (
                 Path(args.checkpoint) if args.checkpoint else cache / f"train-{job.key()}.pt")
-            records.append(job.run(checkpoint=checkpoint, **common))
+            records.append(job.run(common.replace(checkpoint=checkpoint)))
         sizes = [0 if j.degenerate else 1 for j in jobs]
     if any(r.get("resumed_from") for r in records):
         print(f"resumed from epoch {max(r.get('resumed_from') or 0 for r in records)} of a checkpoint", file=sys.stderr)

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
+from ..train.options import RunOptions
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
                      int_at_least, parse_archs, positive_float, protocol_overrides)
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
@@ -80,8 +81,8 @@ def run_train(args: argparse.Namespace) -> int:
     checkpoint = None
     if not args.no_checkpoint:
         checkpoint = Path(args.checkpoint) if args.checkpoint else resolve_cache_dir() / "checkpoints" / f"train-{key}.pt"
-    record = job.run(device=device, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every,
-                     compile=args.compile, progress=not args.quiet, keep_checkpoint=bool(args.checkpoint))
+    record = job.run(RunOptions(device=device, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every,
+                                compile=args.compile, progress=not args.quiet, keep_checkpoint=bool(args.checkpoint)))
     if record.get("resumed_from"):
         print(f"resumed from epoch {record['resumed_from']} of {checkpoint}", file=sys.stderr)
     record["device"] = device

@@ -16,12 +16,12 @@ member fails with the error).
 >>> class Job:
 ...     def key(self): return "k1"
 ...     def cost(self): return 1.0
-...     def run(self, *, device, checkpoint_dir, progress=False, on_epoch=None):
+...     def run(self, options):
 ...         return {"test_accuracy": 50.0, "diverged": False}
 >>> execute(Job(), device="cpu", checkpoint_dir=None).status == Status.DONE
 True
 >>> class Bad(Job):
-...     def run(self, **kw): raise RuntimeError("boom")
+...     def run(self, options): raise RuntimeError("boom")
 >>> o = execute(Bad(), device="cpu", checkpoint_dir=None)
 >>> str(o.status), "RuntimeError: boom" in o.error
 ('failed', True)
@@ -36,7 +36,9 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 
 from ..errors import ConfigError
 from ..jobs.grouping import DEFAULT_MAX_MEMBERS
+from ..jobs.spec import RunnableJob
 from ..store.job_status import Status
+from ..train.options import RunOptions
 from .registry import executor_entry
 
 __all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome", "execute", "execute_all",
@@ -104,17 +106,6 @@ class Outcome:
     attempts: int = 1
 
 
-class RunnableJob(Protocol):
-    """What an executor needs of a job."""
-
-    def key(self) -> str: ...  # noqa: D102 - content hash of what determines the result
-
-    def cost(self) -> float: ...  # noqa: D102 - relative run time, for longest-first order
-
-    def run(self, *, device: str, checkpoint_dir: Path | None, progress: bool = False,
-            on_epoch: Callable[[dict], None] | None = None) -> dict[str, Any]: ...  # noqa: D102
-
-
 OnOutcome = Callable[[Outcome], None]
 
 
@@ -152,7 +143,7 @@ def execute(job: RunnableJob, *, device: str, checkpoint_dir: Path | None, attem
     return execute_all(job, device=device, checkpoint_dir=checkpoint_dir, attempt=attempt, progress=progress)[0]
 
 
-def execute_all(unit: Any, *, device: str, checkpoint_dir: Path | None, attempt: int = 1,
+def execute_all(unit: RunnableJob, *, device: str, checkpoint_dir: Path | None, attempt: int = 1,
                 progress: bool = False) -> list[Outcome]:
     """Run a job or a group of jobs (see the module docstring); one :class:`Outcome` per job.
 
@@ -162,13 +153,13 @@ def execute_all(unit: Any, *, device: str, checkpoint_dir: Path | None, attempt:
     >>> class Pair:
     ...     def member_keys(self): return ["a", "b"]
     ...     def key(self): return "group"
-    ...     def run(self, **kw): return [{"diverged": False}, {"diverged": True}]
+    ...     def run(self, options): return [{"diverged": False}, {"diverged": True}]
     >>> [(o.key, str(o.status)) for o in execute_all(Pair(), device="cpu", checkpoint_dir=None)]
     [('a', 'done'), ('b', 'diverged')]
     """
     keys = unit_keys(unit)
     try:
-        result = unit.run(device=device, checkpoint_dir=checkpoint_dir, progress=progress)
+        result = unit.run(RunOptions(device=device, checkpoint_dir=checkpoint_dir, progress=progress))
         records = result if isinstance(result, list) else [result]
         if len(records) != len(keys):
             raise RuntimeError(f"a unit of {len(keys)} job(s) returned {len(records)} record(s)")

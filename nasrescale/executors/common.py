@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Sequence
 from tqdm.auto import tqdm
 
 from ..store.job_status import Status
+from ..train.options import RunOptions
 from .base import OnOutcome, Outcome, RunnableJob, unit_keys
 
 __all__ = ["WorkerFault", "is_worker_fault", "longest_first", "job_bar", "kill_hook_keys",
@@ -89,10 +90,10 @@ class JobWrapper:
     >>> class J:
     ...     def key(self): return "k1"
     ...     def cost(self): return 2.0
-    ...     def run(self, **kwargs): return ("ran", kwargs)
+    ...     def run(self, options): return ("ran", options.device)
     >>> w = JobWrapper(J())
-    >>> w.key(), w.member_keys(), w.cost(), w.run(device="cpu")
-    ('k1', ['k1'], 2.0, ('ran', {'device': 'cpu'}))
+    >>> w.key(), w.member_keys(), w.cost(), w.run(RunOptions(device="cpu"))
+    ('k1', ['k1'], 2.0, ('ran', 'cpu'))
     """
 
     def __init__(self, job: RunnableJob) -> None:
@@ -107,8 +108,8 @@ class JobWrapper:
     def cost(self) -> float:
         return self.job.cost()
 
-    def run(self, **kwargs: Any) -> Any:
-        return self.job.run(**kwargs)
+    def run(self, options: RunOptions) -> Any:
+        return self.job.run(options)
 
 
 class _KillAtEpoch(JobWrapper):
@@ -118,8 +119,8 @@ class _KillAtEpoch(JobWrapper):
         super().__init__(job)
         self.epoch = epoch
 
-    def run(self, **kwargs: Any) -> Any:
-        inner: Callable[[dict], None] | None = kwargs.pop("on_epoch", None)
+    def run(self, options: RunOptions) -> Any:
+        inner = options.on_epoch
 
         def on_epoch(info: dict) -> None:
             if inner is not None:
@@ -127,7 +128,7 @@ class _KillAtEpoch(JobWrapper):
             if int(info.get("epoch", 1)) >= self.epoch:
                 os.kill(os.getpid(), signal.SIGKILL)  # a worker dying mid-job, as the OOM killer does
 
-        return self.job.run(**kwargs, on_epoch=on_epoch)
+        return self.job.run(options.replace(on_epoch=on_epoch))
 
 
 def with_kill_hook(job: RunnableJob, keys: Sequence[str] | frozenset[str], attempt: int) -> RunnableJob:

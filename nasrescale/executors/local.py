@@ -9,7 +9,7 @@ over jobs shows the ETA, and its postfix the running job's epoch and loss. With
 ...     def __init__(self, k): self.k = k
 ...     def key(self): return self.k
 ...     def cost(self): return float(len(self.k))
-...     def run(self, *, device, checkpoint_dir, progress=False, on_epoch=None):
+...     def run(self, options):
 ...         return {"test_accuracy": 50.0, "diverged": False}
 >>> seen = []
 >>> LocalExecutor(ExecutorSettings(device="cpu"), progress=False).run([Job("a"), Job("bbb")], seen.append)
@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 from tqdm.auto import tqdm
 
 from ..jobs.grouping import plan_units
+from ..train.options import RunOptions
 from .base import ExecutorSettings, OnOutcome, RunnableJob, execute_all, unit_keys
 from .common import JobWrapper, deliver
 
@@ -38,9 +39,8 @@ class _Watched(JobWrapper):
         super().__init__(job)
         self.on_epoch = on_epoch
 
-    def run(self, **kwargs: Any) -> Any:
-        kwargs.setdefault("on_epoch", self.on_epoch)
-        return self.job.run(**kwargs)
+    def run(self, options: RunOptions) -> Any:
+        return self.job.run(options if options.on_epoch is not None else options.replace(on_epoch=self.on_epoch))
 
 
 class LocalExecutor:

@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..data.types import ImageData
 from ..scaling.rules import InitializedModel, init_model
 from ..train import train
+from ..train.options import RunOptions
 from .records import base_record, discard_unreadable, provenance, resolve_device
+from .spec import TrainSpec
 
 __all__ = ["start_run", "run_job", "degenerate_metrics"]
 
 
-def start_run(job: Any, data: ImageData, device: str) -> tuple[InitializedModel, dict[str, Any]]:
+def start_run(job: TrainSpec, data: ImageData, options: RunOptions) -> tuple[InitializedModel, dict[str, Any]]:
     """``job``'s network (seeded, built from the job's parsed graph, initialized by its protocol's
-    init rule, with its LR plan) and its record's job fields for a run on ``device``."""
+    init rule, with its LR plan) and its record's job fields for a run with ``options``."""
     run = init_model(job.graph, job.family, data, job.protocol, job.seed, **job.size())
-    return run, base_record(job, run.model, run.plan, data, device)
+    return run, base_record(job, run.model, run.plan, data, options)
 
 
 def degenerate_metrics(plan_lr: float, num_classes: int) -> dict[str, Any]:
@@ -34,26 +36,22 @@ def degenerate_metrics(plan_lr: float, num_classes: int) -> dict[str, Any]:
                 lrs=[plan_lr], history=[], resumed_from=None, finished=True)
 
 
-def run_job(job: Any, *, device: str = "cpu", checkpoint_dir: str | Path | None = None, progress: bool = False,
-            on_epoch: Callable[[dict[str, Any]], None] | None = None, checkpoint: str | Path | None = None,
-            checkpoint_every: int = 1, keep_checkpoint: bool = True, compile: bool = False) -> dict[str, Any]:
-    """Train ``job`` alone and return its record (arguments: :meth:`~nasrescale.jobs.job.TrainJob.run`)."""
-    start, device = time.perf_counter(), resolve_device(device)
+def run_job(job: TrainSpec, options: RunOptions) -> dict[str, Any]:
+    """Train ``job`` alone and return its record (see :meth:`~nasrescale.jobs.job.TrainJob.run`)."""
+    start, options = time.perf_counter(), options.replace(device=resolve_device(options.device))
     job.protocol.require_lr()  # before loading any data
     data = job.data.load()
-    run, record = start_run(job, data, device)
+    run, record = start_run(job, data, options)
     if record["degenerate"]:  # constant output: chance accuracy, nothing to train
         record.update(degenerate_metrics(run.plan.lr, data.num_classes))
     else:
-        path = Path(checkpoint) if checkpoint is not None else None
-        if path is None and checkpoint_dir is not None:
-            path = job.checkpoint_path(checkpoint_dir)
+        path = Path(options.checkpoint) if options.checkpoint is not None else None
+        if path is None and options.checkpoint_dir is not None:
+            path = job.checkpoint_path(options.checkpoint_dir)
             record["checkpoint_discarded"] = discard_unreadable(path)
-        result = train(run.model, data, job.protocol, run.param_groups(), device=device, seed=job.seed,
-                       checkpoint=path, checkpoint_every=checkpoint_every, compile=compile, progress=progress,
-                       fingerprint=job.key(), keep_checkpoint=keep_checkpoint, on_epoch=on_epoch,
-                       identity=job.identity(), optimizer=run.optimizer)
+        result = train(run.model, data, job.protocol, run.param_groups(), options.replace(checkpoint=path),
+                       seed=job.seed, fingerprint=job.key(), identity=job.identity(), optimizer=run.optimizer)
         record.update(result.to_json())
     record["wall_time_s"] = time.perf_counter() - start
-    record["provenance"] = provenance(device)
+    record["provenance"] = provenance(options.device)
     return record

@@ -1,9 +1,9 @@
 """Which training runs fuse into one network, and how a fused group's members are built.
 
 Runs fuse (train as one :class:`~nasrescale.models.fused.FusedNetwork`, see
-:func:`nasrescale.train.fused.train_fused`) when they share everything but seed, init rule and
+:func:`nasrescale.train.train_fused`) when they share everything but seed, init rule and
 LR: the architecture, the cell family, the dataset (and its test split and subsets), the model
-size, and the protocol's :func:`~nasrescale.train.fused.fusion_key` (epochs, batch size,
+size, and the protocol's :func:`~nasrescale.train.members.fusion_key` (epochs, batch size,
 augmentation, schedule shape, warmup, momentum, Nesterov, weight decay, label smoothing,
 precision). A pipeline's seeds x {default, rescaled} of one cell are exactly such a group.
 
@@ -22,7 +22,7 @@ import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 
@@ -32,10 +32,13 @@ from ..protocol import Protocol
 from ..scaling.lr import LrPlan
 from ..scaling.rules import get_init_rule, init_model
 from ..space.families import CellFamily
-from ..train.fused import FusedMember, fusion_key, train_fused
+from ..train import train_fused
+from ..train.members import FusedMember, fusion_key
+from ..train.options import RunOptions
 from .execute import start_run
 from .grouping import DEFAULT_MAX_MEMBERS, fuse_by_default, group_checkpoint_name, group_jobs
 from .records import discard_unreadable, provenance, resolve_device
+from .spec import TrainSpec
 
 __all__ = ["build_member", "group_key", "fusable_key", "fusable_groups", "fuse_by_default", "DEFAULT_MAX_MEMBERS",
            "train_jobs_fused", "group_checkpoint_name"]
@@ -61,7 +64,7 @@ def build_member(arch: str | nx.DiGraph, family: CellFamily, data: ImageData, pr
     return FusedMember(run.model, protocol, run.param_groups(), seed, identity), run.plan
 
 
-def group_key(job: Any) -> str:
+def group_key(job: TrainSpec) -> str:
     """16 hex digits equal for jobs that may train in one fused network.
 
     ``job`` needs ``arch``, ``family`` (a :class:`CellFamily`), ``data`` (with ``identity()``,
@@ -102,7 +105,7 @@ def fusable_groups(jobs: Iterable[J], max_members: int = DEFAULT_MAX_MEMBERS) ->
     return group_jobs(jobs, fusable_key, max_members)
 
 
-def fusable_key(job: Any) -> str | None:
+def fusable_key(job: TrainSpec) -> str | None:
     """:func:`group_key`, or ``None`` for a job that trains alone: a degenerate one (attribute
     ``degenerate`` true; never trained) or one whose init rule does not fuse (μP's optimizer)."""
     if getattr(job, "degenerate", False) or not get_init_rule(job.protocol.init).fusable:
@@ -110,10 +113,7 @@ def fusable_key(job: Any) -> str | None:
     return group_key(job)
 
 
-def train_jobs_fused(jobs: Sequence[Any], *, device: str = "cpu", checkpoint_dir: str | Path | None = None,
-                     checkpoint: str | Path | None = None, checkpoint_every: int = 1, compile: bool = False,
-                     progress: bool = False, keep_checkpoint: bool = True,
-                     on_epoch: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+def train_jobs_fused(jobs: Sequence[TrainSpec], options: RunOptions) -> list[dict[str, Any]]:
     """Train ``jobs`` as one fused network; return each job's record as :meth:`TrainJob.run` would.
 
     Each record has the keys of ``TrainJob.run``'s (``key`` = ``job.key()``; the identity in the
@@ -125,11 +125,10 @@ def train_jobs_fused(jobs: Sequence[Any], *, device: str = "cpu", checkpoint_dir
 
     Args:
         jobs: the jobs; all non-degenerate ones must share :func:`group_key` (and not be μP).
-        device, progress, checkpoint_every, compile, keep_checkpoint: as for ``TrainJob.run``.
-        checkpoint_dir: folder of the group's checkpoint (:func:`group_checkpoint_name`); a torn
-            one is moved aside and reported in ``checkpoint_discarded``, as ``TrainJob.run`` does.
-        checkpoint: an explicit checkpoint file (overrides ``checkpoint_dir``).
-        on_epoch: ``on_epoch(i, entry)`` after each epoch, ``i`` indexing ``jobs``.
+        options: as for ``TrainJob.run``: ``checkpoint_dir`` holds the group's checkpoint
+            (:func:`group_checkpoint_name`; a torn one is moved aside and reported in
+            ``checkpoint_discarded``), ``checkpoint`` names the file instead; each
+            ``on_epoch`` entry carries its job's ``key``.
 
     Raises:
         ConfigError: no jobs, jobs that cannot fuse (named), or a checkpoint of other members.
@@ -140,37 +139,37 @@ def train_jobs_fused(jobs: Sequence[Any], *, device: str = "cpu", checkpoint_dir
     >>> jobs = [TrainJob("3_31_013", get_family("nb201"), DataSpec("cifar10-subset", train_subset=60, test_subset=20),
     ...                  load_protocol("nb201", ["epochs=1", "batch_size=30"]), seed=s, width=2, cells=1) for s in (0, 1)]
     >>> [(r["key"] == j.key(), r["epochs_run"], r["provenance"]["fused_members"]) for r, j in
-    ...  zip(train_jobs_fused(jobs), jobs)]
+    ...  zip(train_jobs_fused(jobs, RunOptions()), jobs)]
     [(True, 1, 2), (True, 1, 2)]
     """
     start, jobs = time.perf_counter(), list(jobs)
     if not jobs:
         raise ConfigError("train_jobs_fused: no jobs; pass at least one TrainJob")
-    device = resolve_device(device)
+    options = options.replace(device=resolve_device(options.device))
     records: list[dict[str, Any] | None] = [None] * len(jobs)
     trained = [i for i, j in enumerate(jobs) if not j.degenerate]
     for i in set(range(len(jobs))) - set(trained):  # chance accuracy, nothing to train
-        records[i] = jobs[i].run(device=device)
+        records[i] = jobs[i].run(RunOptions(device=options.device))
     if not trained:
         return [r for r in records if r is not None]
     _check_fusable([jobs[i] for i in trained])
     data = jobs[trained[0]].data.load()
     members, heads = [], []
     for i in trained:
-        run, head = start_run(jobs[i], data, device)
+        run, head = start_run(jobs[i], data, options)
         members.append(FusedMember(run.model, jobs[i].protocol, run.param_groups(), jobs[i].seed, jobs[i].identity()))
         heads.append(head)
-    path = Path(checkpoint) if checkpoint is not None else None
-    if path is None and checkpoint_dir is not None:
-        path = Path(checkpoint_dir) / group_checkpoint_name([jobs[i] for i in trained])
+    path = Path(options.checkpoint) if options.checkpoint is not None else None
+    if path is None and options.checkpoint_dir is not None:
+        path = Path(options.checkpoint_dir) / group_checkpoint_name([jobs[i] for i in trained])
         discarded = discard_unreadable(path)
         for head in heads:
             head["checkpoint_discarded"] = discarded
-    results = train_fused(members, data, device=device, checkpoint=path, checkpoint_every=checkpoint_every,
-                          compile=compile, progress=progress, keep_checkpoint=keep_checkpoint,
-                          on_epoch=None if on_epoch is None else lambda k, e: on_epoch(trained[k], e))
+    on_epoch, keys = options.on_epoch, [jobs[i].key() for i in trained]
+    report = None if on_epoch is None else (lambda e: on_epoch({**e, "key": keys[e["member"]]}))
+    results = train_fused(members, data, options.replace(checkpoint=path, on_epoch=report))
     wall = time.perf_counter() - start
-    where = {**provenance(device), "fused_members": len(trained), "group_wall_time_s": wall}
+    where = {**provenance(options.device), "fused_members": len(trained), "group_wall_time_s": wall}
     for i, head, result in zip(trained, heads, results):
         head.update(result.to_json())
         head["wall_time_s"] = wall / len(trained)  # this member's share of the group's time
@@ -179,7 +178,7 @@ def train_jobs_fused(jobs: Sequence[Any], *, device: str = "cpu", checkpoint_dir
     return [r for r in records if r is not None]
 
 
-def _check_fusable(jobs: Sequence[Any]) -> None:
+def _check_fusable(jobs: Sequence[TrainSpec]) -> None:
     """ConfigError naming the first job that cannot train fused with the first one."""
     first = group_key(jobs[0])
     for job in jobs:

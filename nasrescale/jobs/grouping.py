@@ -25,9 +25,13 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from ..errors import ConfigError
+from .spec import RunnableJob, TrainSpec
+
+if TYPE_CHECKING:
+    from ..train.options import RunOptions
 
 __all__ = ["JobGroup", "plan_units", "group_jobs", "group_checkpoint_name", "fuse_by_default", "DEFAULT_MAX_MEMBERS"]
 
@@ -50,7 +54,7 @@ def fuse_by_default(device: str) -> bool:
     return str(device).startswith("cuda")
 
 
-def group_checkpoint_name(jobs: Sequence[Any]) -> str:
+def group_checkpoint_name(jobs: Sequence[RunnableJob]) -> str:
     """File name of a fused group's checkpoint: ``fused-<hash of the members' keys, in order>.pt``."""
     return "fused-" + hashlib.sha256("|".join(j.key() for j in jobs).encode()).hexdigest()[:16] + ".pt"
 
@@ -80,7 +84,7 @@ def group_jobs(jobs: Iterable[J], key: Callable[[J], str | None], max_members: i
     return [chunk for members in buckets.values() for chunk in _even_chunks(members, max_members)]
 
 
-def _fusion_key(job: Any) -> str | None:
+def _fusion_key(job: RunnableJob) -> str | None:
     """A job's ``fusion_key()``, or ``None`` for a job without one."""
     method = getattr(job, "fusion_key", None)
     return method() if callable(method) else None
@@ -94,7 +98,7 @@ class JobGroup:
         jobs: the member jobs (at least 2 of one ``fusion_key``; the first's ``run_group`` trains them).
     """
 
-    jobs: tuple[Any, ...]
+    jobs: tuple[TrainSpec, ...]
 
     def member_keys(self) -> list[str]:
         """The members' job keys, in order (one outcome each)."""
@@ -117,20 +121,16 @@ class JobGroup:
         if checkpoint_dir is not None:
             self.checkpoint_path(checkpoint_dir).unlink(missing_ok=True)
 
-    def run(self, *, device: str, checkpoint_dir: Path | None, progress: bool = False,
-            on_epoch: Callable[[dict], None] | None = None) -> list[dict[str, Any]]:
+    def run(self, options: RunOptions) -> list[dict[str, Any]]:
         """Train the members fused (the first job's ``run_group``); one record per member.
 
-        ``on_epoch(entry)`` gets every member's epoch entries (with the member's ``key`` added).
+        ``options.on_epoch`` gets every member's epoch entries (with the member's ``key`` added).
         """
-        keys = self.member_keys()
-        report = None if on_epoch is None else (lambda i, entry: on_epoch({**entry, "key": keys[i]}))
-        return self.jobs[0].run_group(list(self.jobs), device=device, checkpoint_dir=checkpoint_dir,
-                                      progress=progress, on_epoch=report)
+        return self.jobs[0].run_group(list(self.jobs), options)
 
 
-def plan_units(jobs: Sequence[Any], *, fuse: bool | None, device: str,
-               max_members: int = DEFAULT_MAX_MEMBERS) -> list[Any]:
+def plan_units(jobs: Sequence[RunnableJob], *, fuse: bool | None, device: str,
+               max_members: int = DEFAULT_MAX_MEMBERS) -> list[RunnableJob]:
     """The units of work for ``jobs``: with fusion on, jobs of one ``fusion_key`` as :class:`JobGroup` s.
 
     Args:
@@ -142,7 +142,7 @@ def plan_units(jobs: Sequence[Any], *, fuse: bool | None, device: str,
     Without fusion, or for jobs without a ``fusion_key``, every job is its own unit; a group of
     one stays the job itself, so its record and checkpoint are those of an unfused run.
     """
-    unique: dict[str, Any] = {}
+    unique: dict[str, RunnableJob] = {}
     for job in jobs:
         unique.setdefault(job.key(), job)
     if fuse is False or (fuse is None and not fuse_by_default(device)):

@@ -25,7 +25,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import networkx as nx
 
@@ -36,14 +36,14 @@ from ..data.resize import downsample
 from ..data.types import ImageData
 from ..models import macro_settings
 from ..protocol import Protocol
-from ..scaling.lr import LrPlan
 from ..scaling.rules import get_init_rule
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.topology import effective_edges, is_degenerate
 from . import fusion
 from .execute import run_job
-from .records import base_record, discard_unreadable, provenance, resolve_device, trained_precision
+from ..train.options import RunOptions
+from .records import discard_unreadable, provenance, resolve_device, trained_precision
 
 __all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable",
            "trained_precision"]
@@ -168,10 +168,10 @@ class TrainJob:
         return fusion.fusable_key(self)
 
     @staticmethod
-    def run_group(jobs: Sequence[TrainJob], **kwargs: Any) -> list[dict[str, Any]]:
+    def run_group(jobs: Sequence[TrainJob], options: RunOptions) -> list[dict[str, Any]]:
         """Train jobs of one :meth:`fusion_key` as one fused network; one record per job
-        (:func:`nasrescale.jobs.fusion.train_jobs_fused`, which takes ``kwargs``)."""
-        return fusion.train_jobs_fused(jobs, **kwargs)
+        (:func:`nasrescale.jobs.fusion.train_jobs_fused`)."""
+        return fusion.train_jobs_fused(jobs, options)
 
     def to_json(self) -> dict[str, Any]:
         """The job's defining fields as JSON (stored with it)."""
@@ -183,34 +183,21 @@ class TrainJob:
         """This job's checkpoint file in ``checkpoint_dir`` (named by its key)."""
         return Path(checkpoint_dir) / f"{self.key()}.pt"
 
-    def base_record(self, model: Any, plan: LrPlan, data: ImageData, device: str = "cpu") -> dict[str, Any]:
-        """The record's job fields and LR derivation (:func:`nasrescale.jobs.records.base_record`)."""
-        return base_record(self, model, plan, data, device)
-
-    def run(self, *, device: str = "cpu", checkpoint_dir: str | Path | None = None, progress: bool = False,
-            on_epoch: Callable[[dict[str, Any]], None] | None = None, checkpoint: str | Path | None = None,
-            checkpoint_every: int = 1, keep_checkpoint: bool = True, compile: bool = False) -> dict[str, Any]:
+    def run(self, options: RunOptions | None = None) -> dict[str, Any]:
         """Build, initialize, train and evaluate; return the JSON-ready record
         (:func:`nasrescale.jobs.execute.run_job`, the pipeline a fused group's members share).
 
-        Args:
-            device: ``cpu``, ``cuda``, ``cuda:1`` or ``auto``.
-            checkpoint_dir: folder of the job's checkpoint (``<key>.pt``); ``None``: none.
-            progress: show a tqdm bar over epochs.
-            on_epoch: called with each epoch's ``{epoch, train_loss, train_acc, lr}``.
-            checkpoint: an explicit checkpoint file (overrides ``checkpoint_dir``).
-            checkpoint_every: checkpoint every this many epochs.
-            keep_checkpoint: keep the final checkpoint (rerunning then only re-evaluates);
-                the pipeline driver deletes it once the result is stored.
-            compile: ``torch.compile`` the model.
+        ``options`` (:class:`~nasrescale.train.options.RunOptions`; default: on the CPU, no
+        checkpoint, quiet): ``device`` may be ``auto``; ``checkpoint_dir`` holds the job's
+        checkpoint (``<key>.pt``), ``checkpoint`` names a file instead; ``keep_checkpoint``
+        keeps the final one (rerunning then only re-evaluates; the pipeline driver deletes it
+        once the result is stored); ``on_epoch`` gets each epoch's history entry.
 
         Returns:
             The record: job fields, LR derivation, metrics, history and ``provenance``.
             A degenerate cell is not trained: ``test_accuracy`` is chance (100 / classes).
         """
-        return run_job(self, device=device, checkpoint_dir=checkpoint_dir, progress=progress, on_epoch=on_epoch,
-                       checkpoint=checkpoint, checkpoint_every=checkpoint_every, keep_checkpoint=keep_checkpoint,
-                       compile=compile)
+        return run_job(self, options or RunOptions())
 
 
 def _cell_work(graph: nx.DiGraph, family: CellFamily) -> float:

@@ -22,7 +22,10 @@ from ..errors import ConfigError, DataError
 from ..models import count_params
 from ..scaling.lr import LrPlan
 from ..train.checkpoint import load_checkpoint
+from ..train.options import RunOptions
+from ..train.precision import trained_precision
 from ..protocol import has_base_lr
+from .spec import TrainSpec
 
 __all__ = ["resolve_device", "provenance", "discard_unreadable", "trained_precision", "base_record"]
 
@@ -46,16 +49,6 @@ def provenance(device: str) -> dict[str, Any]:
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
-def trained_precision(setting: str, device: str) -> str:
-    """The precision a run of ``setting`` trains in on ``device``: the setting on CUDA, ``fp32``
-    elsewhere (bf16 autocast is CUDA-only, :class:`~nasrescale.train.setup.RunSetup`).
-
-    >>> trained_precision("bf16", "cpu"), trained_precision("bf16", "cuda:0"), trained_precision("fp32", "cuda")
-    ('fp32', 'bf16', 'fp32')
-    """
-    return setting if str(device).startswith("cuda") else "fp32"
-
-
 def discard_unreadable(path: Path) -> str | None:
     """Check a job's checkpoint before resuming: a torn or corrupt file is reported (stderr and
     the returned reason, kept in the record), moved aside as ``<name>.corrupt`` and the job
@@ -70,11 +63,12 @@ def discard_unreadable(path: Path) -> str | None:
     return reason
 
 
-def base_record(job: Any, model: nn.Module, plan: LrPlan, data: ImageData, device: str = "cpu") -> dict[str, Any]:
-    """A record's job fields and LR derivation for ``job`` (a :class:`~nasrescale.jobs.job.TrainJob`)
-    with its built, initialized ``model`` trained on ``device``. ``precision`` is what trains on
-    ``device`` (``precision_setting`` the protocol's); ``base_lr`` is ``None`` where the protocol
-    has none (a fixed LR that no init rule scales: ``lr`` is the LR)."""
+def base_record(job: TrainSpec, model: nn.Module, plan: LrPlan, data: ImageData, options: RunOptions) -> dict[str, Any]:
+    """A record's job fields and LR derivation for ``job`` with its built, initialized ``model``
+    trained with ``options``. ``precision`` is what trains on the options' device
+    (:func:`~nasrescale.train.precision.trained_precision`; ``precision_setting`` the
+    protocol's); ``base_lr`` is ``None`` where the protocol has none (a fixed LR that no init
+    rule scales: ``lr`` is the LR)."""
     size, protocol = job.size(), job.protocol
     return {
         "key": job.key(), "arch": job.arch, "family": job.family.name, "family_digest": job.family.digest(),
@@ -86,5 +80,5 @@ def base_record(job: Any, model: nn.Module, plan: LrPlan, data: ImageData, devic
         "seed": job.seed, "width": size.get("width"), "cells": size.get("cells"), "params": count_params(model),
         "test_split": data.test_split, "test_images": int(data.test_images.shape[0]),
         "train_images": int(data.train_images.shape[0]),
-        "precision": trained_precision(protocol.precision, device),
+        "precision": trained_precision(protocol.precision, options.device, options.cpu_autocast),
         "precision_setting": protocol.precision}

@@ -5,7 +5,8 @@ class, each already initialized its own way) and builds one module that computes
 once, the way HFTA (Wang et al., MLSys 2021) fuses models:
 
 * ``Conv2d(c_in, c_out, groups=g)`` becomes ``Conv2d(K c_in, K c_out, groups=K g)``: output
-  block ``k`` sees only input block ``k``;
+  block ``k`` sees only input block ``k`` (with ``split_convs``, :class:`MemberConv2d`: the
+  same weights computed as K plain convolutions, for backends whose grouped kernels are slow);
 * a BatchNorm over ``C`` channels becomes one over ``K C`` channels, which *is* K independent
   BatchNorms (statistics are per channel);
 * ``Linear(n, m)`` becomes :class:`GroupedLinear` (a batched matmul per member);
@@ -32,9 +33,10 @@ of a fused parameter ``p`` is ``p.unflatten(0, (K, -1))[k]`` (a view).
 from __future__ import annotations
 
 import copy
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..errors import ConfigError
@@ -42,7 +44,7 @@ from .cell import Cell
 from .dag_nets import CNNNetwork, MLPNetwork
 from .nb201 import NB201Network, ResNetBasicBlock
 
-__all__ = ["FusedNetwork", "GroupedLinear", "register_fusable", "fusable_types"]
+__all__ = ["FusedNetwork", "GroupedLinear", "MemberConv2d", "register_fusable", "fusable_types"]
 
 # Modules that act on each channel (or feature) on its own and hold no parameters, or whose
 # forward only sums, pools and flattens their children's outputs: they are kept unchanged.
@@ -94,12 +96,30 @@ class GroupedLinear(nn.Module):
                f"bias={self.bias is not None}"
 
 
-def _fused_leaf(module: nn.Module, k: int, where: str) -> nn.Module:
+class MemberConv2d(nn.Conv2d):
+    """A fused ``Conv2d`` (K members, ``groups`` = K x the member's) computed as K convolutions,
+    one per member's block of channels, instead of one grouped convolution: the same parameters
+    and state dict, the same result up to float rounding."""
+
+    def __init__(self, members: int, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.members = members
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        k = self.members
+        weights = self.weight.chunk(k, 0)
+        biases = self.bias.chunk(k, 0) if self.bias is not None else [None] * k
+        return torch.cat([F.conv2d(xi, w, b, self.stride, self.padding, self.dilation, self.groups // k)
+                          for xi, w, b in zip(x.chunk(k, 1), weights, biases)], 1)
+
+
+def _fused_leaf(module: nn.Module, k: int, where: str, split_convs: bool = False) -> nn.Module:
     """The K-member replacement of one module (parameters left uninitialized), or ``module``."""
     if type(module) is nn.Conv2d:
         m = module
-        return nn.Conv2d(k * m.in_channels, k * m.out_channels, m.kernel_size, m.stride, m.padding, m.dilation,
-                         groups=k * m.groups, bias=m.bias is not None, padding_mode=m.padding_mode)
+        args = (k * m.in_channels, k * m.out_channels, m.kernel_size, m.stride, m.padding, m.dilation)
+        kwargs = dict(groups=k * m.groups, bias=m.bias is not None, padding_mode=m.padding_mode)
+        return MemberConv2d(k, *args, **kwargs) if split_convs and m.padding_mode == "zeros" else nn.Conv2d(*args, **kwargs)
     if type(module) in (nn.BatchNorm1d, nn.BatchNorm2d):
         m = module
         return type(m)(k * m.num_features, m.eps, m.momentum, m.affine, m.track_running_stats)
@@ -113,7 +133,7 @@ def _fused_leaf(module: nn.Module, k: int, where: str) -> nn.Module:
         "models one by one, or declare the class with nasrescale.models.fused.register_fusable")
 
 
-def _fuse_structure(net: nn.Module, k: int) -> nn.Module:
+def _fuse_structure(net: nn.Module, k: int, split_convs: bool = False) -> nn.Module:
     """A copy of ``net`` with every conv/BN/linear widened to K members (weights not set)."""
     fused = copy.deepcopy(net)
     for name, module in list(fused.named_modules()):
@@ -121,7 +141,7 @@ def _fuse_structure(net: nn.Module, k: int) -> nn.Module:
             if child is None:
                 continue
             where = f"{name}.{child_name}" if name else child_name
-            module._modules[child_name] = _fused_leaf(child, k, where)
+            module._modules[child_name] = _fused_leaf(child, k, where, split_convs)
     if type(fused) not in _PER_CHANNEL:
         _fused_leaf(fused, k, "")  # raises: the root's own forward is unknown
     return fused
@@ -152,6 +172,7 @@ class FusedNetwork(nn.Module):
         members: the K networks (e.g. ``CellNetwork`` s built by
             :func:`~nasrescale.models.build_model`, each initialized as its own run would be);
             their weights are copied in, the networks themselves are not modified.
+        split_convs: compute each convolution as K plain ones (:class:`MemberConv2d`).
 
     Attributes:
         k: the number of members.
@@ -161,11 +182,11 @@ class FusedNetwork(nn.Module):
         ConfigError: the members differ in structure, or hold a module that cannot be fused.
     """
 
-    def __init__(self, members: Sequence[nn.Module]) -> None:
+    def __init__(self, members: Sequence[nn.Module], split_convs: bool = False) -> None:
         super().__init__()
         self._shapes = _check_same(members)
         self.k = len(members)
-        self.net = _fuse_structure(members[0], self.k)
+        self.net = _fuse_structure(members[0], self.k, split_convs)
         with torch.no_grad():
             self.load_members([m.state_dict() for m in members])
 

@@ -1,21 +1,33 @@
-"""Training engine: train one model on an in-memory dataset with a protocol, resumably.
+"""Training engine: train one model, or K runs fused into one network, resumably.
 
-* :func:`train` -> :class:`TrainResult` (:mod:`nasrescale.train.engine`); K runs fused:
-  :mod:`nasrescale.train.fused`; both are cores driven by the one epoch loop
-  (:mod:`nasrescale.train.loop`)
+* :func:`train` -> :class:`TrainResult`; :func:`train_fused` -> one per member: thin wrappers
+  of the one epoch loop (:mod:`nasrescale.train.engine`); the step: :mod:`nasrescale.train.step`
+* how a run is carried out: :class:`RunOptions` (:mod:`nasrescale.train.options`, no torch)
 * per-run device settings and epoch draws: :mod:`nasrescale.train.setup`
 * on-device augmentation: :mod:`nasrescale.train.augment`
 * crash-safe, fingerprinted checkpoints: :mod:`nasrescale.train.checkpoint`
+
+Names load on first use, so ``nasrescale.train.options`` imports without torch.
 """
 
-from .augment import crop_flip, draw_augmentation, normalize
-from .checkpoint import derive_fingerprint, load_checkpoint, save_checkpoint
-from .engine import train
-from .result import TrainResult
-from .setup import epoch_seed
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
-    "train", "TrainResult", "epoch_seed",
+    "train", "train_fused", "FusedMember", "RunOptions", "TrainResult", "epoch_seed",
     "crop_flip", "draw_augmentation", "normalize",
     "derive_fingerprint", "load_checkpoint", "save_checkpoint",
 ]
+
+_HOME = {"train": "engine", "train_fused": "engine", "FusedMember": "members", "RunOptions": "options",
+         "TrainResult": "result", "epoch_seed": "setup", "crop_flip": "augment", "draw_augmentation": "augment",
+         "normalize": "augment", "derive_fingerprint": "checkpoint", "load_checkpoint": "checkpoint",
+         "save_checkpoint": "checkpoint"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)

@@ -4,11 +4,13 @@ NB201 trains with ``RandomCrop(size, padding=p)`` + ``RandomHorizontalFlip()`` o
 image, then ``ToTensor()`` + ``Normalize(mean, std)``. Here the same happens on whole batches
 of uint8 images already on the training device:
 
-* :func:`crop_flip` takes every sample's crop window from the zero-padded image and mirrors
-  it with ONE ``gather`` (crop offsets and the flip are folded into a per-sample column
-  index), so there is no Python loop over samples. Padding is applied to the raw uint8
-  pixels, so padded pixels are black (0) and become ``-mean / std`` after normalization,
-  exactly as torchvision pads the PIL image before ``ToTensor``.
+* :func:`crop_windows` gives every sample's crop window in the zero-padded image as row and
+  column indices, the flip folded into the columns, so one indexing of the padded images
+  crops and mirrors a whole batch (no Python loop over samples). Padding is applied to the
+  raw uint8 pixels, so padded pixels are black (0) and become ``-mean / std`` after
+  normalization, exactly as torchvision pads the PIL image before ``ToTensor``. The engine
+  indexes channels-last images (:mod:`~nasrescale.train.step`); :func:`crop_flip` is the
+  same on ``(N, C, H, W)`` images.
 * :func:`draw_augmentation` draws the per-sample offsets (``0..2p`` in each axis) and flips
   (probability 1/2) from a caller's generator, so a run is reproducible from its seed.
 * :func:`normalize` converts to the statistics' dtype (float32 unless the model trains in
@@ -29,34 +31,32 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
-__all__ = ["crop_flip", "draw_augmentation", "normalize", "stats_tensor"]
+__all__ = ["crop_windows", "crop_flip", "draw_augmentation", "normalize", "stats_tensor"]
+
+
+def crop_windows(dy: torch.Tensor, dx: torch.Tensor, flip: torch.Tensor, height: int, width: int
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``(B, H, 1, K)`` and columns ``(B, 1, W, K)`` of crop windows in the padded images
+    for ``(B, K)`` draws: sample ``b`` of member ``k`` reads rows ``dy[b, k] + i`` and columns
+    ``dx[b, k] + j`` (``dx[b, k] + W - 1 - j`` where ``flip[b, k]``). Indexing ``(N, H + 2p,
+    W + 2p, C)`` images by ``(B, 1, 1, K)`` image indices and the two gives ``(B, H, W, K, C)``."""
+    r = torch.arange(height, device=dy.device).view(1, -1, 1, 1)
+    c = torch.arange(width, device=dy.device).view(1, 1, -1, 1)
+    rows = dy[:, None, None, :] + r
+    cols = dx[:, None, None, :] + torch.where(flip[:, None, None, :], width - 1 - c, c)
+    return rows, cols
 
 
 def crop_flip(images: torch.Tensor, padding: int, dy: torch.Tensor, dx: torch.Tensor, flip: torch.Tensor) -> torch.Tensor:
-    """Random-crop with zero padding, then horizontal flip, for a whole batch in one gather.
-
-    Sample ``n`` of the result is ``pad(images[n])[:, dy[n]:dy[n]+H, dx[n]:dx[n]+W]``,
-    mirrored left-right where ``flip[n]``; offset ``p`` in both axes is the uncropped image.
-
-    Args:
-        images: ``(N, C, H, W)`` images, any dtype (uint8 in training; padding value is 0).
-        padding: zero padding ``p`` in pixels on every side.
-        dy: ``(N,)`` int64 row offsets into the padded image, each in ``0..2p``.
-        dx: ``(N,)`` int64 column offsets, each in ``0..2p``.
-        flip: ``(N,)`` bool, mirror the crop left-right.
-
-    Returns:
-        ``(N, C, H, W)`` tensor of the same dtype and device as ``images``.
-    """
+    """Random-crop with zero padding ``p``, then horizontal flip, of ``(N, C, H, W)`` images in one
+    indexing: sample ``n`` is ``pad(images[n])[:, dy[n]:dy[n]+H, dx[n]:dx[n]+W]`` (offsets
+    ``(N,)`` int64 in ``0..2p``; ``p, p`` is the uncropped image), mirrored where ``flip[n]``.
+    Returns ``(N, C, H, W)`` (channels last in memory) of the images' dtype and device."""
     n, c, h, w = images.shape
-    padded = F.pad(images, (padding,) * 4) if padding else images
-    wp = w + 2 * padding  # row stride of the padded image (pixels)
-    rows = dy[:, None] + torch.arange(h, device=images.device)  # (N, H) rows in the padded image
-    col = torch.arange(w, device=images.device)
-    # Folding the flip into the index: output column j reads crop column W-1-j when flipped.
-    cols = dx[:, None] + torch.where(flip[:, None], w - 1 - col, col)  # (N, W)
-    index = (rows[:, :, None] * wp + cols[:, None, :]).reshape(n, 1, h * w).expand(n, c, h * w)
-    return padded.reshape(n, c, -1).gather(2, index).view(n, c, h, w)
+    padded = (F.pad(images, (padding,) * 4) if padding else images).permute(0, 2, 3, 1)
+    rows, cols = crop_windows(dy[:, None], dx[:, None], flip[:, None], h, w)
+    index = torch.arange(n, device=images.device).view(n, 1, 1, 1)
+    return padded[index, rows, cols].view(n, h, w, c).permute(0, 3, 1, 2)
 
 
 def draw_augmentation(n: int, padding: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -83,15 +83,8 @@ def stats_tensor(values: Sequence[float], device: torch.device | str,
 
 
 def normalize(images: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
-    """``(x / 255 - mean) / std`` in the dtype of ``mean`` (float32 as a rule), as ``ToTensor()`` +
-    ``Normalize(mean, std)``.
-
-    Args:
-        images: uint8 ``(N, C, H, W)``.
-        mean: ``(1, C, 1, 1)`` per-channel mean in [0, 1] units (see :func:`stats_tensor`).
-        std: ``(1, C, 1, 1)`` per-channel std in [0, 1] units.
-
-    Returns:
-        ``(N, C, H, W)`` of ``mean``'s dtype on the images' device.
-    """
-    return (images.to(mean.dtype) / 255.0 - mean) / std
+    """``(x / 255 - mean) / std`` of uint8 images, as ``ToTensor()`` + ``Normalize(mean, std)``:
+    a new tensor of their shape and layout in ``mean``'s dtype (computed in place on it). The
+    statistics are in [0, 1] units, shaped to broadcast: ``(1, C, 1, 1)`` for ``(N, C, H, W)``
+    (:func:`stats_tensor`), ``(C,)`` for channels last."""
+    return images.to(mean.dtype, copy=True).div_(255.0).sub_(mean).div_(std)

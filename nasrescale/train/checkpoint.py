@@ -37,7 +37,7 @@ from ..fileio import atomic_writer
 from ..protocol import Protocol
 
 __all__ = ["CHECKPOINT_FORMAT", "derive_fingerprint", "describe_run", "save_checkpoint", "load_checkpoint",
-           "check_resumable", "identity_json", "identity_differences", "resolve_identity"]
+           "check_resumable", "identity_json", "identity_differences", "run_identity", "resolve_identity"]
 
 #: Version of the checkpoint layout above; bumped if it ever changes incompatibly.
 CHECKPOINT_FORMAT = 1
@@ -101,18 +101,18 @@ def identity_json(identity: Mapping[str, Any]) -> str:
         raise ConfigError(f"train: identity must be a JSON-able dict of str keys ({err})") from None
 
 
+def run_identity(identity: Mapping[str, Any], protocol: Protocol, seed: int, data: ImageData) -> str:
+    """:func:`identity_json` of a run's identity: the caller's dict plus ``precision``,
+    ``test_split``, ``test_images`` and ``seed`` where it lacks them."""
+    return identity_json({"precision": protocol.precision, "test_split": data.test_split,
+                          "test_images": int(data.test_images.shape[0]), "seed": seed, **identity})
+
+
 def resolve_identity(identity: Mapping[str, Any] | None, fingerprint: str | None, protocol: Protocol, seed: int,
                      param_groups: Sequence[dict], data: ImageData) -> tuple[str | None, str]:
-    """A run's stored identity and its fingerprint, as :func:`~nasrescale.train.train` uses them.
-
-    The identity is the caller's dict plus ``precision``, ``test_split``, ``test_images`` and
-    ``seed`` where it lacks them (:func:`identity_json`; ``None`` without a dict). The
-    fingerprint is the caller's, else :func:`derive_fingerprint` combined with the identity.
-    """
-    ident = None
-    if identity is not None:
-        ident = identity_json({"precision": protocol.precision, "test_split": data.test_split,
-                               "test_images": int(data.test_images.shape[0]), "seed": seed, **identity})
+    """A single run's stored identity (:func:`run_identity`; ``None`` without a dict) and its
+    fingerprint: the caller's, else :func:`derive_fingerprint` combined with the identity."""
+    ident = None if identity is None else run_identity(identity, protocol, seed, data)
     if fingerprint is None:
         fingerprint = derive_fingerprint(protocol, seed, param_groups, data)
         if ident is not None:

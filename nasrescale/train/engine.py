@@ -1,233 +1,212 @@
-"""The training engine: one architecture, one protocol, one seed -> :class:`TrainResult`.
+"""The training engine: K runs of one architecture -> K :class:`TrainResult` s; one run is K = 1.
 
-:func:`train` runs a :class:`SingleCore` in the epoch loop of :mod:`~nasrescale.train.loop`
-(shared with the fused engine, which owns resume, checkpoints, stop, history and evaluation).
+:func:`train` (one run) and :func:`train_fused` (K runs as one network) are thin wrappers of
+:func:`run_group`, the one epoch loop: resume from a checkpoint, progress bar, each member's
+history and divergence (a member whose epoch loss is NaN/inf is reported diverged at that
+epoch and frozen; the loop ends once every member has), ``stop_after``, the checkpoint cadence,
+the final evaluation, one result per member. The step is :mod:`~nasrescale.train.step`; what
+holds the weights, :mod:`~nasrescale.train.weights`. The recipe is NAS-Bench-201's
+(docs/design.md §3, docs/training.md).
 
-:func:`train` runs NAS-Bench-201's recipe (docs/design.md §3) on a dataset held on the training
-device: SGD with the caller's param groups (each with its own, already scaled LR), a
-LambdaLR of :func:`~nasrescale.protocol.cosine_factor` stepped once per epoch, cross-entropy,
-on-device crop+flip augmentation (:mod:`nasrescale.train.augment`), then a test evaluation.
-
-Design points:
-
-* **Reproducible from the seed alone.** Epoch ``e`` (0-based) draws its permutation, crop
-  offsets and flips from a fresh generator seeded ``seed * 100003 + e`` (on the training
-  device), and reseeds the global RNG (dropout, if a model has any) from the same pair, so a
-  run resumed from a checkpoint draws exactly the batches of an uninterrupted one without
-  any RNG state being saved. The caller seeds the model's initial weights.
-* **No per-step host sync.** Loss and correct counts accumulate in device tensors and are
-  read once per epoch (one transfer), which also feeds the progress bar and the divergence
-  check; evaluation likewise reads its totals once.
-* **Batches as NB201's loader** (``drop_last=False``): the last partial batch is kept, except
-  that a final batch of exactly 1 sample is dropped, because BatchNorm cannot normalize a
-  single sample in training mode (it raises).
-* **channels_last everywhere; precision from the protocol**: the model and its inputs use
-  the channels_last memory format on every device (a layout, not a precision: oneDNN's CPU
-  convolutions and cuDNN's tensor-core kernels are both faster in it).
-  ``protocol.precision = "bf16"`` enables bf16 autocast on CUDA;
-  ``"fp32"`` trains in fp32 with TF32 disabled (restored afterwards), as the benchmark did.
-  The CPU always trains in fp32.
-* **A checkpoint knows its run**: ``identity`` (arch, family digest, size, protocol,
-  precision, test split, seed, ...) is stored in the checkpoint and compared on resume.
+* **Reproducible from the seed alone.** Epoch ``e`` (0-based) of a member seeded ``s`` draws
+  its permutation, crop offsets and flips from a generator seeded ``s * 100003 + e`` on the
+  device, and the global RNG (dropout) is reseeded from the first member's pair, so a resumed
+  run equals an uninterrupted one with no RNG state saved, and a fused member draws its
+  independent run's batches. The caller seeds the initial weights.
+* **No per-step host sync**: sums are read once per epoch, the evaluation's once at its end.
+* **Precision** (:func:`~nasrescale.train.precision.trained_precision`): on CUDA bf16 autocast
+  or fp32 with TF32 off, as the protocol says; the CPU trains in fp32.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
+from torch import nn
+from tqdm.auto import tqdm
 
 from ..data.types import ImageData
-from ..errors import ConfigError
-from ..protocol import Protocol, cosine_factor
-from .augment import normalize
-from .metrics import class_counts, released_class_mean
-from .checkpoint import check_resumable, describe_run, resolve_identity
-from .loop import Evaluation, LoopSettings, check_loop_args, check_param_groups, run_epochs
+from ..errors import DataError
+from ..protocol import Protocol
+from .checkpoint import load_checkpoint, save_checkpoint
+from .members import FusedMember, check_trainable
+from .metrics import released_class_mean
+from .options import RunOptions
 from .result import TrainResult
-from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, loss_input, model_dtype, tail_start
+from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, model_dtype
+from .step import Batches, DeviceImages, evaluate, train_epoch
+from .weights import FusedWeights, PlainWeights
 
-__all__ = ["train", "SingleCore", "epoch_seed", "EpochDraw"]
+__all__ = ["train", "train_fused", "run_group"]
 
-def _train_epoch(net: nn.Module, optimizer: torch.optim.Optimizer, criterion: nn.Module, images: torch.Tensor,
-                 labels: torch.Tensor, gen: torch.Generator, setup: RunSetup) -> tuple[float, float, int, float]:
-    """One pass over the training set. Returns (mean loss, accuracy %, images processed, mean
-    loss of the epoch's tail steps, :func:`~nasrescale.train.setup.tail_start`)."""
-    dev = setup.device
-    draw = EpochDraw(images.shape[0], gen, setup)
-    loss_sum = torch.zeros((), dtype=torch.float64, device=dev)
-    tail_sum = torch.zeros((), dtype=torch.float64, device=dev)
-    correct = torch.zeros((), dtype=torch.float64, device=dev)
-    seen = tail_seen = 0
-    tail_from = tail_start(len(draw.starts))
-    net.train()
-    for step, s in enumerate(draw.starts):
-        x, y = draw.batch(images, labels, s)
-        with setup.autocast():
-            out = net(x)
-            loss = criterion(out, y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        count = y.shape[0]  # a host int: no sync
-        loss_sum += loss.detach() * count
-        correct += (out.detach().argmax(1) == y).sum()
-        seen += count
-        if step >= tail_from:
-            tail_sum += loss.detach() * count
-            tail_seen += count
-    total_loss, total_correct, total_tail = torch.stack([loss_sum, correct, tail_sum]).tolist()  # one host sync
-    return total_loss / seen, 100.0 * total_correct / seen, seen, total_tail / tail_seen
+#: a member's evaluation: test accuracy %, mean test loss, released-code class-mean accuracy
+Evaluation = tuple[float, float, float]
 
 
-def _evaluate(net: nn.Module, images: torch.Tensor, labels: torch.Tensor, batch_size: int, setup: RunSetup,
-              num_classes: int) -> tuple[float | None, float | None, float | None]:
-    """Test accuracy (%), mean plain cross-entropy and the released code's class-mean accuracy
-    (:mod:`~nasrescale.train.metrics`) over the test set; ``None`` if it is empty."""
-    m = images.shape[0]
-    if m == 0:
-        return None, None, None
-    net.eval()
-    with torch.inference_mode():
-        loss_sum = torch.zeros((), dtype=torch.float64, device=setup.device)
-        correct = torch.zeros((), dtype=torch.float64, device=setup.device)
-        hits = torch.zeros(num_classes, dtype=torch.float64, device=setup.device)
-        counts = torch.zeros(num_classes, dtype=torch.float64, device=setup.device)
-        for s in range(0, m, batch_size):
-            x = normalize(images[s:s + batch_size], setup.mean, setup.std).contiguous(memory_format=setup.memory_format)
-            y = labels[s:s + batch_size]
-            with setup.autocast():
-                out = net(x)
-            loss_sum += F.cross_entropy(loss_input(out), y, reduction="sum")
-            correct += (out.argmax(1) == y).sum()
-            h, c = class_counts(out.argmax(1), y, num_classes)
-            hits, counts = hits + h, counts + c
-        values = torch.cat([torch.stack([loss_sum, correct]), hits, counts]).tolist()  # the one host sync
-    total_loss, total_correct, k = values[0], values[1], num_classes
-    return 100.0 * total_correct / m, total_loss / m, released_class_mean(values[2:2 + k], values[2 + k:])
+class _Group:
+    """A group's device state for :func:`run_group`: weights, network, data, settings."""
 
-
-class SingleCore:
-    """One run as a :class:`~nasrescale.train.loop.TrainCore`: the model, its optimizer (SGD or
-    the caller's factory) under a per-epoch LambdaLR of the cosine schedule, and the run's
-    identity in its checkpoint."""
-
-    members = 1
-
-    def __init__(self, model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict], *,
-                 device: torch.device, seed: int, compile: bool, fingerprint: str | None,
-                 identity: Mapping[str, Any] | None, optimizer: Callable[..., torch.optim.Optimizer] | None) -> None:
-        lrs = [float(g["lr"]) for g in param_groups]
-        self.setup = setup = RunSetup(device, data, protocol, model_dtype(model))
-        model.to(device, memory_format=setup.memory_format)
-        self.optimizer = (optimizer or torch.optim.SGD)(param_groups, lr=lrs[0], momentum=protocol.momentum,
-                                                        nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda e: cosine_factor(e, protocol))
-        self.criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
-        self.ident, self.fingerprint = resolve_identity(identity, fingerprint, protocol, seed, param_groups, data)
-        self.run = describe_run(protocol, seed, lrs, data)
-        self.model, self.data, self.seed, self.epochs, self.base_lrs = model, data, seed, protocol.epochs, [lrs]
-        self.desc = f"train {data.name}"
-        self.train_x, self.train_y = data.train_images.to(device), data.train_labels.to(device)
-        self.net = torch.compile(model) if compile else model
-
-    def resume(self, state: dict[str, Any], path: str | Path) -> tuple[list[list[dict]], list[int | None]]:
-        check_resumable(state, self.fingerprint, self.run, path, self.epochs, self.ident)
-        try:
-            self.model.load_state_dict(state["model"])
-            self.optimizer.load_state_dict(state["optimizer"])
-            self.scheduler.load_state_dict(state["scheduler"])
-        except (RuntimeError, ValueError, KeyError) as err:
-            raise ConfigError(f"checkpoint {str(path)!r} does not fit this model/optimizer "
-                              f"({str(err).splitlines()[0]}); delete it or pass another checkpoint path") from None
-        return [list(state["history"])], [None]  # a single run stops at divergence, unsaved
-
-    def checkpoint_state(self, done: int, histories: list[list[dict]], diverged: list[int | None]) -> dict[str, Any]:
-        return {"fingerprint": self.fingerprint, "run": self.run, "seed": self.seed, "epochs_done": done,
-                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(), "history": histories[0],
-                **({} if self.ident is None else {"identity": self.ident})}
+    def __init__(self, members: Sequence[FusedMember], data: ImageData, options: RunOptions) -> None:
+        if data.train_images.shape[0] < 2:
+            raise DataError(f"dataset {data.name!r} has {data.train_images.shape[0]} training images; "
+                            "training needs at least 2")
+        device = torch.device(options.device)
+        self.setup = setup = RunSetup(device, data, members[0].protocol, model_dtype(members[0].model), options)
+        self.weights = PlainWeights(members[0], data, setup) if len(members) == 1 else FusedWeights(members, data, setup)
+        self.net = torch.compile(self.weights.module) if options.compile else self.weights.module
+        self.train_images = DeviceImages(data.train_images, data.train_labels, setup.padding if setup.augment else 0,
+                                         device)
+        self.members, self.data, self.options, self.k = members, data, options, len(members)
 
     def train_epoch(self, epoch: int, active: list[bool]) -> tuple[list[dict[str, Any] | None], int]:
-        self.setup.seed_global(epoch_seed(self.seed, epoch) + GLOBAL_RNG_OFFSET)
-        gen = self.setup.generator(epoch_seed(self.seed, epoch))
-        loss, acc, seen, tail = _train_epoch(self.net, self.optimizer, self.criterion, self.train_x, self.train_y,
-                                             gen, self.setup)
-        return [{"epoch": epoch + 1, "train_loss": loss, "train_acc": acc,
-                 "lr": float(self.optimizer.param_groups[0]["lr"]), "train_loss_tail": tail}], seen
+        """Train ``epoch``: each active member's history entry and the images one member saw."""
+        setup, weights = self.setup, self.weights
+        setup.seed_global(epoch_seed(self.members[0].seed, epoch) + GLOBAL_RNG_OFFSET)
+        draws = [EpochDraw(len(self.train_images), setup.generator(epoch_seed(m.seed, epoch)), setup)
+                 for m in self.members]
+        weights.start_epoch(epoch)
+        self.net.train()
+        sums, seen, tail_seen = train_epoch(self.net, weights.opt, Batches(draws, self.train_images, setup),
+                                            torch.tensor(active, device=setup.device),
+                                            self.members[0].protocol.label_smoothing)
+        loss, correct, tail = sums.tolist()  # the epoch's one host read
+        return [{"epoch": epoch + 1, "train_loss": loss[i] / seen, "train_acc": 100.0 * correct[i] / seen,
+                 "lr": weights.lr(i), "train_loss_tail": tail[i] / tail_seen} if active[i] else None
+                for i in range(self.k)], seen
 
-    def freeze(self, member: int) -> None:
-        """Nothing to freeze: the loop ends at a single run's divergence."""
+    def evaluate(self) -> list[Evaluation] | None:
+        """Each member's test metrics; ``None`` if the test set is empty."""
+        data, m = self.data, self.data.test_images.shape[0]
+        if m == 0:
+            return None
+        batch = self.options.eval_batch_size or (2048 if self.k == 1 else 1024)
+        test = DeviceImages(data.test_images, data.test_labels, 0, self.setup.device)
+        *totals, last = evaluate(self.net, self.k, test, batch, self.setup, data.num_classes).tolist()  # one read
+        return [(100.0 * t[1] / m, t[0] / m, released_class_mean(t[2:], last[2:])) for t in totals]
 
-    def end_epoch(self, epoch: int) -> None:
-        self.scheduler.step()
+    def report(self, entries: Sequence[dict[str, Any] | None], histories: list[list[dict]],
+               diverged: list[int | None], epoch: int) -> None:
+        """Record each active member's entry, pass it on, freeze the members it shows diverged."""
+        on_epoch = self.options.on_epoch
+        for i, entry in enumerate(entries):
+            if entry is None:
+                continue
+            histories[i].append(entry)
+            if on_epoch is not None:
+                on_epoch(dict(entry) if self.k == 1 else {**entry, "member": i})
+            if not math.isfinite(entry["train_loss"]):  # diverged: frozen from now on, the others go on
+                diverged[i] = epoch + 1
+                self.weights.freeze(i)
 
-    def evaluate(self, batch_size: int) -> list[Evaluation] | None:
-        data, dev = self.data, self.setup.device
-        test = _evaluate(self.net, data.test_images.to(dev), data.test_labels.to(dev), batch_size, self.setup,
-                         data.num_classes)
-        return None if test[0] is None else [test]
 
-    def finish(self) -> None:
-        """The weights are trained in place in the caller's model."""
+def _member_result(history: list[dict], diverged: int | None, test: Evaluation | None, lrs: list[float],
+                   wall: float, ips: float | None, resumed_from: int | None, finished: bool,
+                   data: ImageData) -> TrainResult:
+    finite = [h["train_loss"] for h in history if math.isfinite(h["train_loss"])]
+    acc, loss, released = test if test is not None and diverged is None else (None, None, None)
+    return TrainResult(
+        test_accuracy=acc, test_loss=loss, train_loss_last=history[-1]["train_loss"],
+        train_loss_best=min(finite) if finite else math.nan, train_accuracy_last=history[-1]["train_acc"],
+        epochs_run=len(history), diverged=diverged is not None, diverged_epoch=diverged, wall_time_s=wall,
+        images_per_s=ips, lrs=lrs, history=history, resumed_from=resumed_from,
+        finished=finished or diverged is not None,  # a diverged member is done even if the group was stopped
+        test_split=data.test_split, test_images=int(data.test_images.shape[0]), test_accuracy_released10=released)
 
 
-def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict], *,
-          device: str | torch.device = "cpu", seed: int = 0, checkpoint: str | Path | None = None,
-          checkpoint_every: int = 1, compile: bool = False, progress: bool = True, eval_batch_size: int = 2048,
-          stop_after: int | None = None, fingerprint: str | None = None, keep_checkpoint: bool = True,
+def run_group(members: Sequence[FusedMember], data: ImageData, options: RunOptions | None = None
+              ) -> list[TrainResult]:
+    """Train ``members`` (one run, or K fused) through their epochs, resuming from
+    ``options.checkpoint`` where it holds this group, evaluate them and return one
+    :class:`TrainResult` per member (see :func:`train`, :func:`train_fused`)."""
+    options, wall_start = options or RunOptions(), time.perf_counter()
+    group = _Group(members, data, options)
+    k, epochs, path, weights = group.k, group.weights.epochs, options.checkpoint, group.weights
+    histories: list[list[dict]] = [[] for _ in range(k)]
+    diverged: list[int | None] = [None] * k
+    state = load_checkpoint(path) if path is not None else None
+    if state is not None:
+        histories, diverged = weights.resume(state, path)  # type: ignore[arg-type]
+    resumed_from = None if state is None else state["epochs_done"]
+    stop = options.stop_after if options.stop_after is not None and options.stop_after < epochs else None
+    start = resumed_from or 0
+    train_time, images = 0.0, 0
+    with tqdm(total=epochs, initial=start, disable=not options.progress, unit="epoch",
+              desc=f"train {data.name}" + (f" x{k}" if k > 1 else "")) as bar, \
+            torch.random.fork_rng(devices=group.setup.fork_devices()), group.setup.precision_scope():
+        for epoch in range(start, epochs if stop is None else max(start, stop)):
+            if all(d is not None for d in diverged):
+                break
+            t0 = time.perf_counter()
+            entries, seen = group.train_epoch(epoch, [d is None for d in diverged])
+            train_time, images = train_time + time.perf_counter() - t0, images + seen
+            group.report(entries, histories, diverged, epoch)
+            bar.update(1)
+            shown = next((e for e in entries if e is not None), None)
+            if shown is not None:
+                bar.set_postfix(loss=f"{shown['train_loss']:.4f}", acc=f"{shown['train_acc']:.2f}")
+            if all(d is not None for d in diverged):
+                break
+            weights.end_epoch()
+            done, final = epoch + 1, epoch + 1 == epochs
+            if path is not None and (done == stop or (final and options.keep_checkpoint)
+                                     or (not final and done % options.checkpoint_every == 0)):
+                save_checkpoint(path, weights.state(done, histories, diverged))
+        finished = stop is None or start >= epochs or all(d is not None for d in diverged)
+        test = group.evaluate() if finished and any(d is None for d in diverged) else None
+    if finished and not options.keep_checkpoint and path is not None:
+        Path(path).unlink(missing_ok=True)
+    weights.finish()
+    wall, ips = time.perf_counter() - wall_start, images / train_time if images else None
+    return [_member_result(histories[i], diverged[i], None if test is None else test[i], weights.base_lrs[i], wall,
+                           ips, resumed_from, finished, data) for i in range(k)]
+
+
+def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict],
+          options: RunOptions | None = None, *, seed: int = 0, fingerprint: str | None = None,
           identity: Mapping[str, Any] | None = None,
-          on_epoch: Callable[[dict[str, Any]], None] | None = None,
           optimizer: Callable[..., torch.optim.Optimizer] | None = None) -> TrainResult:
     """Train ``model`` on ``data`` with ``protocol``, then evaluate it on the test set.
 
     Args:
-        model: the network, initialized by the caller (seeded); moved to ``device`` in place.
-        data: the dataset (uint8 images, moved to ``device`` once).
-        protocol: the recipe (epochs, batch size, momentum, Nesterov, weight decay, schedule,
-            warmup, label smoothing, augmentation).
-        param_groups: ``torch.optim.SGD`` groups of ``model``'s parameters, each with its
-            own already-scaled ``"lr"`` (and optionally ``"weight_decay"``); not modified.
-        device: training device; on ``cuda`` ``protocol.precision`` picks bf16 autocast or
-            exact fp32 (the CPU is always fp32; every device uses channels_last).
-        seed: seeds every draw the engine makes (batches, crops, flips, dropout).
-        checkpoint: checkpoint file; resumed from if it exists and matches this run.
-        checkpoint_every: write the checkpoint every this many epochs.
-        compile: run the model through ``torch.compile`` (CUDA runs; slow to start on CPU).
-        progress: show a tqdm bar over epochs.
-        eval_batch_size: test batch size (images).
-        stop_after: end the run after this many epochs in total, as if killed, leaving the
-            checkpoint to resume from (the result has ``finished=False`` and no test metrics).
-        fingerprint: identifies the run in its checkpoint; default: derived from the protocol,
-            seed, param groups and data (:func:`~nasrescale.train.checkpoint.derive_fingerprint`).
-        keep_checkpoint: keep the checkpoint once the run is finished (it then holds the final
-            weights, and rerunning only re-evaluates); ``False`` deletes it. A checkpoint is
-            always left when ``stop_after`` ends the run.
-        identity: JSON-able dict identifying the run (canonical arch, family digest, model
-            size, protocol table, test split, seed, ...); the engine adds ``precision``,
-            ``test_split``, ``test_images`` and ``seed`` where the dict lacks them. Stored in the
-            checkpoint and compared on resume; also folded into the default fingerprint.
-        on_epoch: called after every trained epoch with that epoch's history entry
-            (``epoch``, ``train_loss``, ``train_acc``, ``lr``), e.g. to stream curves.
-        optimizer: ``factory(param_groups, lr=, momentum=, nesterov=, weight_decay=)`` building
-            the optimizer; ``None``: ``torch.optim.SGD`` (the μP protocol passes ``mup.MuSGD``).
+        model: the network, initialized by the caller (seeded); moved to the device in place.
+        data: the dataset (uint8 images, moved to the device once).
+        protocol: the recipe (epochs, batch size, SGD settings, schedule, augmentation, precision).
+        param_groups: ``torch.optim.SGD`` groups of ``model``'s parameters, each with its own
+            already-scaled ``"lr"`` (and optionally ``"weight_decay"``); not modified.
+        options: how to run it (:class:`~nasrescale.train.options.RunOptions`); default: CPU.
+        seed, fingerprint, identity, optimizer: the run's, as :class:`FusedMember` describes
+            them (``identity`` is stored in the checkpoint and compared on resume).
 
     Returns:
         The :class:`TrainResult`. A diverged run (NaN/inf epoch loss) stops at that epoch and
         reports ``diverged=True`` and no test metrics, without raising.
 
     Raises:
-        ConfigError: bad arguments, or ``checkpoint`` belongs to a different run (for a
-            differing ``identity`` the message names the keys that differ).
+        ConfigError: bad arguments, or the checkpoint belongs to another run (the message
+            names the identity keys that differ).
         DataError: fewer than 2 training images, or an unreadable checkpoint file.
     """
-    settings = LoopSettings(checkpoint, checkpoint_every, eval_batch_size, stop_after, keep_checkpoint, progress,
-                            None if on_epoch is None else lambda _, entry: on_epoch(dict(entry)))
-    param_groups = check_param_groups(param_groups)
-    check_loop_args(data, settings)
-    core = SingleCore(model, data, protocol, param_groups, device=torch.device(device), seed=seed, compile=compile,
-                      fingerprint=fingerprint, identity=identity, optimizer=optimizer)
-    return run_epochs(core, data, settings)[0]
+    member = FusedMember(model, protocol, param_groups, seed, identity, fingerprint, optimizer)
+    return run_group([member], data, options)[0]
+
+
+def train_fused(members: Sequence[FusedMember], data: ImageData, options: RunOptions | None = None
+                ) -> list[TrainResult]:
+    """Train K runs of one architecture as one fused network; one :class:`TrainResult` per
+    member, in order, as its independent run would report it.
+
+    Members must share the architecture, size and :func:`~nasrescale.train.members.fusion_key`
+    (ConfigError otherwise, or for a degenerate cell); ``options`` as for :func:`train`.
+    ``images_per_s`` counts one member's images; ``on_epoch`` entries carry ``member``, the
+    member's index. A group of one trains as a single run (and checkpoints as one).
+    """
+    check_trainable(members)
+    options = options or RunOptions()
+    on_epoch = options.on_epoch
+    if len(members) == 1 and on_epoch is not None:  # a single run's entries: tag them here
+        options = options.replace(on_epoch=lambda entry: on_epoch({**entry, "member": 0}))
+    return run_group(members, data, options)

@@ -10,11 +10,10 @@ module is that run. Per step, as ``torch.optim.SGD``::
     d = d + m * buf (Nesterov) | buf
     p = p - lr * d                          # member-wise lr
 
-The schedule multiplies every member's base LRs by the same factor (the members share the
-schedule's shape): :meth:`FusedSGD.set_factor` computes ``base_lr * factor`` in double
-precision per member and parameter group, as ``LambdaLR`` does, then writes the LR tensors
-(in the parameters' dtype) once per epoch. The update uses ``torch._foreach_*`` kernels (a few multi-tensor
-launches per step on CUDA, like ``SGD(foreach=True)``).
+The schedule multiplies every member's base LRs by one factor: :meth:`FusedSGD.set_factor`
+computes ``base_lr * factor`` in double precision, as ``LambdaLR`` does, and writes the LR
+tensors (in the parameters' dtype) once per epoch. The update is a few ``torch._foreach_*``
+kernels over lists built once (like ``SGD(foreach=True)``).
 
 >>> import torch
 >>> p = torch.nn.Parameter(torch.ones(4))   # 2 members x 2 weights
@@ -108,27 +107,28 @@ class FusedSGD:
     @torch.no_grad()
     def step(self) -> None:
         """One SGD step of every member (parameters without a gradient are skipped, as SGD does)."""
-        idx = [i for i, p in enumerate(self.params) if p.grad is not None]
-        params = [self.params[i] for i in idx]
-        grads = [self.params[i].grad for i in idx]
+        grads = [p.grad for p in self.params]
+        live = None if all(g is not None for g in grads) else [i for i, g in enumerate(grads) if g is not None]
+
+        def pick(tensors: list) -> list:  # the lists built once, or their entries with a gradient
+            return tensors if live is None else [tensors[i] for i in live]
+
+        params, grads = pick(self.params), pick(grads)
         if self.uniform_wd is not None:
-            d = torch._foreach_add(grads, params, alpha=self.uniform_wd) if self.uniform_wd else list(grads)
+            d = torch._foreach_add(grads, params, alpha=self.uniform_wd) if self.uniform_wd else grads
         else:
-            d = torch._foreach_addcmul(grads, params, [self.wd[i] for i in idx])  # type: ignore[index]
+            d = torch._foreach_addcmul(grads, params, pick(self.wd))  # type: ignore[arg-type]
         if self.momentum:
-            if self.buffers is None:
-                self.buffers = [torch.zeros_like(p) for p in self.params]
-                torch._foreach_copy_([self.buffers[i] for i in idx], d)  # first step: buf = d
-                bufs = [self.buffers[i] for i in idx]
+            first = self.buffers is None
+            self.buffers = self.buffers or [torch.zeros_like(p) for p in self.params]
+            bufs = pick(self.buffers)
+            if first:
+                torch._foreach_copy_(bufs, d)  # first step: buf = d
             else:
-                bufs = [self.buffers[i] for i in idx]
                 torch._foreach_mul_(bufs, self.momentum)
                 torch._foreach_add_(bufs, d)
-            if self.nesterov:
-                d = torch._foreach_add(d, bufs, alpha=self.momentum)
-            else:
-                d = bufs
-        torch._foreach_addcmul_(params, d, [self.lr[i] for i in idx], value=-1.0)
+            d = torch._foreach_add(d, bufs, alpha=self.momentum) if self.nesterov else bufs
+        torch._foreach_addcmul_(params, d, pick(self.lr), value=-1.0)
 
     def state_dict(self) -> dict[str, Any]:
         """Momentum buffers, schedule factor and frozen members (plain tensors and lists)."""

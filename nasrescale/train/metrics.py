@@ -29,9 +29,16 @@ RELEASED_CLASSES = 10
 
 
 def class_counts(pred: torch.Tensor, labels: torch.Tensor, num_classes: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-class correct predictions and images (float64, length ``num_classes``), on the labels' device."""
-    hits = torch.bincount(labels[pred == labels], minlength=num_classes).double()
-    return hits, torch.bincount(labels, minlength=num_classes).double()
+    """Per-class correct predictions ``(classes,)`` -- ``(K, classes)`` for K members'
+    predictions ``(B, K)`` of the same images -- and images per class ``(classes,)``, float64 on
+    the labels' device, without a host sync (scatter-adds: no boolean mask, no ``bincount``)."""
+    members = pred.view(pred.shape[0], -1).t()  # (K, B)
+    index = labels.view(1, -1).expand_as(members)
+    hits = torch.zeros(members.shape[0], num_classes, dtype=torch.float64, device=labels.device)
+    hits.scatter_add_(1, index, (members == index).double())
+    counts = torch.zeros(num_classes, dtype=torch.float64, device=labels.device)
+    counts.scatter_add_(0, labels, torch.ones_like(labels, dtype=torch.float64))
+    return (hits if pred.dim() == 2 else hits[0]), counts
 
 
 def released_class_mean(hits: torch.Tensor | list[float], counts: torch.Tensor | list[float]) -> float:

@@ -1,7 +1,11 @@
-"""Exact fp32 on CUDA: :func:`no_tf32`, the training precision ``protocol.precision = "fp32"``.
+"""Training precision: which one a run trains in (:func:`trained_precision`) and exact fp32 on
+CUDA (:func:`no_tf32`).
 
-PyTorch lets cuDNN convolutions use TF32 (10-bit mantissa) by default on Ampere and newer
-GPUs; the benchmark's fp32 numbers predate that, so ``fp32`` turns TF32 off for the run.
+``protocol.precision`` is ``bf16`` (autocast) or ``fp32``; the CPU trains in fp32 whatever the
+protocol says (unless asked for bf16 autocast there too), so CPU results do not depend on a
+CPU's bf16 support. PyTorch lets cuDNN convolutions use TF32 (10-bit mantissa) by default on
+Ampere and newer GPUs; the benchmark's fp32 numbers predate that, so ``fp32`` turns TF32 off
+for the run.
 """
 
 from __future__ import annotations
@@ -11,7 +15,19 @@ from typing import Iterator
 
 import torch
 
-__all__ = ["no_tf32"]
+__all__ = ["no_tf32", "trained_precision"]
+
+
+def trained_precision(setting: str, device: str, cpu_autocast: bool = False) -> str:
+    """The precision a run of ``setting`` trains in on ``device``: the setting on CUDA (and on
+    the CPU with ``cpu_autocast``), ``fp32`` elsewhere.
+
+    >>> trained_precision("bf16", "cpu"), trained_precision("bf16", "cuda:0"), trained_precision("fp32", "cuda")
+    ('fp32', 'bf16', 'fp32')
+    >>> trained_precision("bf16", "cpu", cpu_autocast=True)
+    'bf16'
+    """
+    return setting if str(device).startswith("cuda") or cpu_autocast else "fp32"
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Per-run training setup shared by :func:`~nasrescale.train.train` and the fused engine.
+"""Per-run training setup, the same for one run and a fused group.
 
 * :class:`RunSetup`: the device-dependent settings (precision, memory format, normalization
   statistics, augmentation, batch size) and the run's RNG plumbing.
@@ -16,8 +16,9 @@ import torch
 
 from ..data.types import ImageData
 from ..protocol import Protocol
-from .augment import crop_flip, draw_augmentation, normalize, stats_tensor
-from .precision import no_tf32
+from .augment import draw_augmentation, stats_tensor
+from .options import RunOptions
+from .precision import no_tf32, trained_precision
 
 __all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET", "TAIL_FRACTION", "tail_start", "model_dtype",
            "loss_input"]
@@ -63,17 +64,23 @@ def loss_input(out: torch.Tensor) -> torch.Tensor:
 
 
 class RunSetup:
-    """Device-dependent settings shared by the training and evaluation loops."""
+    """Device-dependent settings shared by the training and evaluation loops.
+
+    ``mean`` and ``std`` are ``(C,)`` in the model's dtype: inputs are normalized channels last.
+    """
 
     def __init__(self, device: torch.device, data: ImageData, protocol: Protocol,
-                 dtype: torch.dtype = torch.float32) -> None:
+                 dtype: torch.dtype = torch.float32, options: RunOptions | None = None) -> None:
+        self.options = options = options or RunOptions()
         self.device = device
         cuda = device.type == "cuda"
-        self.amp = cuda and protocol.precision == "bf16"  # bf16 autocast on CUDA only; fp32 elsewhere
-        self.exact_fp32 = cuda and protocol.precision == "fp32"  # no TF32 in convs/matmuls either
-        self.memory_format = torch.channels_last  # faster convolutions on CPU and GPU alike
-        self.mean = stats_tensor(data.mean, device, dtype)  # inputs are normalized to the model's dtype
-        self.std = stats_tensor(data.std, device, dtype)
+        precision = trained_precision(protocol.precision, device.type, options.cpu_autocast)
+        self.amp = precision == "bf16"  # bf16 autocast: CUDA (and the CPU when asked)
+        self.exact_fp32 = cuda and precision == "fp32"  # no TF32 in convs/matmuls either
+        self.channels_last = options.memory_format == "channels_last"
+        self.memory_format = torch.channels_last if self.channels_last else torch.contiguous_format
+        self.mean = stats_tensor(data.mean, device, dtype).view(-1)
+        self.std = stats_tensor(data.std, device, dtype).view(-1)
         self.padding = data.crop_padding
         self.augment = protocol.augment
         self.batch_size = protocol.batch_size
@@ -108,25 +115,16 @@ class RunSetup:
 
 
 class EpochDraw:
-    """One epoch's random draws of a run: batch order, crop offsets and flips (from its seed).
+    """One epoch's random draws of a run, from its seed: batch order (``perm``), crop offsets and
+    flips (``aug``: ``(dy, dx, flip)``, ``None`` without augmentation) and the batch starts.
 
-    Shared by :func:`train` and the fused engine, so both draw every member's batches alike.
+    Every member of a group draws its own, so a member's batches are its independent run's.
+    A final batch of 1 sample is dropped (BatchNorm needs >= 2 in training); otherwise the last
+    partial batch is kept, as NB201's loader (``drop_last=False``).
     """
 
     def __init__(self, n: int, gen: torch.Generator, setup: RunSetup) -> None:
         dev, bs = setup.device, setup.batch_size
         self.perm = torch.randperm(n, generator=gen, device=gen.device).to(dev)
         self.aug = tuple(t.to(dev) for t in draw_augmentation(n, setup.padding, gen)) if setup.augment else None
-        # drop_last=False as NB201, but a final batch of 1 sample is dropped (BatchNorm needs >= 2).
         self.starts = [s for s in range(0, n, bs) if min(bs, n - s) > 1]
-        self.setup = setup
-
-    def batch(self, images: torch.Tensor, labels: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The normalized, augmented batch starting at position ``s`` of the epoch, and its labels."""
-        bs, setup = self.setup.batch_size, self.setup
-        idx = self.perm[s:s + bs]
-        x = images[idx]
-        if self.aug is not None:
-            dy, dx, flip = self.aug
-            x = crop_flip(x, setup.padding, dy[s:s + bs], dx[s:s + bs], flip[s:s + bs])
-        return normalize(x, setup.mean, setup.std).contiguous(memory_format=setup.memory_format), labels[idx]

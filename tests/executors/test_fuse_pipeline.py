@@ -137,10 +137,10 @@ def test_pool_executor_fuses_on_two_cpu_slots(tiny, tmp_path):
 def test_a_failing_group_fails_each_member_and_the_run_goes_on(tiny, unfused, tmp_path, capsys, monkeypatch):
     real = nasrescale.jobs.fusion.train_jobs_fused
 
-    def flaky(jobs, **kwargs):
+    def flaky(jobs, options):
         if jobs[0].arch.count("nor_conv_3x3") == 3:  # the group of 3_31_013
             raise RuntimeError("boom: simulated group fault")
-        return real(jobs, **kwargs)
+        return real(jobs, options)
 
     monkeypatch.setattr(nasrescale.jobs.fusion, "train_jobs_fused", flaky)
     argv = ["run", str(tiny), "--set", "executor.fuse=true", "--results", str(tmp_path), "--quiet"]

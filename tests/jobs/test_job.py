@@ -10,6 +10,7 @@ import pytest
 from nasrescale.errors import ConfigError, DataError
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.protocol import load_protocol
+from nasrescale.train.options import RunOptions
 
 from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
 
@@ -69,7 +70,7 @@ def test_degenerate_cell_is_recorded_at_chance_without_training(nb201):
     protocol = load_protocol("rescaled", ["lr=0.3", "epochs=50"])
     job = TrainJob(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=200), protocol, seed=3,
                    width=4, cells=1, label="rescaled")
-    rec = job.run(device="cpu")
+    rec = job.run()
     assert rec["degenerate"] is True
     assert rec["epochs_run"] == 0
     assert rec["history"] == []
@@ -84,16 +85,26 @@ def test_degenerate_cell_is_recorded_at_chance_without_training(nb201):
     assert {"nasrescale", "torch", "cuda", "device_name", "hostname", "finished_at"} <= set(rec["provenance"])
 
 
+def test_the_record_states_the_precision_the_run_trains_in(nb201):
+    """One rule (trained_precision) for the engine and the record: a bf16 protocol trains and is
+    recorded in fp32 on the CPU, in bf16 where the options ask for CPU autocast."""
+    job = TrainJob(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=20), load_protocol("nb201"), seed=0,
+                   width=4, cells=1)
+    assert job.protocol.precision == "bf16"
+    assert job.run()["precision"] == "fp32"
+    assert job.run(RunOptions(cpu_autocast=True))["precision"] == "bf16"
+
+
 def test_run_streams_epochs_and_resumes_from_its_checkpoint(nb201, tmp_path):
     protocol = load_protocol("nb201", ["epochs=2", "batch_size=50"])
     job = TrainJob("3_11_111", nb201, DataSpec("cifar10-subset", train_subset=200, test_subset=100), protocol,
                    seed=1, width=4, cells=1)
     seen = []
-    first = job.run(device="cpu", checkpoint_dir=tmp_path, on_epoch=seen.append)
+    first = job.run(RunOptions(checkpoint_dir=tmp_path, on_epoch=seen.append))
     assert [e["epoch"] for e in seen] == [1, 2]
     assert first["history"] == seen
     assert job.checkpoint_path(tmp_path).is_file()  # kept for the driver to delete once stored
-    again = job.run(device="cpu", checkpoint_dir=tmp_path)  # a finished checkpoint: re-evaluation only
+    again = job.run(RunOptions(checkpoint_dir=tmp_path))  # a finished checkpoint: re-evaluation only
     assert again["resumed_from"] == 2
     assert again["test_accuracy"] == first["test_accuracy"]
 
@@ -101,4 +112,4 @@ def test_run_streams_epochs_and_resumes_from_its_checkpoint(nb201, tmp_path):
 def test_unknown_dataset_fails_on_run(nb201):
     job = TrainJob(ARCH, nb201, DataSpec("mnist"), load_protocol("nb201"), seed=0)
     with pytest.raises(DataError, match="mnist"):
-        job.run(device="cpu")
+        job.run()

@@ -25,6 +25,7 @@ from nasrescale.store.write import Store
 from nasrescale.space.topology import path_depths, lr_scale
 from nasrescale.train import train
 from nasrescale.train.setup import EpochDraw, RunSetup, epoch_seed, tail_start
+from nasrescale.train.step import Batches, DeviceImages
 
 from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
 
@@ -102,15 +103,17 @@ def test_tail_loss_is_the_mean_over_the_last_tenth_of_the_steps():
     model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 3))
     reference = [p.detach().clone() for p in model.parameters()]
     # lr 0: the weights never move, so each step's loss can be recomputed from the same batches
-    res = train(model, data, protocol, [{"params": model.parameters(), "lr": 0.0}], seed=3, progress=False)
+    res = train(model, data, protocol, [{"params": model.parameters(), "lr": 0.0}], seed=3)
     setup = RunSetup(torch.device("cpu"), data, protocol)
     draw = EpochDraw(data.train_images.shape[0], setup.generator(epoch_seed(3, 0)), setup)
+    batches = Batches([draw], DeviceImages(data.train_images, data.train_labels, 0, setup.device), setup)
     assert len(draw.starts) == 13
     assert tail_start(13) == 11  # ceil(1.3) = 2 tail steps
     sums = counts = 0.0
     with torch.no_grad():
         for s in draw.starts[tail_start(len(draw.starts)):]:
-            x, y = draw.batch(data.train_images, data.train_labels, s)
+            x, y = batches.at(s)
+            y = y[:, 0]  # the one member's labels
             sums += float(nn.functional.cross_entropy(model(x), y)) * y.shape[0]
             counts += y.shape[0]
     assert all(torch.equal(a, b) for a, b in zip(reference, model.parameters()))

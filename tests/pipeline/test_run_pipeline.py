@@ -22,6 +22,7 @@ from nasrescale.cli.main import main
 from nasrescale.jobs.job import TrainJob
 from nasrescale.pipeline.lock import LOCK_FILE, PID_FILE
 from nasrescale.pipeline.spec import load_pipeline
+from nasrescale.train.options import RunOptions
 
 from pipeline_helpers import DEGENERATE, TINY, one_thread, private_cache  # noqa: F401  (fixtures, used by name)
 
@@ -153,10 +154,10 @@ def test_missing_pipeline_and_missing_results_exit_2(capsys, tmp_path):
 def test_failed_job_is_recorded_the_run_continues_and_a_rerun_retries_it(capsys, tiny, tmp_path, monkeypatch):
     real_run = TrainJob.run
 
-    def flaky(self, **kwargs):
+    def flaky(self, options=None):
         if self.label == "rescaled" and not self.degenerate:
             raise RuntimeError("boom: simulated fault")
-        return real_run(self, **kwargs)
+        return real_run(self, options)
 
     monkeypatch.setattr(TrainJob, "run", flaky)
     results = str(tmp_path / "res")
@@ -225,7 +226,7 @@ def test_torn_checkpoint_is_reported_and_the_job_restarts(capsys, tiny, tmp_path
     if damage == "garbage":
         ckpt.write_bytes(b"\x00not a checkpoint" * 50)
     else:  # a real checkpoint cut in half
-        job.run(device="cpu", checkpoint_dir=ckpt_dir)
+        job.run(RunOptions(checkpoint_dir=ckpt_dir))
         data = ckpt.read_bytes()
         ckpt.write_bytes(data[: len(data) // 2])
     code, _, err = cli(capsys, "run", str(tiny), "--set", "budget.epochs=2", "--results", str(tmp_path / "res"), "--quiet")

@@ -17,6 +17,7 @@ from nasrescale.protocol import has_base_lr
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import INIT_RULES
 from nasrescale.scaling.rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule
+from nasrescale.train.options import RunOptions
 
 from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
 
@@ -69,15 +70,15 @@ class _Job:
         return self.group
 
     @staticmethod
-    def run_group(jobs: list[Any], **kwargs: Any) -> list[dict[str, Any]]:
-        return [{"key": j.key(), "members": len(jobs), "device": kwargs["device"]} for j in jobs]
+    def run_group(jobs: list[Any], options: RunOptions) -> list[dict[str, Any]]:
+        return [{"key": j.key(), "members": len(jobs), "device": options.device} for j in jobs]
 
 
 def test_any_job_with_a_fusion_key_groups_and_runs_its_group():
     jobs = [_Job("a", "g"), _Job("b", None), _Job("c", "g"), _Job("d", "h")]
     units = plan_units(jobs, fuse=True, device="cpu", max_members=DEFAULT_MAX_MEMBERS)
     assert [u.key() if not isinstance(u, JobGroup) else u.member_keys() for u in units] == [["a", "c"], "b", "d"]
-    assert units[0].run(device="cpu", checkpoint_dir=None) == [{"key": "a", "members": 2, "device": "cpu"},
+    assert units[0].run(RunOptions(device="cpu")) == [{"key": "a", "members": 2, "device": "cpu"},
                                                                 {"key": "c", "members": 2, "device": "cpu"}]
     assert [u.key() for u in plan_units(jobs, fuse=None, device="cpu")] == ["a", "b", "c", "d"]  # CPU: no fusion
 

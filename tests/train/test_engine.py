@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from nasrescale.data.types import ImageData
 from nasrescale.errors import ConfigError, DataError
 from nasrescale.protocol import Protocol, cosine_factor, load_protocol
-from nasrescale.train import TrainResult, crop_flip, draw_augmentation, epoch_seed, normalize, train
+from nasrescale.train import RunOptions, TrainResult, crop_flip, draw_augmentation, epoch_seed, normalize, train
 from nasrescale.train import setup as run_setup
 from nasrescale.train.setup import RunSetup
 from nasrescale.train.augment import stats_tensor
@@ -64,9 +64,11 @@ def proto(**kw) -> Protocol:
 
 
 def run(model: nn.Module | None = None, data: ImageData | None = None, protocol: Protocol | None = None, **kw) -> TrainResult:
+    """Train with ``kw`` split into the run's own arguments (seed, identity, ...) and RunOptions."""
     model = model if model is not None else make_model()
+    own = {name: kw.pop(name) for name in ("seed", "fingerprint", "identity", "optimizer") if name in kw}
     return train(model, data or make_data(), protocol or proto(), kw.pop("param_groups", None) or groups(model),
-                 progress=False, **kw)
+                 RunOptions(**kw), **own)
 
 
 # --- augmentation ---------------------------------------------------------------------------
@@ -460,9 +462,9 @@ def test_compile_path_runs_training_and_evaluation_through_the_compiled_module(m
 def test_bad_arguments_raise_clear_errors():
     model = make_model()
     with pytest.raises(ConfigError, match="param_groups is empty"):
-        train(model, make_data(), proto(), [], progress=False)
+        train(model, make_data(), proto(), [])
     with pytest.raises(ConfigError, match="needs both 'params' and 'lr'"):
-        train(model, make_data(), proto(), [{"params": list(model.parameters())}], progress=False)
+        train(model, make_data(), proto(), [{"params": list(model.parameters())}])
     with pytest.raises(ConfigError, match="stop_after must be >= 1"):
         run(model, stop_after=0)
     with pytest.raises(DataError, match="at least 2"):
@@ -472,7 +474,7 @@ def test_bad_arguments_raise_clear_errors():
 def test_params_given_as_generator_and_progress_bar(capsys):
     model = make_model()
     pg = [{"params": model.parameters(), "lr": 0.05}]  # a generator, as users often write
-    result = train(model, make_data(), proto(), pg, progress=True)
+    result = train(model, make_data(), proto(), pg, RunOptions(progress=True))
     assert result.epochs_run == 4
     assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
     err = capsys.readouterr().err  # tqdm writes to stderr

@@ -15,8 +15,8 @@ from nasrescale.models import build_model
 from nasrescale.protocol import Protocol, load_protocol
 from nasrescale.space.registry import get_family
 from nasrescale.scaling import apply_init, param_groups
-from nasrescale.train import train
-from nasrescale.train.fused import FusedMember, fusion_key, train_fused
+from nasrescale.train import RunOptions, train, train_fused
+from nasrescale.train.members import FusedMember, fusion_key
 from nasrescale.train.fused_sgd import FusedSGD
 
 # every NB201 op kind: 3x3 and 1x1 convs, pooling, skip and a zero edge
@@ -62,7 +62,7 @@ def independent(specs, data):  # noqa: ANN001
     out = []
     for name, overrides, seed in specs:
         model, protocol, groups = make_run(name, overrides, seed)
-        out.append((model, train(model, data, protocol, groups, seed=seed, progress=False)))
+        out.append((model, train(model, data, protocol, groups, seed=seed)))
     return out
 
 
@@ -138,7 +138,7 @@ def test_fused_training_equals_independent_runs(data: ImageData, float64: float)
     ]
     refs = independent(specs, data)
     group = members(specs)
-    results = train_fused(group, data, progress=False)
+    results = train_fused(group, data)
     assert len(results) == len(specs)
     assert len(results[2].lrs) == 2  # the per-layer rule gave that member two LR groups
     for (ref_model, ref), member, res in zip(refs, group, results):
@@ -150,7 +150,7 @@ def test_diverging_member_is_frozen_and_others_unaffected(data: ImageData, float
     refs = independent(specs, data)
     assert refs[1][1].diverged  # the huge LR really diverges alone
     group = members(specs)
-    results = train_fused(group, data, progress=False)
+    results = train_fused(group, data)
     bad, ref_bad = results[1], refs[1][1]
     assert bad.diverged
     assert bad.diverged_epoch == ref_bad.diverged_epoch
@@ -163,14 +163,14 @@ def test_diverging_member_is_frozen_and_others_unaffected(data: ImageData, float
 def test_resume_from_fused_checkpoint_equals_uninterrupted(data: ImageData, tmp_path):
     specs = [("nb201", [], 0), ("rescaled", ["lr=0.3"], 1)]
     whole_group = members(specs)
-    whole = train_fused(whole_group, data, progress=False)
+    whole = train_fused(whole_group, data)
     ckpt = tmp_path / "fused.pt"
-    first = train_fused(members(specs), data, progress=False, checkpoint=ckpt, stop_after=2)
+    first = train_fused(members(specs), data, RunOptions(checkpoint=ckpt, stop_after=2))
     assert not first[0].finished
     assert first[0].test_accuracy is None
     assert ckpt.exists()
     group = members(specs)
-    resumed = train_fused(group, data, progress=False, checkpoint=ckpt)
+    resumed = train_fused(group, data, RunOptions(checkpoint=ckpt))
     for a, b, ma, mb in zip(whole, resumed, whole_group, group):
         assert b.resumed_from == 2
         assert b.finished
@@ -182,15 +182,15 @@ def test_resume_from_fused_checkpoint_equals_uninterrupted(data: ImageData, tmp_
     other = members([("nb201", [], 0), ("rescaled", ["lr=0.3"], 5)])  # another seed for member 1
     differs = r"member 1 differs in fingerprint \(.*\); seed \(1 in the checkpoint, 5 now\)"
     with pytest.raises(ConfigError, match=differs):
-        train_fused(other, data, progress=False, checkpoint=ckpt)
+        train_fused(other, data, RunOptions(checkpoint=ckpt))
 
 
 def test_resume_after_a_member_diverged(data: ImageData, tmp_path):
     specs = [("nb201", ["lr=1e6"], 0), ("nb201", [], 1)]
-    whole = train_fused(members(specs), data, progress=False)
+    whole = train_fused(members(specs), data)
     ckpt = tmp_path / "fused.pt"
-    train_fused(members(specs), data, progress=False, checkpoint=ckpt, stop_after=2)
-    resumed = train_fused(members(specs), data, progress=False, checkpoint=ckpt)
+    train_fused(members(specs), data, RunOptions(checkpoint=ckpt, stop_after=2))
+    resumed = train_fused(members(specs), data, RunOptions(checkpoint=ckpt))
     assert resumed[0].diverged
     assert resumed[0].diverged_epoch == whole[0].diverged_epoch
     assert [h["train_loss"] for h in resumed[1].history] == [h["train_loss"] for h in whole[1].history]
@@ -199,12 +199,12 @@ def test_resume_after_a_member_diverged(data: ImageData, tmp_path):
 
 def test_unfusable_groups_are_rejected(data: ImageData):
     with pytest.raises(ConfigError, match="degenerate"):
-        train_fused([FusedMember(*make_run("nb201", [], 0, DEGENERATE)[:3], seed=0)], data, progress=False)
+        train_fused([FusedMember(*make_run("nb201", [], 0, DEGENERATE)[:3], seed=0)], data)
     a, b = members([("nb201", [], 0), ("nb201", ["batch_size=8"], 1)])
     with pytest.raises(ConfigError, match="member 1 .* differs from member 0"):
-        train_fused([a, b], data, progress=False)
+        train_fused([a, b], data)
     with pytest.raises(ConfigError, match="no members"):
-        train_fused([], data, progress=False)
+        train_fused([], data)
 
 
 def test_fusion_key_ignores_only_name_lr_and_init_rules():
@@ -225,8 +225,8 @@ def test_fused_on_cuda_tracks_independent_runs(data: ImageData, precision: str):
     refs = []
     for name, overrides, seed in specs:
         model, protocol, groups = make_run(name, overrides, seed)
-        refs.append(train(model, data, protocol, groups, seed=seed, progress=False, device="cuda"))
-    results = train_fused(members(specs), data, progress=False, device="cuda")
+        refs.append(train(model, data, protocol, groups, RunOptions(device="cuda"), seed=seed))
+    results = train_fused(members(specs), data, RunOptions(device="cuda"))
     rel = 1e-3 if precision == "fp32" else 5e-2
     for ref, res in zip(refs, results):
         assert not res.diverged

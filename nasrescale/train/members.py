@@ -1,8 +1,10 @@
-"""Members of a fused group: what each run brings, what the group must share, and its identity.
+"""The runs a group trains: what each brings (:class:`FusedMember`), what a fused group must
+share, and its identity.
 
-Used by :func:`~nasrescale.train.fused.train_fused`. Runs fuse when they share the architecture,
-model size, data and :func:`fusion_key` (the protocol without its name, LR and init rules);
-each :class:`FusedMember` keeps its own seed, init, LR, param groups and identity.
+A single run is a group of one member (:func:`~nasrescale.train.train`); runs fuse
+(:func:`~nasrescale.train.train_fused`) when they share the architecture, model size, data and
+:func:`fusion_key` (the protocol without its name, LR and init rules); each member keeps its own
+seed, init, LR, param groups and identity.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+import torch
 from torch import nn
 
 from ..config import to_table
@@ -22,10 +25,10 @@ from ..errors import ConfigError
 from ..models.fused import FusedNetwork
 from ..protocol import Protocol
 from ..space.topology import is_degenerate
-from .checkpoint import derive_fingerprint, identity_differences, identity_json
-from .loop import check_param_groups
+from .checkpoint import derive_fingerprint, identity_differences, run_identity
 
-__all__ = ["FusedMember", "fusion_key", "check_members", "lr_rows", "group_fingerprint", "check_identities"]
+__all__ = ["FusedMember", "fusion_key", "check_param_groups", "check_trainable", "check_members", "lr_rows",
+           "group_fingerprint", "check_identities"]
 
 # Protocol fields that may differ between members of one fused group (everything else is shared).
 _PER_MEMBER = {"name": "", "lr": None, "init": "default", "lr_rule": "fixed", "kernel_rule": "family"}
@@ -45,16 +48,21 @@ def fusion_key(protocol: Protocol) -> str:
 
 @dataclass
 class FusedMember:
-    """One run of a fused group.
+    """One run of a group (a single run is a group of one).
 
     Attributes:
         model: the network, built and initialized as its own run would be (seeded by the caller).
-        protocol: its protocol (LR, init; the rest must match the group's).
+        protocol: its protocol (LR, init; in a fused group the rest must match the group's).
         param_groups: ``torch.optim.SGD`` groups of ``model``'s parameters with their LRs (and
             optionally ``weight_decay``), e.g. :func:`nasrescale.scaling.param_groups`.
-        seed: seeds the member's batch order, crops and flips (as ``train(seed=...)``).
+        seed: seeds the member's batch order, crops and flips (and dropout, for a single run).
         identity: JSON-able dict identifying the run, stored in the checkpoint and compared
             on resume; default: the engine's fingerprint of protocol, seed, LRs and data.
+        fingerprint: a single run's checkpoint fingerprint (default: derived, see
+            :func:`~nasrescale.train.checkpoint.resolve_identity`); a fused group's is its
+            members' identities.
+        optimizer: a single run's optimizer factory (``factory(param_groups, lr=, momentum=,
+            nesterov=, weight_decay=)``; ``None``: ``torch.optim.SGD``); such a run does not fuse.
     """
 
     model: nn.Module
@@ -62,6 +70,36 @@ class FusedMember:
     param_groups: list[dict]
     seed: int
     identity: Mapping[str, Any] | None = None
+    fingerprint: str | None = None
+    optimizer: Callable[..., torch.optim.Optimizer] | None = None
+
+
+def check_param_groups(param_groups: Sequence[dict]) -> list[dict]:
+    """Copies of ``param_groups`` with ``params`` as lists (a generator such as
+    ``model.parameters()`` is read once, here).
+
+    >>> [len(g["params"]) for g in check_param_groups([{"params": iter([torch.zeros(1)] * 2), "lr": 0.1}])]
+    [2]
+    """
+    if not param_groups:
+        raise ConfigError("train: param_groups is empty; pass at least one {'params': ..., 'lr': ...} group")
+    for i, group in enumerate(param_groups):
+        if "params" not in group or "lr" not in group:
+            raise ConfigError(f"train: param group {i} needs both 'params' and 'lr' (has {sorted(group)})")
+    return [{**g, "params": [g["params"]] if isinstance(g["params"], torch.Tensor) else list(g["params"])}
+            for g in param_groups]
+
+
+def check_trainable(members: Sequence[FusedMember]) -> None:
+    """ConfigError for no members, or a member whose cell is degenerate (such runs are recorded
+    at chance accuracy and never trained, :mod:`nasrescale.jobs.execute`)."""
+    if not members:
+        raise ConfigError("train_fused: no members; pass at least one FusedMember")
+    for m in members:
+        graph, family = getattr(m.model, "graph", None), getattr(m.model, "family", None)
+        if graph is not None and family is not None and is_degenerate(graph, family):
+            raise ConfigError("the architecture is degenerate (no input-output path): its runs are recorded at "
+                              "chance accuracy and never trained; do not pass them to train_fused")
 
 
 def lr_rows(members: Sequence[FusedMember], groups: Sequence[list[dict]], fused: FusedNetwork
@@ -89,8 +127,6 @@ def check_members(members: Sequence[FusedMember], data: ImageData) -> tuple[list
     """Validate a group; return each member's identity as canonical JSON (the caller's dict, or
     a derived one, plus precision, test split and seed as ``train`` adds them) and its param
     groups (with ``params`` as lists)."""
-    if not members:
-        raise ConfigError("train_fused: no members; pass at least one FusedMember")
     key = fusion_key(members[0].protocol)
     identities, groups = [], []
     for k, m in enumerate(members):
@@ -98,16 +134,12 @@ def check_members(members: Sequence[FusedMember], data: ImageData) -> tuple[list
             raise ConfigError(f"member {k} (protocol {m.protocol.name!r}) differs from member 0 in more than "
                               "LR and init (epochs, batch size, momentum, weight decay, schedule, augmentation, "
                               "precision must match); train it in another group")
-        graph, family = getattr(m.model, "graph", None), getattr(m.model, "family", None)
-        if graph is not None and family is not None and is_degenerate(graph, family):
-            raise ConfigError("the architecture is degenerate (no input-output path): its runs are recorded at "
-                              "chance accuracy and never trained; do not pass them to train_fused")
+        if m.optimizer is not None:
+            raise ConfigError(f"member {k} brings its own optimizer, which does not fuse; train it alone")
         groups.append(check_param_groups(m.param_groups))
-        base = {"precision": m.protocol.precision, "test_split": data.test_split,
-                "test_images": int(data.test_images.shape[0]), "seed": m.seed}  # as train(identity=) adds
-        identity = dict(m.identity) if m.identity is not None else {
+        identity = m.identity if m.identity is not None else {
             "protocol": m.protocol.name, "fingerprint": derive_fingerprint(m.protocol, m.seed, groups[-1], data)}
-        identities.append(identity_json({**base, **identity}))
+        identities.append(run_identity(identity, m.protocol, m.seed, data))
     return identities, groups
 
 
