@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
+from ..jobs.records import provenance, resolve_device
 from ..store.job_status import FINAL
 from ..store.read import run_dir_for
 from ..store.write import Store
@@ -158,7 +159,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             summary.jobs_done = len(final & {j.key() for j in jobs})
             summary.cells_done = sum(all(j.key() in final for j in jobs_by_arch[a]) for a in archs)
             summary.wall_s = round(time.monotonic() - start, 1)
-            _record_visit(store, summary, visit or {})
+            _record_visit(store, summary, {"device": _device_text(pipeline.executor.device), **(visit or {})})
         finally:
             store.close()
     return summary
@@ -186,6 +187,12 @@ def _run_chunks(store: Store, pipeline: Pipeline, run_dir: Path, chunks: list[li
         if after_chunk is not None:
             after_chunk()
     summary.stopped = "slice finished"
+
+
+def _device_text(device: str) -> str:
+    """The executor's device as a slice record names it, e.g. ``cpu (x86_64)`` or ``cuda (NVIDIA H100)``."""
+    resolved = resolve_device(device)
+    return f"{resolved} ({provenance(resolved)['device_name']})"
 
 
 def _record_visit(store: Store, summary: SliceSummary, visit: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.pipeline.slices import visit_cells
+from nasrescale.pipeline.slices import visit_cells, visit_records
 from nasrescale.pipeline.spec import load_pipeline
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
@@ -36,6 +36,8 @@ def test_max_cells_runs_whole_cells_in_spread_order_and_a_rerun_continues(capsys
     assert set(_finished(store)) == set(order[:3])
     err = capsys.readouterr().err
     assert "3/4 cells" in err
+    slices = visit_records(store)  # one record per slice, each naming the device it ran on
+    assert [v["jobs_done"] for v in slices] == [2, 6] and all(v["device"].startswith("cpu (") for v in slices)
 
 
 @pytest.mark.parametrize("argv, fragment", [
