@@ -35,7 +35,8 @@ from .config import Overrides, apply_overrides, from_table, read_toml_file, type
 from .errors import ConfigError
 from .fileio import shipped_toml_dir
 
-__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor", "has_base_lr"]
+__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor", "has_base_lr",
+           "LR_SCALING_INITS"]
 
 
 @dataclass(frozen=True)
@@ -131,14 +132,19 @@ def cosine_factor(epoch: int, protocol: Protocol) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * (epoch - protocol.warmup_epochs) / span))
 
 
-def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
-    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP)
-    rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
+#: init rules that scale the protocol's LR themselves (``InitRule.scales_lr`` in
+#: :mod:`nasrescale.scaling.rules`, which a test holds equal to this list)
+LR_SCALING_INITS = ("spectral", "mup")
 
-    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
+
+def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
+    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP,
+    the spectral rule's per-layer factors) rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
+
+    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "spectral")
     (True, False, True)
     """
-    return lr_rule != "fixed" or init == "mup"
+    return lr_rule != "fixed" or init in LR_SCALING_INITS
 
 
 def builtin_protocols_dir() -> Path:
