@@ -69,6 +69,10 @@ class Protocol:
             the benchmark trained). The CPU trains in fp32 either way. Part of a run's identity.
         mup_base_width: ``init = "mup"`` only: width of μP's base model (``None``: the
             trained model's own width, where μP equals the default parametrization).
+        warmup_rule: ``None`` (the linear warmup of ``warmup_epochs``) or ``elr_subcritical``:
+            Mehmeti-Göpel & Wand's subcritical warm-up (Cor. 3.10) of the scale-invariant weights,
+            then the schedule (:mod:`nasrescale.train.elr_control`; needs ``warmup_epochs = 0``
+            and a network with a conv directly followed by BatchNorm).
     """
 
     name: str
@@ -87,6 +91,7 @@ class Protocol:
     kernel_rule: Literal["family", "none", "network", "per_layer"] = "family"
     precision: Literal["bf16", "fp32"] = "bf16"
     mup_base_width: int | None = None  # None keeps the keys of protocols that predate it
+    warmup_rule: Literal["elr_subcritical"] | None = None  # None: as above
 
     def __post_init__(self) -> None:
         checks = {  # key: (in range, the range)
@@ -103,6 +108,9 @@ class Protocol:
                 raise ConfigError(f"protocol.{key}: value {getattr(self, key)!r} is out of range; it must be {allowed}")
         if self.nesterov and self.momentum == 0:
             raise ConfigError("protocol.nesterov: Nesterov momentum needs momentum > 0")
+        if self.warmup_rule is not None and self.warmup_epochs:
+            raise ConfigError(f"protocol.warmup_epochs: {self.warmup_epochs} with warmup_rule = {self.warmup_rule!r}; "
+                              "that warm-up ends on its own, set warmup_epochs = 0")
         if self.mup_base_width is not None and (self.init != "mup" or self.mup_base_width < 1):
             raise ConfigError("protocol.mup_base_width: a positive width, only with init = \"mup\"")
         if self.init == "mup" and importlib.util.find_spec("mup") is None:  # μP without the extra fails here

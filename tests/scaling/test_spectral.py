@@ -30,6 +30,8 @@ NB201_ARCH = "|nor_conv_3x3~0|+|nor_conv_1x1~0|skip_connect~1|+|none~0|avg_pool_
 #: every break of the rule tried moves some slope by more than 0.35
 SLOPE_TOLERANCE = 0.3
 
+pytestmark = pytest.mark.usefixtures("float64")  # networks built and trained in float64 (tests/conftest.py)
+
 
 def spectral_norm(w: torch.Tensor) -> float:
     """Largest singular value of a weight as a ``fan_out x fan_in`` matrix (a conv's kernel
@@ -77,14 +79,6 @@ def check_slopes(measured: dict[str, dict[str, float]]) -> None:
            for name, m in measured.items() for what in ("W", "dW")
            if abs(m[what] - m["predicted"]) > SLOPE_TOLERANCE}
     assert not off, sorted(off)
-
-
-@pytest.fixture(autouse=True)
-def float64():
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
 
 
 def test_mlp_norms_scale_as_the_spectral_condition():
