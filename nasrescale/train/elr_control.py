@@ -1,4 +1,4 @@
-"""What the epoch loop does with effective learning rates (:mod:`nasrescale.train.elr`), for K
+"""What the epoch loop does with effective learning rates (:mod:`nasrescale.models.elr`), for K
 members at once (a single run is K = 1), without a host sync per step.
 
 * **Recording** (every run with scale-invariant layers): at the last step of each epoch the
@@ -35,7 +35,7 @@ from ..errors import ConfigError
 from ..models import build_model, macro_settings
 from ..protocol import Protocol
 from ..space.families import CellFamily
-from .elr import layer_elrs, relative_spread, scale_invariant_convs, subcritical_factor
+from ..models.elr import layer_elrs, relative_spread, scale_invariant_convs, subcritical_factor
 
 __all__ = ["ElrControl", "WARMUP_RULES", "require_warmup_layers"]
 

@@ -55,7 +55,7 @@ class TrainResult:
             0-9 only, :mod:`~nasrescale.train.metrics`), a compatibility metric; ``None`` as
             ``test_accuracy``.
         elr_layers: the scale-invariant layers whose effective learning rates each history entry
-            holds (``elr``, in this order, with their ``elr_spread``; :mod:`~nasrescale.train.elr`);
+            holds (``elr``, in this order, with their ``elr_spread``; :mod:`~nasrescale.models.elr`);
             ``None`` for a network without any.
     """
 

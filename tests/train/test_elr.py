@@ -16,7 +16,7 @@ from nasrescale.models import build_model
 from nasrescale.models.fused import FusedNetwork
 from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family
-from nasrescale.train.elr import layer_elrs, relative_spread, scale_invariant_convs, subcritical_factor
+from nasrescale.models.elr import layer_elrs, relative_spread, scale_invariant_convs, subcritical_factor
 from nasrescale.train.elr_control import ElrControl
 
 ARCH = "|nor_conv_3x3~0|+|nor_conv_1x1~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|none~2|"

@@ -18,7 +18,8 @@ a layer's ELR is the largest of its channels' ELRs.
 * :func:`subcritical_factor` -- Cor. 3.10: the LR that keeps every ELR ratio from flipping is the
   flipping ratio (Def. 3.8, eq. 24) of the two layers of highest ELR, ``kappa = 1 / sqrt(E_h E_h')``.
 
-The per-step use in training (recording, the warm-up) is :mod:`nasrescale.train.elr_control`.
+The per-step use in training (recording, the warm-up) is :mod:`nasrescale.train.elr_control`;
+``nasrescale diagnose`` uses them for the warm-up's first step.
 
 >>> import torch
 >>> from torch import nn
