@@ -1,14 +1,17 @@
 """Training protocols: the recipe an architecture is trained with, as typed data.
 
-Two protocols ship in ``protocols/`` (TOML files; a user passes their own with
-``--protocol FILE.toml``):
+Protocols ship in ``protocols/`` (TOML files; a user passes their own with
+``--protocol FILE.toml``), among them:
 
 * ``nb201`` -- NAS-Bench-201's default (docs/design.md §3): SGD lr 0.1, momentum 0.9, Nesterov,
   weight decay 5e-4 on every parameter, batch 256, 200 epochs, cosine to 0 stepped once per
   epoch, no warmup, cross-entropy, crop+flip augmentation, PyTorch default init.
 * ``rescaled`` -- the same, except in-degree init and ``lr = base_lr * lr_scale(arch)``
   (Chen et al., ICLR 2024, eq. 8) times the kernel factor of ``kernel_rule``; ``lr`` (the
-  base LR) has no default and must be given (``--base-lr``).
+  base LR) has no default and must be given (``--base-lr``);
+* ``spectral`` -- the same recipe in the spectral parametrization (``init = "spectral"``);
+* ``elr_warmup`` -- ``nb201`` with the subcritical ELR warm-up (``warmup_rule``);
+* ``mup`` (μP) and ``lr_validation`` (the LR-rule experiments); docs/protocols.md.
 
 ``precision`` is ``bf16`` (autocast on CUDA; the default, kept for speed: its accuracy parity
 with fp32 has not been measured in this project) or ``fp32`` (as the benchmark trained; TF32
@@ -57,7 +60,8 @@ class Protocol:
         augment: random crop with zero padding + horizontal flip on the training set.
         init: an init rule of the registry :mod:`nasrescale.scaling.rules` (which checks the
             name when a job is made): ``default`` (PyTorch), ``in_degree`` (target in-degree, docs/design.md §2),
-            ``in_degree_source`` (the paper's released code) or ``mup`` (μP via Microsoft's
+            ``in_degree_source`` (the paper's released code), ``spectral`` (Yang, Simon &
+            Bernstein §4: init and per-weight LR factor) or ``mup`` (μP via Microsoft's
             ``mup`` package, trained with ``MuSGD``; the ``mup`` extra,
             :mod:`nasrescale.scaling.mup_param`).
         lr_rule: ``fixed`` (every architecture gets ``lr``) or ``path_depth``

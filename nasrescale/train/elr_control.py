@@ -3,8 +3,8 @@ members at once (a single run is K = 1), without a host sync per step.
 
 * **Recording** (every run with scale-invariant layers): at the last step of each epoch the
   gradients are already there; their ELRs (one norm per channel, no extra pass) give the epoch's
-  history entry ``elr`` (one value per layer, :attr:`ElrControl.names`) and ``elr_spread``
-  (Def. 4.1).
+  history entry ``elr`` (one value per layer, :attr:`ElrControl.names`, to 4 significant digits)
+  and ``elr_spread`` (Def. 4.1, of the unrounded values).
 * **Subcritical warm-up** (``protocol.warmup_rule = "elr_subcritical"``, Cor. 3.10): at every step
   until it ends, each member's scale-invariant weights take their update at ``w`` times their
   scheduled LR, ``w = min(1, (1 - momentum) * kappa)`` with ``kappa`` the flipping ratio of the two
@@ -126,7 +126,9 @@ class ElrControl:
             self.warming = False
         out = []
         for row in rows:
-            entry: dict[str, Any] = {"elr": row[:len(self.weights)], "elr_spread": row[len(self.weights)]}
+            # 4 significant digits per layer: a 200-epoch record of ~100 layers stays ~150 kB of JSON
+            entry: dict[str, Any] = {"elr": [float(f"{v:.4g}") for v in row[:len(self.weights)]],
+                                     "elr_spread": row[len(self.weights)]}
             if self.configured:
                 entry["warmup_factor"] = row[len(self.weights) + 1]
             out.append(entry)

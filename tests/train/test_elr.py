@@ -155,7 +155,7 @@ def test_every_run_records_its_elrs():
         assert len(entry["elr"]) == len(names)
         assert "warmup_factor" not in entry
         elr = torch.tensor(entry["elr"], dtype=torch.float64)[:, None]
-        assert entry["elr_spread"] == pytest.approx(float(relative_spread(elr)[0]), rel=1e-6)
+        assert entry["elr_spread"] == pytest.approx(float(relative_spread(elr)[0]), abs=1e-3)  # elr: 4 digits
     record = TrainJob("2_02_002_0002", get_family("mlp_dag"), TINY, load_protocol("nb201", short), width=4).run()
     assert record["elr_layers"] is None and "elr" not in record["history"][0]
 
