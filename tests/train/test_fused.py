@@ -202,7 +202,8 @@ HOT = WARM + ["lr=4.0"]  # above the toy network's critical LR at init: the warm
 
 
 def test_warmup_trains_fused_like_independent_runs_and_resumes(data: ImageData, float64: float, tmp_path):
-    specs = [("nb201", HOT, 0), ("rescaled", HOT + ["init=in_degree"], 1), ("nb201", WARM, 2)]
+    specs = [("nb201", HOT, 0), ("rescaled", HOT + ["init=in_degree"], 1), ("nb201", WARM, 2),
+             ("spectral", WARM, 3)]  # per-layer LRs (the spectral rule's) in the warm-up too
     refs = independent(specs, data)
     first = [h["warmup_factor"] for h in refs[0][1].history]
     assert first[0] < 1 and first[-1] == 1.0  # it acted, then ended
