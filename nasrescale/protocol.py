@@ -1,14 +1,17 @@
 """Training protocols: the recipe an architecture is trained with, as typed data.
 
-Two protocols ship in ``protocols/`` (TOML files; a user passes their own with
-``--protocol FILE.toml``):
+Protocols ship in ``protocols/`` (TOML files; a user passes their own with
+``--protocol FILE.toml``), among them:
 
 * ``nb201`` -- NAS-Bench-201's default (docs/design.md §3): SGD lr 0.1, momentum 0.9, Nesterov,
   weight decay 5e-4 on every parameter, batch 256, 200 epochs, cosine to 0 stepped once per
   epoch, no warmup, cross-entropy, crop+flip augmentation, PyTorch default init.
 * ``rescaled`` -- the same, except in-degree init and ``lr = base_lr * lr_scale(arch)``
   (Chen et al., ICLR 2024, eq. 8) times the kernel factor of ``kernel_rule``; ``lr`` (the
-  base LR) has no default and must be given (``--base-lr``).
+  base LR) has no default and must be given (``--base-lr``);
+* ``spectral`` -- the same recipe in the spectral parametrization (``init = "spectral"``);
+* ``elr_warmup`` -- ``nb201`` with the subcritical ELR warm-up (``warmup_rule``);
+* ``mup`` (μP) and ``lr_validation`` (the LR-rule experiments); docs/protocols.md.
 
 ``precision`` is ``bf16`` (autocast on CUDA; the default, kept for speed: its accuracy parity
 with fp32 has not been measured in this project) or ``fp32`` (as the benchmark trained; TF32
@@ -35,7 +38,8 @@ from .config import Overrides, apply_overrides, from_table, read_toml_file, type
 from .errors import ConfigError
 from .fileio import shipped_toml_dir
 
-__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor", "has_base_lr"]
+__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor", "has_base_lr",
+           "LR_SCALING_INITS"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ class Protocol:
         augment: random crop with zero padding + horizontal flip on the training set.
         init: an init rule of the registry :mod:`nasrescale.scaling.rules` (which checks the
             name when a job is made): ``default`` (PyTorch), ``in_degree`` (target in-degree, docs/design.md §2),
-            ``in_degree_source`` (the paper's released code) or ``mup`` (μP via Microsoft's
+            ``in_degree_source`` (the paper's released code), ``spectral`` (Yang, Simon &
+            Bernstein §4: init and per-weight LR factor) or ``mup`` (μP via Microsoft's
             ``mup`` package, trained with ``MuSGD``; the ``mup`` extra,
             :mod:`nasrescale.scaling.mup_param`).
         lr_rule: ``fixed`` (every architecture gets ``lr``) or ``path_depth``
@@ -68,6 +73,10 @@ class Protocol:
             the benchmark trained). The CPU trains in fp32 either way. Part of a run's identity.
         mup_base_width: ``init = "mup"`` only: width of μP's base model (``None``: the
             trained model's own width, where μP equals the default parametrization).
+        warmup_rule: ``None`` (the linear warmup of ``warmup_epochs``) or ``elr_subcritical``:
+            Mehmeti-Göpel & Wand's subcritical warm-up (Cor. 3.10) of the scale-invariant weights,
+            then the schedule (:mod:`nasrescale.train.elr_control`; needs ``warmup_epochs = 0``
+            and a network with a conv directly followed by BatchNorm).
     """
 
     name: str
@@ -86,6 +95,7 @@ class Protocol:
     kernel_rule: Literal["family", "none", "network", "per_layer"] = "family"
     precision: Literal["bf16", "fp32"] = "bf16"
     mup_base_width: int | None = None  # None keeps the keys of protocols that predate it
+    warmup_rule: Literal["elr_subcritical"] | None = None  # None: as above
 
     def __post_init__(self) -> None:
         checks = {  # key: (in range, the range)
@@ -102,6 +112,9 @@ class Protocol:
                 raise ConfigError(f"protocol.{key}: value {getattr(self, key)!r} is out of range; it must be {allowed}")
         if self.nesterov and self.momentum == 0:
             raise ConfigError("protocol.nesterov: Nesterov momentum needs momentum > 0")
+        if self.warmup_rule is not None and self.warmup_epochs:
+            raise ConfigError(f"protocol.warmup_epochs: {self.warmup_epochs} with warmup_rule = {self.warmup_rule!r}; "
+                              "that warm-up ends on its own, set warmup_epochs = 0")
         if self.mup_base_width is not None and (self.init != "mup" or self.mup_base_width < 1):
             raise ConfigError("protocol.mup_base_width: a positive width, only with init = \"mup\"")
         if self.init == "mup" and importlib.util.find_spec("mup") is None:  # μP without the extra fails here
@@ -131,14 +144,19 @@ def cosine_factor(epoch: int, protocol: Protocol) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * (epoch - protocol.warmup_epochs) / span))
 
 
-def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
-    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP)
-    rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
+#: init rules that scale the protocol's LR themselves (``InitRule.scales_lr`` in
+#: :mod:`nasrescale.scaling.rules`, which a test holds equal to this list)
+LR_SCALING_INITS = ("spectral", "mup")
 
-    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "mup")
+
+def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
+    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP,
+    the spectral rule's per-layer factors) rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
+
+    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "spectral")
     (True, False, True)
     """
-    return lr_rule != "fixed" or init == "mup"
+    return lr_rule != "fixed" or init in LR_SCALING_INITS
 
 
 def builtin_protocols_dir() -> Path:

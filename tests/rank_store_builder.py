@@ -26,10 +26,12 @@ DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
 
 
 def build_store(folder: Path, *, n_archs: int = 24, seeds=(0, 1), protocols=("default", "rescaled"),
-                pipeline: dict | None = None, seed: int = 0, epochs: int = 4) -> tuple[Path, dict]:
+                pipeline: dict | None = None, seed: int = 0, epochs: int = 4, elr: bool = False) -> tuple[Path, dict]:
     """Write ``folder/store.sqlite``: ``n_archs`` NB201 cells (one degenerate) x protocols x
-    seeds. Accuracies follow the benchmark's CIFAR-10 value plus seed noise; the second
+    seeds. Accuracies follow the benchmark's CIFAR-10 value plus seed noise; each further
     protocol adds +1 point. Also one pending, one running, one failed and one diverged job.
+    With ``elr``, each done run's history holds an ``elr_spread`` per epoch whose mean is
+    ``spread_of(accuracy, protocol index)`` (falling with accuracy).
 
     Returns the store path and the truth: ``{protocol: {arch: [accuracies of done runs]}}``.
     """
@@ -65,6 +67,10 @@ def build_store(folder: Path, *, n_archs: int = 24, seeds=(0, 1), protocols=("de
                     truth[protocol].setdefault(arch, []).append(acc)
                 lr = 0.1 * (scale if p_index else 1.0)
                 record = {"arch": arch, "protocol": protocol, "seed": s, "num_classes": 10, "test_accuracy": acc}
+                if elr and acc is not None:
+                    mean = spread_of(acc, p_index)
+                    record["history"] = [{"epoch": e + 1, "elr_spread": mean + 0.01 * (e - (epochs - 1) / 2)}
+                                         for e in range(epochs)]
                 conn.execute(
                     "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (key, arch, protocol, s, status, 1, "RuntimeError: boom" if status == "failed" else None,
@@ -81,6 +87,11 @@ def build_store(folder: Path, *, n_archs: int = 24, seeds=(0, 1), protocols=("de
     conn.commit()
     conn.close()
     return path, truth
+
+
+def spread_of(accuracy: float, protocol_index: int) -> float:
+    """The mean ELR spread ``build_store(elr=True)`` gives a run."""
+    return 3.0 - accuracy / 50 + 0.2 * protocol_index
 
 
 def load_builder():

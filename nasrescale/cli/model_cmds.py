@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from ..errors import NasRescaleError
 from ..space.encodings import format_arch
@@ -30,20 +31,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_summary)
 
     p = sub.add_parser(
-        "diagnose", help="activation moments and one-step pre-activation change under each init rule",
-        description="For one architecture and each init rule: the second moment of every cell node at "
-                    "init, and per layer the mean squared change of its pre-activations after one plain "
-                    "SGD step on a batch of the shipped CIFAR-10 subset (the paper's eq. 7 desideratum).",
+        "diagnose", help="activation moments, one-step pre-activation change and feature speed under each init rule",
+        description="For one architecture and each init rule (or protocol): the second moment of every cell node "
+                    "at init, per layer the mean squared change of its pre-activations after one plain SGD step "
+                    "on a batch of the shipped CIFAR-10 subset (the paper's eq. 7 desideratum), and per block "
+                    "of the network the backward-feature angle at init with the feature speed formula's "
+                    "predicted vs measured update of its output after that step (Chizat & Netrapalli, Thm. 2.1).",
     )
     p.add_argument("arch", metavar="ARCH", help="architecture (any encoding)")
     add_family_options(p)
     add_model_options(p)
     add_option(p, "--inits", former=["--rules"], metavar="R,R,..",
-               help="comma-separated init rules (default: every weight init rule, nasrescale.scaling.init)")
+               help="comma-separated init rules or shipped protocols (a protocol: its init rule, per-parameter "
+                    "LRs and ELR warm-up; default: every weight init rule, nasrescale.scaling.init)")
     add_option(p, "--batch-size", former=["--batch"], type=int_at_least(2), default=128, metavar="B",
                help="images in the batch (default 128)")
     add_option(p, "--base-lr", former=["--lr"], type=positive_float, default=0.1, metavar="X",
-               help="LR of the single plain SGD step, the same for every layer (default 0.1)")
+               help="LR of the single plain SGD step for an init rule, the same for every layer; the base LR of "
+                    "a protocol that has none (default 0.1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the init and of the batch (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_diagnose)
@@ -77,15 +82,11 @@ def run_diagnose(args: argparse.Namespace) -> int:
     from ..data import load_dataset
     from ..models import build_model
     from ..scaling.diagnose import diagnose_rule
-    from ..scaling.init import INIT_RULES
     from ..train.augment import normalize, stats_tensor
 
     family = family_from_args(args)
     graph = parse_archs([args.arch], family, args)[0]
-    rules = list(INIT_RULES) if args.inits is None else [r.strip() for r in args.inits.split(",") if r.strip()]
-    unknown = [r for r in rules if r not in INIT_RULES]
-    if unknown or not rules:
-        raise NasRescaleError(f"--inits: unknown rule {unknown[0] if unknown else '(none)'}; known: {', '.join(INIT_RULES)}")
+    settings = _diagnosed(args.inits)
     data = load_dataset("cifar10-subset")
     if not 2 <= args.batch_size <= data.train_images.shape[0]:
         raise NasRescaleError(f"--batch-size {args.batch_size}: must be between 2 and {data.train_images.shape[0]}")
@@ -98,13 +99,44 @@ def run_diagnose(args: argparse.Namespace) -> int:
         torch.manual_seed(args.seed)
         return build_model(graph, family, data.num_classes, width=args.width, cells=args.cells)
 
-    results = [diagnose_rule(build, rule, x, y, args.base_lr) for rule in rules]
+    results = [diagnose_rule(build, name, x, y, args.base_lr, protocol) for name, protocol in settings]
     if args.json:
         print(json.dumps({"arch": args.arch, "family": family.name, "lr": args.base_lr, "batch": args.batch_size,
-                          "rules": [r.__dict__ for r in results]}))
+                          "rules": [r.to_json() for r in results]}))
         return 0
     print(_diagnosis_text(results, args.base_lr))
+    print(_feature_speed_text(results))
     return 0
+
+
+def _diagnosed(text: str | None) -> list[tuple[str, Any]]:
+    """``--inits``: each name with its protocol (``None`` for an init rule).
+
+    Raises:
+        NasRescaleError: an empty list, an unknown name, or a protocol whose init rule is not a
+            weight rule (μP, trained with its own optimizer).
+    """
+    from ..protocol import load_protocol, protocol_names  # cheap, but with the torch-backed imports for symmetry
+    from ..scaling.init import INIT_RULES
+
+    names = list(INIT_RULES) if text is None else [r.strip() for r in text.split(",") if r.strip()]
+    if not names:
+        raise NasRescaleError(f"--inits: no rule given; known rules: {', '.join(INIT_RULES)}")
+    out = []
+    for name in names:
+        if name in INIT_RULES:
+            out.append((name, None))
+        elif name in protocol_names():
+            protocol = load_protocol(name)
+            if protocol.init not in INIT_RULES:
+                raise NasRescaleError(f"--inits: protocol {name!r} uses init rule {protocol.init!r}, which trains with "
+                                      f"its own optimizer; diagnose measures the weight init rules ({', '.join(INIT_RULES)}) "
+                                      "and the protocols built on them")
+            out.append((name, protocol))
+        else:
+            raise NasRescaleError(f"--inits: unknown rule {name}; known: {', '.join(INIT_RULES)}, or a shipped protocol "
+                                  f"({', '.join(protocol_names())})")
+    return out
 
 
 def _diagnosis_text(results: list, lr: float) -> str:  # noqa: ANN001 - list of RuleDiagnosis
@@ -123,4 +155,23 @@ def _diagnosis_text(results: list, lr: float) -> str:  # noqa: ANN001 - list of 
         vals = "".join(f"{f'{r.layer_change[layer]:.2e} [{r.layer_moments[layer]:.2g}]':>{col}}" for r in results)
         lines.append(f"{layer:<24}{vals}")
     lines.append(f"{'loss at init':<24}" + "".join(f"{r.loss:>{col}.4f}" for r in results))
+    factors = [r.warmup_factor for r in results]
+    if any(f is not None for f in factors):
+        lines.append(f"{'ELR warm-up factor':<24}" + "".join(f"{'-' if f is None else f'{f:.3g}':>{col}}" for f in factors))
+    return "\n".join(lines)
+
+
+def _feature_speed_text(results: list) -> str:  # noqa: ANN001 - list of RuleDiagnosis
+    """Per trunk block and rule: the backward-feature angle at init and the one-step update of the
+    block's output, predicted by the feature speed formula / measured (RMS)."""
+    col = 26
+    lines = ["", "Feature speed (Chizat & Netrapalli, Thm. 2.1): angle theta between the feature velocity and minus "
+             "the backward pass at init, and the RMS update of each block's output after the step, "
+             "formula -> measured:", f"{'block':<12}" + "".join(f"{r.rule:>{col}}" for r in results)]
+    for i, block in enumerate(results[0].feature_speed):
+        cells = []
+        for r in results:
+            b = r.feature_speed[i]
+            cells.append(f"{b.angle_deg:5.1f}deg {b.predicted_rms:.2e}->{b.measured_rms:.2e}")
+        lines.append(f"{block.block:<12}" + "".join(f"{c:>{col}}" for c in cells))
     return "\n".join(lines)

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "spread order with every protocol and seed of a cell together, so what is finished is a "
                         "stratified sample; rerun to continue (fits a SLURM job's --time or an evening)")
     p.add_argument("--max-cells", metavar="N", type=_positive_int, help="run at most N unfinished cells (spread order)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="plan every job and check the pipeline (architectures, protocols, executor, reference; not "
+                        "the data), print what would run, write nothing")
     p.set_defaults(func=run_cmd)
 
     p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
@@ -118,6 +121,8 @@ def run_cmd(args: argparse.Namespace) -> int:
     from ..store.job_status import Status
 
     pipeline = load_pipeline(args.pipeline, parse_overrides(args.set))  # --set parsed here, once
+    if args.dry_run:
+        return _dry_run(pipeline, args.results)
     if args.time_limit is not None or args.max_cells is not None:
         summary = _run_timed(pipeline, args)
         pipeline.kind.report(summary.run_dir)
@@ -132,6 +137,27 @@ def run_cmd(args: argparse.Namespace) -> int:
         print(f"nasrescale run: {summary.failed} job(s) failed; see `{status_command(args.pipeline, args.results)}`; "
               "rerun to retry them", file=sys.stderr)
         return 1
+    return 0
+
+
+def _dry_run(pipeline: Any, results: str | None) -> int:
+    """``run --dry-run``: plan and check (:func:`~nasrescale.pipeline.runner.plan_pipeline`, data
+    left out), print the jobs per protocol; nothing is written."""
+    from ..pipeline.runner import plan_pipeline  # torch: as in run_cmd
+    from ..store.read import run_dir_for
+
+    plan = plan_pipeline(pipeline, data=False)
+    where = run_dir_for(pipeline.name, results)
+    if plan.jobs is None:
+        print(f"{pipeline.name}: {len(plan.archs)} architectures; jobs are planned after the base-LR search; "
+              f"would write {where}; data not checked")
+        return 0
+    per_label: dict[str, int] = {}
+    for job in plan.jobs:
+        per_label[job.label or job.protocol.name] = per_label.get(job.label or job.protocol.name, 0) + 1
+    counts = ", ".join(f"{label} {n}" for label, n in per_label.items())
+    print(f"{pipeline.name}: {len(plan.jobs)} jobs over {len(plan.archs)} architectures ({counts}); "
+          f"would write {where}; nothing written, data not checked")
     return 0
 
 

@@ -22,7 +22,7 @@ __all__ = ["register"]
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``train`` command."""
     p = sub.add_parser(
-        "train", help="train one architecture under a protocol (nb201 or rescaled)",
+        "train", help="train one architecture under a protocol (nb201, rescaled, spectral, elr_warmup, ...)",
         description="Train one architecture under a protocol and print a JSON result. A killed run "
                     "resumes from its checkpoint when the same command is run again.",
     )

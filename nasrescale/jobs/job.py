@@ -42,6 +42,7 @@ from ..space.families import CellFamily
 from ..space.topology import effective_edges, is_degenerate
 from . import fusion
 from .execute import run_job
+from ..train.elr_control import require_warmup_layers
 from ..train.options import RunOptions
 from .records import discard_unreadable, provenance, resolve_device, trained_precision
 
@@ -124,6 +125,7 @@ class TrainJob:
         object.__setattr__(self, "arch", format_arch(graph, self.family))
         self.__dict__["graph"] = graph  # the cached_property below, filled by the one parse
         get_init_rule(self.protocol.init)  # an unknown init rule fails here, naming the known ones
+        require_warmup_layers(self.protocol, self.arch, self.family)  # a warm-up with nothing to warm up, too
 
     @functools.cached_property
     def graph(self) -> nx.DiGraph:

@@ -4,7 +4,8 @@
 * :class:`Cell` -- one cell, run by a static (optionally pruned) plan;
 * :func:`register_builder` / :func:`build_op` -- edge modules by op kind;
 * :func:`register_macro` -- network skeletons by ``[macro] kind``;
-* :func:`count_params`, :func:`count_flops`, :func:`model_cost` -- NB201-convention costs.
+* :func:`count_params`, :func:`count_flops`, :func:`model_cost` -- NB201-convention costs;
+* :mod:`~nasrescale.models.elr` -- scale-invariant layers and their effective learning rates.
 """
 
 from .builders import build_op, builders, register_builder

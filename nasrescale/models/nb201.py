@@ -108,6 +108,11 @@ class NB201Network(CellNetwork):
         )
         self.readout = nn.Linear(4 * width, num_classes)
 
+    def trunk(self) -> list[tuple[str, nn.Module]]:
+        """Stem, every block of the body (cells and reduction blocks), head, readout."""
+        return [("stem", self.stem), *[(f"body.{i}", b) for i, b in enumerate(self.body)], ("head", self.head),
+                ("readout", self.readout)]
+
     def skeleton_init_divisors(self) -> dict[nn.Module, tuple[float, float]]:
         """The reduction blocks' convs -> ``(target, released)`` init divisors.
 

@@ -63,6 +63,13 @@ class CellNetwork(nn.Module):
         """The network's cells, in forward order."""
         return [m for m in self.modules() if isinstance(m, Cell)]
 
+    def trunk(self) -> list[tuple[str, nn.Module]]:
+        """The network as a chain of blocks in forward order, ``(name, module)``: each block's
+        output is the next one's only way to the loss, and every parameter is in one block (what
+        the feature-speed diagnosis reads, :mod:`nasrescale.scaling.feature_speed`). Here: stem,
+        each cell, readout; a skeleton with more between them overrides it."""
+        return [("stem", self.stem), *[(f"cell{i}", c) for i, c in enumerate(self.cells())], ("readout", self.readout)]
+
     def skeleton_init_divisors(self) -> dict[nn.Module, tuple[float, float]]:
         """Conv/linear layers outside the stem, cells and readout -> their init divisors
         ``(target rule, released code)``; see :mod:`~nasrescale.models.scaling_map`. None here."""

@@ -30,6 +30,13 @@ and its eq. 2 readout; the source rule reproduces the released code, whose reado
 ``2/classes`` (0.2 for 10 classes, at any width) on the MLP/CNN DAG nets. The fan mode is ``fan_in`` for the target rule and the network's
 ``released_fan_mode`` for the source rule (``fan_in`` NB201, ``fan_out`` MLP/CNN DAG nets).
 
+**Spectral init and LR** (rule ``spectral``; Yang, Simon & Bernstein, *A Spectral Condition
+for Feature Learning*, §4 Parametrization 1): a conv/linear weight is drawn with
+``std = sqrt(2 / fan_in) * min(1, sqrt(fan_out / fan_in))`` and trained at ``fan_out / fan_in``
+times the base LR (``rule_lr["spectral"]``), with PyTorch's fans: ``fan_in = C_in k^2``,
+``fan_out = C_out k^2`` for a ``k x k`` conv (so its LR factor is ``C_out / C_in``). Biases
+are 0, BatchNorm 1 and 0, both at LR factor 1 (docs/protocols.md says why).
+
 **LR factor** (paper eq. 9, by kernel rule): ``none`` 1 everywhere; ``network`` the cell's
 ``q_base / q`` on every parameter (one LR for the whole network, as the paper's single
 param group); ``per_layer`` ``q_base / q_e`` on the weight and bias of each *cell-edge* conv
@@ -73,7 +80,7 @@ class MappedNetwork(Protocol):
     def named_modules(self) -> Iterator[tuple[str, nn.Module]]: ...
 
 #: init rules the map describes (``default`` is PyTorch's own init: nothing to describe)
-SCALED_INIT_RULES = ("in_degree", "in_degree_source")
+SCALED_INIT_RULES = ("in_degree", "in_degree_source", "spectral")
 
 _WEIGHTED = (nn.Conv2d, nn.Linear)
 
@@ -87,21 +94,29 @@ class InitSpec:
         divisor: ``d`` in ``std = sqrt(2 / (fan * d)) ** power``.
         fan_mode: ``fan_in`` or ``fan_out``.
         power: 1 (He) or 2 (the released code's readout, ``std = 2 / fan``).
+        spectral: draw at the spectral scale instead, ``sqrt(2 / fan_in) * min(1, sqrt(fan_out /
+            fan_in))`` (``divisor``, ``fan_mode`` and ``power`` are then unused).
     """
 
     constant: float | None = None
     divisor: float = 1.0
     fan_mode: str = "fan_in"
     power: int = 1
+    spectral: bool = False
 
     def std(self, weight_shape: tuple[int, ...]) -> float:
         """Standard deviation of the draw for a weight of ``weight_shape``.
 
         >>> InitSpec(divisor=2).std((8, 4, 3, 3)) == math.sqrt(2 / (4 * 9 * 2))
         True
+        >>> InitSpec(spectral=True).std((10, 40)) == math.sqrt(2 / 40) * math.sqrt(10 / 40)  # fan_out < fan_in
+        True
         """
         receptive = math.prod(weight_shape[2:])
-        fan = (weight_shape[1] if self.fan_mode == "fan_in" else weight_shape[0]) * receptive
+        fan_in, fan_out = weight_shape[1] * receptive, weight_shape[0] * receptive
+        if self.spectral:
+            return math.sqrt(2.0 / fan_in) * min(1.0, math.sqrt(fan_out / fan_in))
+        fan = fan_in if self.fan_mode == "fan_in" else fan_out
         return math.sqrt(2.0 / (fan * self.divisor)) ** self.power
 
 
@@ -116,6 +131,8 @@ class ParamScale:
         kernel: the owning conv's kernel size ``q`` (``None`` if not a conv).
         init: init rule -> :class:`InitSpec`.
         lr_factors: kernel rule -> LR factor (paper eq. 9).
+        rule_lr: init rule -> the LR factor that rule brings (``spectral``: ``fan_out / fan_in``
+            of a weight, 1 otherwise); a rule not listed brings 1.
     """
 
     module: str
@@ -124,6 +141,7 @@ class ParamScale:
     kernel: int | None
     init: Mapping[str, InitSpec] = field(default_factory=dict)
     lr_factors: Mapping[str, float] = field(default_factory=dict)
+    rule_lr: Mapping[str, float] = field(default_factory=dict)
 
 
 def _owner_roles(net: MappedNetwork) -> dict[nn.Module, tuple[str, tuple[int, int] | None, tuple[float, float]]]:
@@ -184,12 +202,16 @@ def build_scaling_map(net: MappedNetwork) -> dict[str, ParamScale]:
         else:
             weight_init = {"in_degree": InitSpec(divisor=d_target),
                            "in_degree_source": InitSpec(divisor=d_source, fan_mode=released)}
+        weight_init["spectral"] = InitSpec(spectral=True)
         factors = {}
         for rule in KERNEL_RULES:
             per_edge = rule == "per_layer" and role == "edge" and kernel is not None
             factors[rule] = edge_factors[rule].get(edge, 1.0) if per_edge else shared[rule]
+        spectral_lr = m.weight.shape[0] / m.weight.shape[1]  # fan_out / fan_in (the k^2 cancels)
         for p_name, _ in own:
-            init = weight_init if p_name == "weight" else dict.fromkeys(SCALED_INIT_RULES, InitSpec(constant=0.0))
-            entries[f"{mod_name}.{p_name}"] = ParamScale(mod_name, role, edge, kernel, init, factors)
+            weight = p_name == "weight"
+            init = weight_init if weight else dict.fromkeys(SCALED_INIT_RULES, InitSpec(constant=0.0))
+            entries[f"{mod_name}.{p_name}"] = ParamScale(mod_name, role, edge, kernel, init, factors,
+                                                         {"spectral": spectral_lr if weight else 1.0})
     return entries
 

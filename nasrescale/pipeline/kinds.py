@@ -33,6 +33,7 @@ from ..report.dispatch import write_run_report
 from ..report.report import ranking_text
 from ..store.write import Store
 from .calibration import calibration_plan
+from .protocols import ProtocolEntry, protocol_keys
 
 __all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "RunJobs"]
 
@@ -90,8 +91,13 @@ def _retrain_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJ
         raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
                           "(nasrescale run); no jobs before it")
     family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
-    return [TrainJob(arch, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
-            for arch in archs for entry in pipeline.protocols for seed in pipeline.pipeline.seeds], {}
+
+    def job(arch: str, entry: ProtocolEntry, seed: int) -> TrainJob:
+        with protocol_keys(entry.label):  # a job's check of its protocol names the pipeline's key
+            return TrainJob(arch, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
+
+    return [job(arch, entry, seed) for arch in archs for entry in pipeline.protocols
+            for seed in pipeline.pipeline.seeds], {}
 
 
 def _nothing_after(*_: Any) -> tuple[int, int, int]:

@@ -17,15 +17,16 @@ Precedence of ``epochs`` and ``batch_size`` (the budget keys), highest first:
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..config import from_table
 from ..errors import ConfigError
 from ..protocol import Protocol, protocol_table
 
-__all__ = ["ProtocolEntry", "protocol_entry", "BUDGET_KEYS"]
+__all__ = ["ProtocolEntry", "protocol_entry", "protocol_keys", "BUDGET_KEYS"]
 
 #: the ``[budget]`` keys that override every protocol (see the precedence above)
 BUDGET_KEYS = ("epochs", "batch_size")
@@ -104,3 +105,24 @@ def _user_key_message(message: str, where: str, typed: dict[str, str], budget: A
     if key in BUDGET_KEYS and getattr(budget, key, None) is not None:
         return f"budget.{key}:{rest}"
     return f"{where}.{typed.get(key, key)}:{rest}"
+
+
+@contextlib.contextmanager
+def protocol_keys(label: str) -> Iterator[None]:
+    """Re-raise a :class:`ConfigError` about a protocol key (``protocol.<key>: ...``, e.g. from a
+    job's check of its init rule or warm-up) as one about the pipeline's key
+    ``protocols.<label>.<key>``.
+
+    >>> with protocol_keys("w"):
+    ...     raise ConfigError("protocol.warmup_rule: no layer to warm up")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: protocols.w.warmup_rule: no layer to warm up
+    """
+    try:
+        yield
+    except ConfigError as err:
+        message = str(err)
+        if not message.startswith("protocol."):
+            raise
+        raise ConfigError(f"protocols.{label}.{message[len('protocol.'):]}") from None

@@ -35,7 +35,7 @@ from .lock import driver_lock
 from .preflight import check_data, check_executor, check_reference
 from .spec import ANALYSIS_ONLY, Pipeline, strip_keys
 
-__all__ = ["RunSummary", "run_pipeline", "run_jobs", "run_search"]
+__all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,38 @@ class RunSummary:
     def failed(self) -> int:
         """Jobs whose last attempt raised."""
         return self.counts.get(Status.FAILED, 0)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run of a pipeline would do, checked before anything is written (:func:`plan_pipeline`)."""
+
+    archs: list[str]
+    jobs: list[TrainJob] | None  # None with base_lr = "search": planned once the search has chosen
+    extra: dict[str, str]
+
+
+def plan_pipeline(pipeline: Pipeline, *, data: bool = True) -> Plan:
+    """Plan ``pipeline``'s jobs and check everything they need, writing nothing: every
+    architecture and protocol (a job is made of each, which checks its init rule and warm-up),
+    the executor, the reference and, with ``data``, the data. ``nasrescale run --dry-run`` is
+    this without the data.
+
+    Raises:
+        ConfigError, DataError: the first problem found, naming its key or file.
+    """
+    archs = pipeline.arch_list()
+    jobs: list[TrainJob] | None = None  # with base_lr = "search": built once the search has chosen
+    extra: dict[str, str] = {}
+    if not pipeline.needs_search():
+        jobs, extra = pipeline.kind.plan(pipeline, archs)  # checks every architecture before anything is written
+    extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
+    check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
+    if data:
+        for spec, keys in pipeline.data_specs():
+            check_data(spec, keys)
+    check_reference(pipeline, archs)
+    return Plan(archs, jobs, extra)
 
 
 def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progress: bool = True,
@@ -74,18 +106,9 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
             is written).
     """
     run_dir = run_dir_for(pipeline.name, results)
-    archs = pipeline.arch_list()
-    jobs: list[TrainJob] | None = None  # with base_lr = "search": built once the search has chosen
-    extra: dict[str, str] = {}
-    if not pipeline.needs_search():
-        jobs, extra = pipeline.kind.plan(pipeline, archs)  # checks every architecture before anything is written
-    extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
-    check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
-    for spec, keys in pipeline.data_specs():
-        check_data(spec, keys)
-    check_reference(pipeline, archs)
+    plan = plan_pipeline(pipeline)
     with driver_lock(run_dir):
-        return _drive(pipeline, run_dir, archs, jobs, extra, progress, executor)
+        return _drive(pipeline, run_dir, plan.archs, plan.jobs, plan.extra, progress, executor)
 
 
 def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | None, extra: dict[str, str],

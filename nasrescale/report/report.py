@@ -23,14 +23,16 @@ from ..ranking.compare import aggregate, compare
 from ..ranking.sources import Source, load_source, store_source
 from ..ranking.text import degenerate_note, fmt, format_table, to_json
 from ..space.benchmark import resolve_dataset
-from ..store.job_status import FINAL, Status
-from ..store.read import StoreData, dataset_name, pipeline_value, read_curves, read_store
+from ..store.job_status import Status
+from ..store.read import StoreData, dataset_name, pipeline_value, read_store
 from . import plots
 from .archs import arch_section, short_names
+from .curves import curves_section
 from .budget import budget_section, search_section, searches
 from .claims import claims_section
 from .lr_validation import write_validation_report
 from .markdown import numbers_table, status_table, topk_table
+from .protocols import elr_section, tau_matrix_section
 from .provenance import provenance_lines
 from .sections import gap_section, reference_section
 
@@ -138,46 +140,6 @@ def _pair_section(store: StoreData, a: Source, b: Source, out: Path, n_boot: int
     return lines, result
 
 
-_ROLES = ("best", "median", "worst")
-
-
-def _curve_jobs(store: StoreData, labels: list[str], names: dict[str, str],
-                limit_archs: int = 3) -> dict[str, dict[str, Any]]:
-    """Job key -> ``{role, arch, protocol, seed, legend}`` for a few jobs: the best, median and
-    worst architecture (by the mean accuracy under the last protocol with results), lowest seed
-    of each protocol, plus one diverged job if any. The legend names the role and the arch's
-    short name (``names``)."""
-    jobs = store.jobs[store.jobs["status"].isin(FINAL) & ~store.jobs["degenerate"]
-                      & store.jobs["protocol"].isin(labels)]  # not the LR search's runs
-    if jobs.empty:
-        return {}
-    means = pd.Series(dtype=float)
-    for label in reversed(labels):  # the last protocol with finished jobs
-        means = jobs[jobs["protocol"] == label].groupby("arch")["test_accuracy"].mean().dropna().sort_values()
-        if len(means):
-            break
-    ranked = [means.index[-1], means.index[len(means) // 2], means.index[0]] if len(means) else []
-    picks: dict[str, str] = {}
-    for role, arch in zip(_ROLES, ranked):
-        picks.setdefault(arch, role)  # with fewer than 3 archs, one arch keeps its first role
-    picked: dict[str, dict[str, Any]] = {}
-    for arch, role in list(picks.items())[:limit_archs]:
-        for label in labels:
-            rows = jobs[(jobs["arch"] == arch) & (jobs["protocol"] == label)].sort_values("seed")
-            if len(rows):
-                seed = int(rows["seed"].iloc[0])
-                picked[rows["key"].iloc[0]] = {"role": role, "arch": arch, "protocol": label, "seed": seed,
-                                               "legend": f"{role}: {names.get(arch, arch)} / {label} / seed {seed}"}
-    bad = jobs[jobs["status"] == Status.DIVERGED]
-    if len(bad):
-        row = bad.iloc[0]
-        short = names.get(row["arch"], row["arch"])
-        picked[row["key"]] = {"role": "diverged", "arch": row["arch"], "protocol": row["protocol"],
-                              "seed": int(row["seed"]),
-                              "legend": f"diverged: {short} / {row['protocol']} / seed {int(row['seed'])}"}
-    return picked
-
-
 def _archs(store: StoreData, labels: list[str]) -> list[str]:
     """The architectures the protocols trained, in the pipeline's order (the LR search's own not among them)."""
     trained = set(store.jobs.loc[store.jobs["protocol"].isin(labels), "arch"])
@@ -198,17 +160,22 @@ def _failed_lines(store: StoreData, names: dict[str, str]) -> list[str]:
     return lines + [""]
 
 
-def _curves_section(store: StoreData, labels: list[str], names: dict[str, str], run_dir: Path,
-                    numbers: dict) -> list[str]:
-    keys = _curve_jobs(store, labels, names)
-    if not keys:
-        return []
-    legends = {k: v["legend"] for k, v in keys.items()}
-    fig = plots.curves_plot(read_curves(store.path, list(keys)), legends, run_dir / "curves.png")
-    numbers["curves"] = [{"key": k, **v} for k, v in keys.items()]
-    return ["## Training curves", "", f"![training curves]({fig.name})", "",
-            "Best, median and worst architecture by mean test accuracy (under the last protocol "
-            "with results), the lowest seed of each protocol.", ""]
+def _comparisons(store: StoreData, labels: list[str], sources: dict[str, Source], run_dir: Path, n_boot: int,
+                 include_degenerate: bool, switch: str, numbers: dict) -> tuple[list[str], Source | None]:
+    """The tau matrix of every pair, each pair's section, the reference's, the gaps, the ELRs;
+    fills ``numbers``. Returns the lines and the reference (``None`` if none)."""
+    lines: list[str] = []
+    for x, y in combinations(labels, 2):
+        section, result = _pair_section(store, sources[x], sources[y], run_dir, n_boot, include_degenerate, switch)
+        lines += section
+        numbers["pairs"][f"{y} vs {x}"] = result
+    usable = {p: s for p, s in sources.items() if not s.runs.empty}
+    spec, nats_file = reference_spec(store.pipeline)
+    section, ref = reference_section(spec, nats_file, usable, run_dir, n_boot, numbers, include_degenerate, switch)
+    matrix = tau_matrix_section(labels, numbers["pairs"], numbers["reference"], ref.label if ref is not None else None,
+                                run_dir, numbers)  # before the pairs' own sections
+    lines = matrix + lines + section + gap_section(usable, ref, run_dir, include_degenerate, switch)
+    return lines + elr_section(store, labels, run_dir, numbers), ref
 
 
 def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
@@ -247,17 +214,11 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
                                "reference": {}, "include_degenerate": include_degenerate,
                                "lr_search": {label: {k: v for k, v in found.items() if k != "selection"}
                                              for label, found in searches(store).items()}}
-    for x, y in combinations(labels, 2):
-        section, result = _pair_section(store, sources[x], sources[y], run_dir, n_boot, include_degenerate, switch)
-        lines += section
-        numbers["pairs"][f"{y} vs {x}"] = result
-    usable = {p: s for p, s in sources.items() if not s.runs.empty}
-    spec, nats_file = reference_spec(store.pipeline)
-    section, ref = reference_section(spec, nats_file, usable, run_dir, n_boot, numbers, include_degenerate, switch)
-    lines += section + gap_section(usable, ref, run_dir, include_degenerate, switch)
+    section, ref = _comparisons(store, labels, sources, run_dir, n_boot, include_degenerate, switch, numbers)
+    lines += section
     ref_acc = aggregate(ref)["accuracy"] if ref is not None else None
     section, numbers["archs"] = arch_section(store, sources, names, key, ref_acc, ref.label if ref is not None else "")
-    lines += section + _curves_section(store, labels, names, run_dir, numbers)
+    lines += section + curves_section(store, labels, names, run_dir, numbers)
     lines[head:head] = claims_section(next(iter(numbers["pairs"].values()), None), numbers["reference"],
                                       dataset_name(store.pipeline), proxy)
     numbers["proxy"] = proxy

@@ -12,7 +12,11 @@
   NB201 (variance ``4 / n^2``), ``2 / classes`` on the MLP/CNN nets (0.2 for 10 classes, at
   any width).
 
-Both in-degree rules set every bias to 0 and every BatchNorm to weight 1, bias 0 (as the
+* ``spectral`` -- Yang, Simon & Bernstein, §4 Parametrization 1: a weight is drawn with
+  ``std = sqrt(2 / fan_in) * min(1, sqrt(fan_out / fan_in))`` (its LR factor ``fan_out /
+  fan_in`` is applied by :func:`~nasrescale.scaling.lr.param_groups`).
+
+The in-degree and spectral rules set every bias to 0 and every BatchNorm to weight 1, bias 0 (as the
 released code does). What each parameter gets is read from the network's scaling map
 (:meth:`~nasrescale.models.CellNetwork.scaling_map`, table in
 :mod:`nasrescale.models.scaling_map`); this module only applies it. In NB201 every conv is
@@ -38,7 +42,7 @@ from ..models.network import CellNetwork
 
 __all__ = ["INIT_RULES", "apply_init", "require_cell_network"]
 
-INIT_RULES = ("default", "in_degree", "in_degree_source")
+INIT_RULES = ("default", "in_degree", "in_degree_source", "spectral")
 
 
 def require_cell_network(model: object, caller: str) -> CellNetwork:

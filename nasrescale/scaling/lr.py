@@ -10,6 +10,11 @@ parameter; ``per_layer`` each cell-edge conv's own ``q_base / q`` on its weight 
 grouped by factor; with one factor there is one group, as in the paper's released code
 (one SGD group over every parameter at the scaled LR).
 
+An init rule may bring its own per-parameter factor on top (``ParamScale.rule_lr``): under
+``init = "spectral"`` every conv/linear weight's LR is multiplied by ``fan_out / fan_in``
+(Yang, Simon & Bernstein, §4), whatever the LR rule; under the ``fixed`` rule the protocol's
+``lr`` is then that rule's base LR.
+
 A degenerate cell has no paths and hence no scale; it trains at ``base_lr`` (scale taken as
 1, ``LrPlan.lr_scale`` is ``None``) so a benchmark-wide run never stops on one.
 """
@@ -64,9 +69,9 @@ def lr_plan(model: nn.Module, protocol: Protocol) -> LrPlan:
 
 
 def param_groups(model: nn.Module, protocol: Protocol) -> list[dict]:
-    """Parameter groups (``params``, ``lr``, ``kernel_factor``) for ``torch.optim.SGD``, one per
-    distinct LR factor; weight decay and momentum come from the protocol through the
-    optimizer's defaults.
+    """Parameter groups (``params``, ``lr``, ``kernel_factor``, ``rule_factor``) for
+    ``torch.optim.SGD``, one per distinct pair of factors (kernel rule, init rule); weight decay
+    and momentum come from the protocol through the optimizer's defaults.
 
     >>> from nasrescale.protocol import load_protocol
     >>> from nasrescale.models import build_model
@@ -75,17 +80,22 @@ def param_groups(model: nn.Module, protocol: Protocol) -> list[dict]:
     >>> groups = param_groups(net, load_protocol("rescaled", ["lr=0.46", "kernel_rule=per_layer"]))
     >>> [(round(g["lr"], 4), g["kernel_factor"], len(g["params"])) for g in groups]  # 3 cells x 6 edge convs
     [(0.041, 1.0, 57), (0.1229, 3.0, 18)]
+    >>> spectral = param_groups(net, load_protocol("spectral", ["lr=0.1"]))  # fan_out / fan_in per weight
+    >>> [(round(g["lr"], 4), len(g["params"])) for g in spectral]  # readout 10/16, square convs 1, stem 4/3, C -> 2C 2
+    [(0.0625, 1), (0.1, 69), (0.1333, 1), (0.2, 4)]
 
     Raises:
         ConfigError: if the protocol has no base LR or ``model`` is not a ``CellNetwork``.
     """
     plan = lr_plan(model, protocol)
     scales = model.scaling_map()  # type: ignore[operator]
-    by_factor: dict[float, list] = {}
+    by_factor: dict[tuple[float, float], list] = {}
     for name, p in model.named_parameters():
         if p.requires_grad:
-            factor = 1.0 if protocol.lr_rule == "fixed" else scales[name].lr_factors[plan.kernel_rule]
-            by_factor.setdefault(factor, []).append(p)
+            entry = scales[name]
+            factor = 1.0 if protocol.lr_rule == "fixed" else entry.lr_factors[plan.kernel_rule]
+            by_factor.setdefault((factor, entry.rule_lr.get(protocol.init, 1.0)), []).append(p)
     # the network-wide factor is already in plan.lr; the map's factor replaces it
     base = plan.lr / plan.kernel_factor
-    return [{"params": ps, "lr": base * f, "kernel_factor": f} for f, ps in sorted(by_factor.items())]
+    return [{"params": ps, "lr": base * f * r, "kernel_factor": f, "rule_factor": r}
+            for (f, r), ps in sorted(by_factor.items(), key=lambda item: (item[0][0] * item[0][1], item[0]))]

@@ -3,8 +3,9 @@
 Each :class:`InitRule` says how a freshly built network is put into its parametrization and
 which optimizer trains it:
 
-* ``default``, ``in_degree``, ``in_degree_source`` -- weight init rules
-  (:func:`~nasrescale.scaling.init.apply_init`), trained with ``torch.optim.SGD``;
+* ``default``, ``in_degree``, ``in_degree_source``, ``spectral`` -- weight init rules
+  (:func:`~nasrescale.scaling.init.apply_init`), trained with ``torch.optim.SGD``; ``spectral``
+  also scales each weight's LR (``fan_out / fan_in``), so its protocol LR is a base LR;
 * ``mup`` -- the μP baseline (:mod:`~nasrescale.scaling.mup_param`): MuReadout and base shapes,
   trained with ``mup.MuSGD``; its protocol LR is a base LR that μP scales, and its runs do not
   fuse (the fused engine steps plain SGD).
@@ -13,7 +14,7 @@ which optimizer trains it:
 the LR plan -- used by a single job and by every member of a fused group alike.
 
 >>> INIT_RULE_NAMES
-('default', 'in_degree', 'in_degree_source', 'mup')
+('default', 'in_degree', 'in_degree_source', 'spectral', 'mup')
 >>> get_init_rule("mup").fusable, get_init_rule("in_degree").scales_lr
 (False, False)
 """
@@ -65,8 +66,8 @@ class InitRule:
     scales_lr: bool = False
 
 
-def _weight_rule(name: str) -> InitRule:
-    return InitRule(name, lambda model, rebuild, protocol, width: apply_init(model, name))
+def _weight_rule(name: str, scales_lr: bool = False) -> InitRule:
+    return InitRule(name, lambda model, rebuild, protocol, width: apply_init(model, name), scales_lr=scales_lr)
 
 
 def _mup_prepare(model: nn.Module, rebuild: Callable[[int], nn.Module], protocol: Protocol, width: int) -> Any:
@@ -82,8 +83,8 @@ def register_init_rule(rule: InitRule) -> InitRule:
     return INIT_REGISTRY.add(rule.name, rule)
 
 
-for _name in INIT_RULES:
-    register_init_rule(_weight_rule(_name))
+for _name in INIT_RULES:  # spectral also multiplies each weight's LR by fan_out / fan_in
+    register_init_rule(_weight_rule(_name, scales_lr=_name == "spectral"))
 register_init_rule(InitRule("mup", _mup_prepare, optimizer=musgd, fusable=False, scales_lr=True))
 
 #: every valid ``protocol.init``, in order

@@ -14,6 +14,9 @@ holds the weights, :mod:`~nasrescale.train.weights`. The recipe is NAS-Bench-201
   run equals an uninterrupted one with no RNG state saved, and a fused member draws its
   independent run's batches. The caller seeds the initial weights.
 * **No per-step host sync**: sums are read once per epoch, the evaluation's once at its end.
+* **Effective learning rates** (:mod:`~nasrescale.train.elr_control`): each epoch's entry holds
+  the ELR of every scale-invariant layer at its last step and their relative spread (the layers
+  are the result's ``elr_layers``); ``warmup_rule = "elr_subcritical"`` warms them up first.
 * **Precision** (:func:`~nasrescale.train.precision.trained_precision`): on CUDA bf16 autocast
   or fp32 with TF32 off, as the protocol says; the CPU trains in fp32.
 """
@@ -33,6 +36,7 @@ from ..data.types import ImageData
 from ..errors import DataError
 from ..protocol import Protocol
 from .checkpoint import load_checkpoint, save_checkpoint
+from .elr_control import ElrControl
 from .members import FusedMember, check_trainable
 from .metrics import released_class_mean
 from .options import RunOptions
@@ -61,6 +65,7 @@ class _Group:
         self.train_images = DeviceImages(data.train_images, data.train_labels, setup.padding if setup.augment else 0,
                                          device)
         self.members, self.data, self.options, self.k = members, data, options, len(members)
+        self.elr = ElrControl(self.weights.structure, self.k, members[0].protocol, device)
 
     def train_epoch(self, epoch: int, active: list[bool]) -> tuple[list[dict[str, Any] | None], int]:
         """Train ``epoch``: each active member's history entry and the images one member saw."""
@@ -69,13 +74,15 @@ class _Group:
         draws = [EpochDraw(len(self.train_images), setup.generator(epoch_seed(m.seed, epoch)), setup)
                  for m in self.members]
         weights.start_epoch(epoch)
+        self.elr.start_epoch(weights.param_lrs(self.elr.weights))
         self.net.train()
         sums, seen, tail_seen = train_epoch(self.net, weights.opt, Batches(draws, self.train_images, setup),
                                             torch.tensor(active, device=setup.device),
-                                            self.members[0].protocol.label_smoothing)
-        loss, correct, tail = sums.tolist()  # the epoch's one host read
+                                            self.members[0].protocol.label_smoothing, self.elr)
+        loss, correct, tail = sums.tolist()  # the epoch's one host read (and the ELRs' below)
+        elr = self.elr.end_epoch()
         return [{"epoch": epoch + 1, "train_loss": loss[i] / seen, "train_acc": 100.0 * correct[i] / seen,
-                 "lr": weights.lr(i), "train_loss_tail": tail[i] / tail_seen} if active[i] else None
+                 "lr": weights.lr(i), "train_loss_tail": tail[i] / tail_seen, **elr[i]} if active[i] else None
                 for i in range(self.k)], seen
 
     def evaluate(self) -> list[Evaluation] | None:
@@ -101,11 +108,12 @@ class _Group:
             if not math.isfinite(entry["train_loss"]):  # diverged: frozen from now on, the others go on
                 diverged[i] = epoch + 1
                 self.weights.freeze(i)
+                self.elr.freeze(i)
 
 
 def _member_result(history: list[dict], diverged: int | None, test: Evaluation | None, lrs: list[float],
                    wall: float, ips: float | None, resumed_from: int | None, finished: bool,
-                   data: ImageData) -> TrainResult:
+                   data: ImageData, elr_layers: list[str]) -> TrainResult:
     finite = [h["train_loss"] for h in history if math.isfinite(h["train_loss"])]
     acc, loss, released = test if test is not None and diverged is None else (None, None, None)
     return TrainResult(
@@ -114,7 +122,8 @@ def _member_result(history: list[dict], diverged: int | None, test: Evaluation |
         epochs_run=len(history), diverged=diverged is not None, diverged_epoch=diverged, wall_time_s=wall,
         images_per_s=ips, lrs=lrs, history=history, resumed_from=resumed_from,
         finished=finished or diverged is not None,  # a diverged member is done even if the group was stopped
-        test_split=data.test_split, test_images=int(data.test_images.shape[0]), test_accuracy_released10=released)
+        test_split=data.test_split, test_images=int(data.test_images.shape[0]), test_accuracy_released10=released,
+        elr_layers=elr_layers or None)
 
 
 def run_group(members: Sequence[FusedMember], data: ImageData, options: RunOptions | None = None
@@ -130,6 +139,7 @@ def run_group(members: Sequence[FusedMember], data: ImageData, options: RunOptio
     state = load_checkpoint(path) if path is not None else None
     if state is not None:
         histories, diverged = weights.resume(state, path)  # type: ignore[arg-type]
+        group.elr.load(state.get("elr"))
     resumed_from = None if state is None else state["epochs_done"]
     stop = options.stop_after if options.stop_after is not None and options.stop_after < epochs else None
     start = resumed_from or 0
@@ -154,7 +164,7 @@ def run_group(members: Sequence[FusedMember], data: ImageData, options: RunOptio
             done, final = epoch + 1, epoch + 1 == epochs
             if path is not None and (done == stop or (final and options.keep_checkpoint)
                                      or (not final and done % options.checkpoint_every == 0)):
-                save_checkpoint(path, weights.state(done, histories, diverged))
+                save_checkpoint(path, {**weights.state(done, histories, diverged), "elr": group.elr.state()})
         finished = stop is None or start >= epochs or all(d is not None for d in diverged)
         test = group.evaluate() if finished and any(d is None for d in diverged) else None
     if finished and not options.keep_checkpoint and path is not None:
@@ -162,7 +172,7 @@ def run_group(members: Sequence[FusedMember], data: ImageData, options: RunOptio
     weights.finish()
     wall, ips = time.perf_counter() - wall_start, images / train_time if images else None
     return [_member_result(histories[i], diverged[i], None if test is None else test[i], weights.base_lrs[i], wall,
-                           ips, resumed_from, finished, data) for i in range(k)]
+                           ips, resumed_from, finished, data, group.elr.names) for i in range(k)]
 
 
 def train(model: nn.Module, data: ImageData, protocol: Protocol, param_groups: list[dict],

@@ -42,7 +42,9 @@ class TrainResult:
             (e.g. resumed from a finished checkpoint).
         lrs: initial learning rate of each param group, in order.
         history: one dict per epoch: ``epoch`` (1-based), ``train_loss``, ``train_acc``
-            (percent) and ``lr`` (the first param group's LR during that epoch).
+            (percent), ``lr`` (the first param group's LR during that epoch), ``train_loss_tail``,
+            and with scale-invariant layers ``elr``, ``elr_spread`` (and ``warmup_factor`` under
+            the ELR warm-up).
         resumed_from: epochs done in the checkpoint this call resumed from, else ``None``.
         finished: the run is over (all epochs, or diverged); ``False`` when ``stop_after``
             ended it early and a later call should resume it.
@@ -52,6 +54,9 @@ class TrainResult:
         test_accuracy_released10: the paper's released-code "accuracy" (mean recall over classes
             0-9 only, :mod:`~nasrescale.train.metrics`), a compatibility metric; ``None`` as
             ``test_accuracy``.
+        elr_layers: the scale-invariant layers whose effective learning rates each history entry
+            holds (``elr``, in this order, with their ``elr_spread``; :mod:`~nasrescale.models.elr`);
+            ``None`` for a network without any.
     """
 
     test_accuracy: float | None
@@ -71,6 +76,7 @@ class TrainResult:
     test_split: str = "full"
     test_images: int = 0
     test_accuracy_released10: float | None = None
+    elr_layers: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serializable dict of every field; NaN/inf become ``None``."""

@@ -15,7 +15,9 @@ Everything a step does, in order (:func:`train_epoch`):
    the one ``cross_entropy`` call a plain training loop makes.
 4. **backward and update**: ``opt.zero_grad(); loss.backward(); opt.step()`` --
    ``torch.optim.SGD`` (or the caller's optimizer) for K = 1,
-   :class:`~nasrescale.train.fused_sgd.FusedSGD` for K > 1.
+   :class:`~nasrescale.train.fused_sgd.FusedSGD` for K > 1 -- with the ELR work around the step
+   (:class:`~nasrescale.train.elr_control.ElrControl`: the last step's ELRs for the history, and
+   the subcritical warm-up's scaled update while it lasts; on the device).
 5. **sums** on the device (loss, hits, the tail's loss, per member): never read here; the
    caller reads them once per epoch, so a step never waits for the device.
 
@@ -29,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .augment import crop_windows, normalize
+from .elr_control import ElrControl
 from .metrics import class_counts
 from .setup import EpochDraw, RunSetup, tail_start
 
@@ -102,9 +105,10 @@ def member_losses(out: torch.Tensor, y: torch.Tensor, smoothing: float = 0.0, re
 
 
 def train_epoch(net: nn.Module, opt: torch.optim.Optimizer, batches: Batches, active: torch.Tensor,
-                smoothing: float) -> tuple[torch.Tensor, int, int]:
+                smoothing: float, elr: ElrControl | None = None) -> tuple[torch.Tensor, int, int]:
     """One pass of every member over the training set (the steps of the module docstring) with
-    ``net`` (in training mode) and its optimizer; ``active`` ``(K,)`` bool: members still training.
+    ``net`` (in training mode) and its optimizer; ``active`` ``(K,)`` bool: members still training;
+    ``elr``: the group's ELR work (none: plain steps).
 
     Returns ``(sums, images, tail images)``: ``sums`` ``(3, K)`` float64 on the device -- loss x
     batch size, correct predictions, loss x batch size of the epoch's tail steps
@@ -112,7 +116,7 @@ def train_epoch(net: nn.Module, opt: torch.optim.Optimizer, batches: Batches, ac
     the tail."""
     sums = torch.zeros(3, batches.k, dtype=torch.float64, device=active.device)
     seen = tail_seen = 0
-    tail_from = tail_start(len(batches.starts))
+    tail_from, last = tail_start(len(batches.starts)), len(batches.starts) - 1
     for step, s in enumerate(batches.starts):
         x, y = batches.at(s)
         with batches.setup.autocast():
@@ -121,7 +125,11 @@ def train_epoch(net: nn.Module, opt: torch.optim.Optimizer, batches: Batches, ac
             loss = torch.where(active, losses, torch.zeros_like(losses)).sum()
         opt.zero_grad()
         loss.backward()
+        if elr is not None:
+            elr.before_update(last=step == last)
         opt.step()
+        if elr is not None:
+            elr.after_update()
         count = y.shape[0]  # a host int: no sync
         sums[0] += losses.detach() * count
         sums[1] += (out.detach().argmax(2) == y).sum(0)

@@ -49,7 +49,7 @@ class PlainWeights:
     def __init__(self, member: FusedMember, data: ImageData, setup: RunSetup) -> None:
         protocol, groups = member.protocol, check_param_groups(member.param_groups)
         lrs = [float(g["lr"]) for g in groups]
-        self.module = member.model.to(setup.device, memory_format=setup.memory_format)
+        self.module = self.structure = member.model.to(setup.device, memory_format=setup.memory_format)
         self.opt = (member.optimizer or torch.optim.SGD)(groups, lr=lrs[0], momentum=protocol.momentum,
                                                          nesterov=protocol.nesterov, weight_decay=protocol.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda e: cosine_factor(e, protocol))
@@ -63,6 +63,11 @@ class PlainWeights:
 
     def lr(self, member: int) -> float:  # the first param group's LR in this epoch
         return float(self.opt.param_groups[0]["lr"])
+
+    def param_lrs(self, params: Sequence[torch.Tensor]) -> list[list[float]]:
+        """This epoch's LR of each of ``params`` (one member), as the optimizer's groups hold it."""
+        lr_of = {id(p): float(g["lr"]) for g in self.opt.param_groups for p in g["params"]}
+        return [[lr_of.get(id(p), 0.0)] for p in params]
 
     def end_epoch(self) -> None:
         self.scheduler.step()
@@ -98,7 +103,7 @@ class FusedWeights:
         self.protocol, self.k, self.members, self.setup = members[0].protocol, len(members), members, setup
         self.fused = FusedNetwork([m.model for m in members], setup.options.split_convs).to(
             setup.device, memory_format=setup.memory_format)
-        self.module = self.fused
+        self.module, self.structure = self.fused, self.fused.net
         params, base_lrs, wds = lr_rows(members, groups, self.fused)
         self.opt = FusedSGD(params, base_lrs, wds, members=self.k, momentum=self.protocol.momentum,
                             nesterov=self.protocol.nesterov)
@@ -112,6 +117,11 @@ class FusedWeights:
 
     def lr(self, member: int) -> float:  # as LambdaLR computes it: base x factor
         return self.base_lrs[member][0] * self.opt.factor
+
+    def param_lrs(self, params: Sequence[torch.Tensor]) -> list[list[float]]:
+        """This epoch's LR of each of ``params`` (fused tensors), per member (0 once frozen)."""
+        index = {id(p): i for i, p in enumerate(self.opt.params)}
+        return [[self.opt.member_lr(index[id(p)], k) for k in range(self.k)] for p in params]
 
     def end_epoch(self) -> None:
         """Nothing: the next epoch sets its own LR factor."""

@@ -495,7 +495,7 @@ def test_every_family_builds_trains_and_backprops(family, arch):
             assert sorted(grouped) == sorted(id(p) for p in names.values())  # each parameter once
             plan = lr_plan(model, protocol)
             for g in groups:
-                assert g["lr"] == pytest.approx(plan.lr / plan.kernel_factor * g["kernel_factor"])
+                assert g["lr"] == pytest.approx(plan.lr / plan.kernel_factor * g["kernel_factor"] * g["rule_factor"])
         protocol = load_protocol("rescaled", ["lr=0.4", f"kernel_rule={KERNEL_RULES[i % len(KERNEL_RULES)]}"])
         optimizer = torch.optim.SGD(param_groups(model, protocol), lr=0.4)
         loss = F.cross_entropy(model(x), y)

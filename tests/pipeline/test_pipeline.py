@@ -93,3 +93,20 @@ def test_file_selection_relative_to_the_pipeline(tmp_path):
     archs = load_pipeline(write(tmp_path, text)).arch_list()
     assert archs == ["|nor_conv_1x1~0|+|nor_conv_1x1~0|nor_conv_1x1~1|+|nor_conv_1x1~0|nor_conv_1x1~1|nor_conv_1x1~2|",
                      "|skip_connect~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"]
+
+
+def test_the_protocols_workbench_pipeline_plans_without_writing(nb201, tmp_path):
+    """pipelines/nb201_protocols_cpu.toml: the CPU budget of nb201_cifar10_cpu, 12 stratified
+    non-degenerate cells, the five protocols, one seed; it plans (every job made) and writes nothing."""
+    from nasrescale.pipeline.runner import plan_pipeline
+
+    p, cpu = load_pipeline("nb201_protocols_cpu"), load_pipeline("nb201_cifar10_cpu")
+    assert [e.label for e in p.protocols] == ["default", "rescaled", "mup", "spectral", "elr_warmup"]
+    assert [e.protocol.name for e in p.protocols] == ["nb201", "rescaled", "mup", "spectral", "elr_warmup"]
+    assert p.budget == cpu.budget and p.data_spec() == cpu.data_spec() and list(p.pipeline.seeds) == [0]
+    assert (p.archs.select, p.archs.stratify_by, p.archs.sample_degenerate) == ("stratified", "cifar10", False)
+    plan = plan_pipeline(p, data=False)
+    assert len(plan.archs) >= 12 and not any(is_degenerate(parse_arch(a, nb201), nb201) for a in plan.archs)
+    assert len(plan.jobs) == 5 * len(plan.archs)
+    assert {j.protocol.epochs for j in plan.jobs} == {6}
+    assert not (Path("results") / "nb201_protocols_cpu").exists()

@@ -25,8 +25,9 @@ from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
 def test_registry_names_every_weight_rule_and_mup():
     assert INIT_RULE_NAMES == (*INIT_RULES, "mup")
     assert [name for name, rule in INIT_REGISTRY.items() if not rule.fusable] == ["mup"]
-    assert [name for name in INIT_RULE_NAMES if has_base_lr("fixed", name)] == ["mup"]
-    assert [name for name, rule in INIT_REGISTRY.items() if rule.scales_lr] == ["mup"]  # protocol.has_base_lr agrees
+    scaling = [name for name, rule in INIT_REGISTRY.items() if rule.scales_lr]
+    assert scaling == ["spectral", "mup"]
+    assert [name for name in INIT_RULE_NAMES if has_base_lr("fixed", name)] == scaling  # protocol.has_base_lr agrees
 
 
 def test_a_job_with_an_unknown_init_rule_names_the_registry(nb201):

@@ -94,10 +94,12 @@ def expected_variances(model, arch: str, rule: InitRuleDivisors) -> dict[str, fl
 
 
 def test_every_init_rule_is_checked():
-    assert set(INIT_RULES) == {"default", *INIT_RULE_DIVISORS}
+    # default: below, bit for bit; spectral: tests/scaling/test_spectral.py (its variances, and its
+    # spectral norms across widths)
+    assert set(INIT_RULES) == {"default", "spectral", *INIT_RULE_DIVISORS}
 
 
-@pytest.mark.parametrize("rule", [r for r in INIT_RULES if r != "default"])
+@pytest.mark.parametrize("rule", list(INIT_RULE_DIVISORS))
 @pytest.mark.parametrize("arch", [
     "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|nor_conv_1x1~0|nor_conv_3x3~1|nor_conv_3x3~2|",
     "|nor_conv_1x1~0|+|none~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_1x1~2|",

@@ -197,6 +197,32 @@ def test_resume_after_a_member_diverged(data: ImageData, tmp_path):
     assert resumed[1].test_accuracy == whole[1].test_accuracy
 
 
+WARM = ["warmup_rule=elr_subcritical"]
+HOT = WARM + ["lr=4.0"]  # above the toy network's critical LR at init: the warm-up acts
+
+
+def test_warmup_trains_fused_like_independent_runs_and_resumes(data: ImageData, float64: float, tmp_path):
+    specs = [("nb201", HOT, 0), ("rescaled", HOT + ["init=in_degree"], 1), ("nb201", WARM, 2),
+             ("spectral", WARM, 3)]  # per-layer LRs (the spectral rule's) in the warm-up too
+    refs = independent(specs, data)
+    first = [h["warmup_factor"] for h in refs[0][1].history]
+    assert first[0] < 1 and first[-1] == 1.0  # it acted, then ended
+    assert refs[1][1].history[0]["warmup_factor"] < 1  # the other init too (members end at different steps)
+    group = members(specs)
+    for (ref_model, ref), member, res in zip(refs, group, train_fused(group, data)):
+        assert_same_run(ref_model, ref, member.model, res, float64)
+        assert [h["warmup_factor"] for h in res.history] == pytest.approx([h["warmup_factor"] for h in ref.history],
+                                                                          rel=float64)
+    ckpt = tmp_path / "warm.pt"
+    stopped = train_fused(members(specs[:2]), data, RunOptions(checkpoint=ckpt, stop_after=1))
+    assert not stopped[0].finished
+    resumed = train_fused(members(specs[:2]), data, RunOptions(checkpoint=ckpt))
+    whole = train_fused(members(specs[:2]), data)
+    for a, b in zip(whole, resumed):
+        assert [h["train_loss"] for h in a.history] == [h["train_loss"] for h in b.history]
+        assert [h["warmup_factor"] for h in a.history] == [h["warmup_factor"] for h in b.history]
+
+
 def test_unfusable_groups_are_rejected(data: ImageData):
     with pytest.raises(ConfigError, match="degenerate"):
         train_fused([FusedMember(*make_run("nb201", [], 0, DEGENERATE)[:3], seed=0)], data)

@@ -14,6 +14,7 @@ from nasrescale.scaling import apply_init, param_groups
 from nasrescale.space.registry import get_family
 from nasrescale.train import FusedMember, RunOptions, train, train_fused
 from nasrescale.train.augment import crop_flip, normalize, stats_tensor
+from nasrescale.train.elr_control import ElrControl
 from nasrescale.train.fused_sgd import FusedSGD
 from nasrescale.train.setup import EpochDraw, RunSetup, epoch_seed
 from nasrescale.train.step import Batches, DeviceImages, evaluate, train_epoch
@@ -188,9 +189,11 @@ def test_evaluation_sums_every_member_and_class_on_the_device():
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("k", [1, 2])
-def test_a_cuda_epoch_and_evaluation_never_sync_the_host(k: int):
+@pytest.mark.parametrize("warmup", [False, True])
+def test_a_cuda_epoch_and_evaluation_never_sync_the_host(k: int, warmup: bool):
+    """With the ELR work too: the last step's ELRs, and the warm-up's every step (lr 4: it acts)."""
     data, device = toy_data(), torch.device("cuda")
-    members = [member(s) for s in range(k)]
+    members = [member(s, ["warmup_rule=elr_subcritical", "lr=4.0"] if warmup else []) for s in range(k)]
     setup = RunSetup(device, data, members[0].protocol, options=RunOptions(device="cuda"))
     weights = PlainWeights(members[0], data, setup) if k == 1 else FusedWeights(members, data, setup)
     images = DeviceImages(data.train_images, data.train_labels, 2, device)
@@ -199,13 +202,17 @@ def test_a_cuda_epoch_and_evaluation_never_sync_the_host(k: int):
     active = torch.ones(k, dtype=torch.bool, device=device)
     weights.start_epoch(0)
     weights.module.train()
+    elr = ElrControl(weights.structure, k, members[0].protocol, device)
+    elr.start_epoch(weights.param_lrs(elr.weights))
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
-        sums, seen, _ = train_epoch(weights.module, weights.opt, Batches(draws, images, setup), active, 0.0)
+        sums, seen, _ = train_epoch(weights.module, weights.opt, Batches(draws, images, setup), active, 0.0, elr)
         totals = evaluate(weights.module, k, test, 16, setup, data.num_classes)
     finally:
         torch.cuda.set_sync_debug_mode(0)
     assert seen == 40
     assert torch.isfinite(sums).all().item()
+    assert len(elr.end_epoch()[0]["elr"]) == len(elr.weights) > 0
+    assert elr.warming == warmup or bool(elr.done.all())
     assert totals[:k, 1].sum().item() <= 24 * k

@@ -1,0 +1,123 @@
+"""Two sections of ``report.md`` for runs of several protocols (``pipelines/nb201_protocols_cpu.toml``):
+
+* **rank agreement between protocols**: Kendall tau between every pair of protocols (and each
+  against the reference) in one matrix, the pairwise sections' numbers side by side, the
+  diagonal the seed-noise tau where a protocol has several seeds;
+* **effective learning rates**: per protocol, the relative ELR spread of its runs (Mehmeti-Göpel &
+  Wand, Def. 4.1, averaged over a run's epochs as the paper averages it over training; each
+  epoch's value is in the run's history, :mod:`nasrescale.train.elr_control`) against the
+  run's test accuracy, with the rank correlation of the two over architectures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..ranking.rank import kendall_tau
+from ..ranking.text import fmt
+from ..store.job_status import Status
+from ..store.read import StoreData
+from . import protocol_plots
+from .markdown import md_table
+
+__all__ = ["tau_matrix_section", "elr_section", "run_spreads"]
+
+
+def _diagonal(label: str, pairs: Mapping[str, dict]) -> float | None:
+    """A protocol's seed-noise tau, read off any pair it is in (``None`` with one seed)."""
+    for name, result in pairs.items():
+        b, _, a = name.partition(" vs ")
+        for side, who in (("a", a), ("b", b)):
+            noise = (result.get("seed_noise") or {}).get(side)
+            if who == label and noise:
+                return noise.get("kendall_tau")
+    return None
+
+
+def tau_matrix_section(labels: list[str], pairs: Mapping[str, dict], reference: Mapping[str, dict],
+                       ref_label: str | None, out: Path, numbers: dict) -> list[str]:
+    """``## Rank agreement between protocols`` from the pairwise results (``"B vs A"`` -> result,
+    as :func:`~nasrescale.report.report.write_report` computes them) and each protocol's result
+    against the reference; fills ``numbers["tau_matrix"]``. Nothing for fewer than 3 protocols
+    (their one pair has its own section)."""
+    if len(labels) < 3:
+        return []
+    names = labels + ([ref_label] if ref_label and reference else [])
+    tau = pd.DataFrame(np.nan, index=names, columns=names)
+    n = pd.DataFrame(0, index=names, columns=names)
+    for name, result in pairs.items():
+        b, _, a = name.partition(" vs ")
+        for x, y in ((a, b), (b, a)):
+            tau.loc[x, y], n.loc[x, y] = result.get("kendall_tau", np.nan), result.get("n", 0)
+    for label, result in reference.items():
+        for x, y in ((label, ref_label), (ref_label, label)):
+            tau.loc[x, y], n.loc[x, y] = result.get("kendall_tau", np.nan), result.get("n", 0)
+    for label in labels:
+        noise = _diagonal(label, pairs)
+        tau.loc[label, label] = np.nan if noise is None else noise
+    numbers["tau_matrix"] = {"labels": names, "kendall_tau": tau.to_numpy().tolist(), "n": n.to_numpy().tolist()}
+    rows = [[x] + [("–" if x == y and pd.isna(tau.loc[x, y]) else fmt(tau.loc[x, y])) for y in names] for x in names]
+    fig = protocol_plots.tau_matrix_plot(tau, out / "tau_matrix.png")
+    return ["## Rank agreement between protocols", "",
+            "Kendall tau of the architectures' mean accuracies between every pair of protocols"
+            + (f" and against the reference {ref_label}" if len(names) > len(labels) else "")
+            + "; the diagonal is the seed-noise tau between a protocol's own seeds (– with one seed). "
+            f"Pairs are ranked on the architectures both finished (n from {int(n.to_numpy().min())} to "
+            f"{int(n.to_numpy().max())}); each pair's section below has its confidence interval.", "",
+            *md_table(["", *names], rows), "", f"![Kendall tau between protocols]({fig.name})", ""]
+
+
+def _mean_spread(record_json: Any) -> float:
+    """The mean over a run's epochs of its history's ``elr_spread`` (NaN without one)."""
+    try:
+        history = json.loads(record_json).get("history") or []
+    except (TypeError, json.JSONDecodeError, AttributeError):
+        return math.nan
+    values = [h["elr_spread"] for h in history if isinstance(h, dict) and isinstance(h.get("elr_spread"), (int, float))]
+    values = [v for v in values if math.isfinite(v)]
+    return float(np.mean(values)) if values else math.nan
+
+
+def run_spreads(store: StoreData, labels: list[str]) -> pd.DataFrame:
+    """``protocol, arch, seed, spread, accuracy`` of every finished, trained run with recorded
+    ELRs (diverged runs and degenerate cells have no meaningful spread: left out)."""
+    jobs = store.jobs
+    done = jobs[(jobs["status"] == Status.DONE) & ~jobs["degenerate"] & jobs["protocol"].isin(labels)]
+    if "record_json" not in done or done.empty:
+        return pd.DataFrame(columns=["protocol", "arch", "seed", "spread", "accuracy"])
+    frame = pd.DataFrame({"protocol": done["protocol"], "arch": done["arch"], "seed": done["seed"],
+                          "spread": done["record_json"].map(_mean_spread), "accuracy": done["test_accuracy"]})
+    return frame.dropna(subset=["spread", "accuracy"]).reset_index(drop=True)
+
+
+def elr_section(store: StoreData, labels: list[str], out: Path, numbers: dict) -> list[str]:
+    """``## Effective learning rates``: ELR spread per protocol against accuracy (table and
+    scatter); fills ``numbers["elr"]``. Nothing when no run recorded ELRs."""
+    runs = run_spreads(store, labels)
+    if runs.empty:
+        return []
+    rows, numbers["elr"] = [], {}
+    for label in labels:
+        mine = runs[runs["protocol"] == label]
+        if mine.empty:
+            continue
+        per_arch = mine.groupby("arch")[["spread", "accuracy"]].mean()
+        tau = kendall_tau(per_arch["spread"], per_arch["accuracy"]) if len(per_arch) >= 3 else None
+        numbers["elr"][label] = {"runs": len(mine), "median_spread": float(mine["spread"].median()),
+                                 "mean_accuracy": float(mine["accuracy"].mean()), "kendall_tau_spread_accuracy": tau}
+        rows.append([label, len(mine), fmt(mine["spread"].median(), 3), fmt(mine["spread"].min(), 3),
+                     fmt(mine["spread"].max(), 3), fmt(mine["accuracy"].mean(), 2), fmt(tau)])
+    fig = protocol_plots.spread_plot(runs, labels, out / "elr_spread.png")
+    return ["## Effective learning rates", "",
+            "Relative ELR spread S_rel (Mehmeti-Göpel & Wand, Def. 4.1: the standard deviation over the "
+            "scale-invariant layers of ln ELR), measured at the last step of each epoch and averaged over the "
+            "run, against the run's test accuracy. Tau: Kendall tau between spread and accuracy over the "
+            "architectures (negative: a lower spread goes with a higher accuracy).", "",
+            *md_table(["protocol", "runs", "median spread", "min", "max", "mean accuracy", "tau (spread, acc.)"],
+                      rows), "", f"![ELR spread vs accuracy]({fig.name})", ""]
