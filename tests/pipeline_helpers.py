@@ -1,4 +1,5 @@
-"""Shared pieces of the pipeline tests: the tiny pipeline file and the one-thread fixture.
+"""Shared pieces of the pipeline and CLI tests: the tiny pipeline file, the one-thread fixture
+and an in-process CLI call.
 
 Imported by name from any test folder (``tests/conftest.py`` puts ``tests/`` on ``sys.path``,
 which ``--import-mode=importlib`` does not)::
@@ -19,6 +20,20 @@ from typing import Iterator, Sequence
 import pytest
 
 DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``nasrescale ARGV`` run in-process (argparse's exits
+    included, where an option's value is refused); a traceback on stderr fails the test."""
+    from nasrescale.cli.main import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return code, out, err
 
 
 def tiny_pipeline(name: str = "tiny", seeds: Sequence[int] = (0,),

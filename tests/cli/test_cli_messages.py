@@ -10,26 +10,15 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from nasrescale.cli.main import main
 from nasrescale.pipeline.lock import LOCK_FILE
 
-from pipeline_helpers import private_cache  # noqa: F401  (fixtures, used by name)
+from pipeline_helpers import cli, private_cache  # noqa: F401  (fixtures, used by name)
 from rank_store_builder import build_store
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--width", "4", "--cells", "1", "--train-subset", "100", "--test-subset", "100", "--batch-size", "50",
         "--epochs", "1", "--quiet"]
 
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of a command (argparse exits where an option's value is refused)."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return code, out, err
 
 
 def test_status_names_the_missing_results_folder_not_the_pipeline(capsys, tmp_path):

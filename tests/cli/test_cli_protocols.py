@@ -9,23 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from nasrescale.cli.main import main
 
-from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
+from pipeline_helpers import cli, one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
 
 TINY = ["--width", "4", "--cells", "1", "--train-subset", "100", "--test-subset", "100", "--batch-size", "50",
         "--epochs", "1", "--quiet", "--no-checkpoint"]
 MLP = "2_02_002_0002"
 
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return code, out, err
 
 
 def one_error_line(err: str, key: str) -> None:
