@@ -23,7 +23,7 @@ from typing import Any, Mapping
 
 from ..ranking.text import fmt
 
-__all__ = ["PAPER_GAIN", "gain_claim", "ranking_claim", "top_claim", "proxy_claim", "claims_section"]
+__all__ = ["PAPER_GAIN", "claims_pair", "gain_claim", "ranking_claim", "top_claim", "proxy_claim", "claims_section"]
 
 #: the paper's mean gain in accuracy points over the benchmark's 200-epoch protocol (§4.3)
 PAPER_GAIN = {"cifar10": 0.44, "cifar100": 1.24, "imagenet16_120": 2.09}
@@ -99,6 +99,34 @@ def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, floa
             f"with tau {fmt(proxy.get('kendall_tau'))} against the benchmark (seed vs seed "
             f"{fmt(proxy.get('seed_vs_seed_tau'))}; `{proxy.get('source')}`); here, against the benchmark: {here}. "
             "Claims about 200-epoch rankings carry over only as far as that tau.")
+
+
+def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mapping[str, Any] | None:
+    """The protocol pair the claims are read from: the baseline (A) against the first protocol
+    whose LR rule is the paper's ``path_depth`` (B), else the first pair (``None`` without one).
+
+    ``pairs`` maps ``"B vs A"`` to a comparison with labels ``a`` and ``b``; ``protocols`` is the
+    pipeline's ``[protocols]`` table (label -> its resolved keys).
+
+    >>> pairs = {"elr_warmup vs default": {"a": "default", "b": "elr_warmup"},
+    ...          "rescaled vs default": {"a": "default", "b": "rescaled"}}
+    >>> claims_pair(pairs, {"elr_warmup": {"lr_rule": "fixed"}, "rescaled": {"lr_rule": "path_depth"}})["b"]
+    'rescaled'
+    >>> claims_pair(pairs, None)["b"]  # no LR rules recorded: the first pair
+    'elr_warmup'
+    """
+    tables = protocols if isinstance(protocols, Mapping) else {}
+
+    def rule(label: Any) -> Any:
+        table = tables.get(label)
+        return table.get("lr_rule") if isinstance(table, Mapping) else None
+
+    first = next(iter(pairs.values()), None)
+    if first is None:
+        return None
+    baseline = first.get("a")
+    return next((p for p in pairs.values() if p.get("a") == baseline and rule(p.get("b")) == "path_depth"
+                 and rule(baseline) != "path_depth"), first)
 
 
 def claims_section(pair: Mapping[str, Any] | None, reference: Mapping[str, Mapping[str, Any]],

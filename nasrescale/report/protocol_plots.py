@@ -38,14 +38,22 @@ def tau_matrix_plot(tau: pd.DataFrame, path: Path) -> Path:
     return _save(fig, path)
 
 
+#: one marker per protocol, cycled
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
 def spread_plot(runs: pd.DataFrame, labels: list[str], path: Path) -> Path:
-    """Test accuracy against the run's mean relative ELR spread, one colour per protocol."""
+    """Test accuracy against the run's mean relative ELR spread, one colour and one hollow marker
+    per protocol (so that protocols whose runs coincide, as a warm-up that ends at once, stay visible)."""
     fig = Figure(figsize=(6.0, 4.2))
     ax = fig.add_subplot(1, 1, 1)
-    for label in labels:
+    for index, label in enumerate(labels):
         mine = runs[runs["protocol"] == label]
         if len(mine):
-            ax.scatter(mine["spread"], mine["accuracy"], s=18, alpha=0.8, label=f"{label} ({len(mine)})")
+            color = f"C{index % 10}"
+            marker = _MARKERS[index % len(_MARKERS)]
+            ax.scatter(mine["spread"], mine["accuracy"], s=22 + 14 * (index % 3), marker=marker, facecolors="none",
+                       edgecolors=color, linewidths=1.1, label=f"{label} ({len(mine)})")
     ax.set_xlabel("relative ELR spread S_rel (mean over epochs)")
     ax.set_ylabel("test accuracy (%)")
     ax.grid(alpha=0.3)

@@ -29,7 +29,7 @@ from . import plots
 from .archs import arch_section, short_names
 from .curves import curves_section
 from .budget import budget_section, search_section, searches
-from .claims import claims_section
+from .claims import claims_pair, claims_section
 from .lr_validation import write_validation_report
 from .markdown import numbers_table, status_table, topk_table
 from .protocols import elr_section, tau_matrix_section
@@ -219,7 +219,8 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
     ref_acc = aggregate(ref)["accuracy"] if ref is not None else None
     section, numbers["archs"] = arch_section(store, sources, names, key, ref_acc, ref.label if ref is not None else "")
     lines += section + curves_section(store, labels, names, run_dir, numbers)
-    lines[head:head] = claims_section(next(iter(numbers["pairs"].values()), None), numbers["reference"],
+    lines[head:head] = claims_section(claims_pair(numbers["pairs"], pipeline_value(store.pipeline, "protocols")),
+                                      numbers["reference"],
                                       dataset_name(store.pipeline), proxy)
     numbers["proxy"] = proxy
     lines += ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; degenerate cells "

@@ -79,3 +79,18 @@ def test_runs_without_elrs_and_two_protocols_add_neither_section(tmp_path):
     text = write_report(run.parent, n_boot=0).read_text()
     assert "## Rank agreement between protocols" not in text  # one pair: its own section says it
     assert "## Effective learning rates" not in text
+
+
+def test_the_claims_read_the_baseline_against_the_path_depth_protocol(tmp_path):
+    """With protocols listed in any order (a saved pipeline's keys come back sorted), the claims
+    section compares the baseline with the paper's rescaled protocol (LR rule path_depth)."""
+    labels = ("default", "elr_warmup", "rescaled")
+    rules = {"default": "fixed", "elr_warmup": "fixed", "rescaled": "path_depth"}
+    pipeline = {"pipeline": {"name": "three", "family": "nb201", "seeds": [0, 1], "reference": "nb201:cifar10"},
+                "data": {"name": "cifar10-subset", "path": None, "test_split": None},
+                "protocols": {p: {"source": p, "lr_rule": rules[p]} for p in labels}}
+    run, _ = build_store(tmp_path / "three", n_archs=8, protocols=labels, pipeline=pipeline)
+    text = write_report(run.parent, n_boot=0).read_text()
+    claims = text.split("## What this budget can say about the paper's claims")[1].split("\n## ")[0]
+    assert "A = default, B = rescaled;" in claims
+    assert text.index("## elr_warmup vs default") < text.index("## rescaled vs default")  # the pairs keep their order
