@@ -95,7 +95,7 @@ def test_file_selection_relative_to_the_pipeline(tmp_path):
                      "|skip_connect~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"]
 
 
-def test_the_protocols_workbench_pipeline_plans_without_writing(nb201, tmp_path):
+def test_the_protocols_workbench_pipeline_plans_without_writing(nb201, tmp_path, monkeypatch):
     """pipelines/nb201_protocols_cpu.toml: the CPU budget of nb201_cifar10_cpu, 12 stratified
     non-degenerate cells, the five protocols, one seed; it plans (every job made) and writes nothing."""
     from nasrescale.pipeline.runner import plan_pipeline
@@ -105,8 +105,9 @@ def test_the_protocols_workbench_pipeline_plans_without_writing(nb201, tmp_path)
     assert [e.protocol.name for e in p.protocols] == ["nb201", "rescaled", "mup", "spectral", "elr_warmup"]
     assert p.budget == cpu.budget and p.data_spec() == cpu.data_spec() and list(p.pipeline.seeds) == [0]
     assert (p.archs.select, p.archs.stratify_by, p.archs.sample_degenerate) == ("stratified", "cifar10", False)
+    monkeypatch.chdir(tmp_path)  # the default results folder is relative: planning must not create it
     plan = plan_pipeline(p, data=False)
     assert len(plan.archs) >= 12 and not any(is_degenerate(parse_arch(a, nb201), nb201) for a in plan.archs)
     assert len(plan.jobs) == 5 * len(plan.archs)
     assert {j.protocol.epochs for j in plan.jobs} == {6}
-    assert not (Path("results") / "nb201_protocols_cpu").exists()
+    assert list(tmp_path.iterdir()) == []

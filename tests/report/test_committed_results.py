@@ -1,0 +1,57 @@
+"""The committed results agree with their committed stores: every accuracy a run's report.json
+lists is a finished job of its ``store.sqlite.gz``, and every finished job is in the report.
+
+A report written from a live store and committed beside an older snapshot of it would show
+figures nobody can recompute; this test catches it on a clean checkout.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+#: committed runs whose report lists accuracies per architecture, protocol and seed
+RUNS = sorted(p.parent for p in RESULTS.glob("*/store.sqlite.gz")
+              if "archs" in json.loads((p.parent / "report.json").read_text()))
+
+
+def finished_jobs(gz: Path, tmp_path: Path) -> dict[tuple[str, str, str], float]:
+    """``{(arch, protocol, seed): test accuracy}`` of the store's done jobs."""
+    db = tmp_path / "store.sqlite"
+    with gzip.open(gz, "rb") as src, db.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT arch, protocol, seed, test_accuracy FROM jobs WHERE status = 'done'").fetchall()
+    finally:
+        conn.close()
+    return {(a, p, str(s)): acc for a, p, s, acc in rows}
+
+
+def reported_accuracies(report: dict) -> dict[tuple[str, str, str], float]:
+    return {(row["arch"], label, seed): acc for row in report["archs"]
+            for label, entry in row["protocols"].items() for seed, acc in entry["seeds"].items() if acc is not None}
+
+
+def test_there_are_committed_runs_to_check():
+    assert RUNS, "no committed run with a per-architecture report under results/"
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_a_committed_report_is_recomputable_from_its_committed_store(run, tmp_path):
+    stored = finished_jobs(run / "store.sqlite.gz", tmp_path)
+    reported = reported_accuracies(json.loads((run / "report.json").read_text()))
+    missing = sorted(set(reported) - set(stored))
+    assert not missing, (f"{run.name}: report.json lists {len(missing)} runs the committed store does not hold "
+                         f"(e.g. {missing[0]}); pack the store after the last job (tools/pack_store.py) and report again")
+    unreported = sorted(set(stored) - set(reported))
+    assert not unreported, f"{run.name}: {len(unreported)} finished runs are not in report.json; report again"
+    for key, acc in reported.items():
+        assert acc == pytest.approx(stored[key], abs=0.006), key
