@@ -44,7 +44,7 @@ J = TypeVar("J")
 
 def fuse_by_default(device: str) -> bool:
     """Whether fusing pays off on ``device``: on CUDA yes (one small NB201 network leaves a GPU
-    launch-bound), on the CPU no: measured on this project's idle 2-core CPU, full-size NB201
+    launch-bound), on the CPU no: measured on an idle 2-core x86_64 CPU, full-size NB201
     (C = 16, N = 5, batch 256) fused K = 2 / 6 gives 0.74x / 0.50x the model throughput of
     single runs (the CPU is compute-bound and grouped convolutions are slower per FLOP there).
 
