@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from .execute import RunJobs, run_jobs, run_search
 from .lock import driver_lock
 from .preflight import check_data, check_executor, check_reference
 from .spec import ANALYSIS_ONLY, Pipeline, identity_grows, strip_keys
-from .stages import resolve_lrs
+from .stages import resolve_lrs, tuning_cells
 
 __all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store"]
 
@@ -75,6 +76,8 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True) -> Plan:
     probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search}) if staged else pipeline
     jobs, extra = pipeline.kind.plan(probe, archs)
     jobs = None if staged else jobs
+    if pipeline.needs_tuning():
+        tuning_cells(pipeline, archs)  # enough cells for [tuning]
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols
                   if not e.search and not e.tune})
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
@@ -137,7 +140,8 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
         run = _Counted(functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
                                          progress=progress, executor=executor))
         if jobs is None:  # base_lr = "search", tune = true: those stages first, then the chosen LRs
-            pipeline, _ = resolve_lrs(pipeline, archs, store, run_dir, run, progress=progress)
+            log = (lambda line: print(line, file=sys.stderr)) if progress else (lambda _: None)
+            pipeline, _ = resolve_lrs(pipeline, archs, store, run_dir, run, progress=progress, log=log)
             jobs = pipeline.jobs(archs)
         run(jobs)
         pipeline.kind.after(pipeline, archs, store, extra, run, progress)

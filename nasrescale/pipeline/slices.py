@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
+from ..executors.base import Executor
 from ..jobs.job import TrainJob
 from ..jobs.records import provenance, resolve_device
 from ..store.job_status import FINAL, Status
@@ -77,7 +78,8 @@ def _chunks(cells: list[str], size: int) -> list[list[str]]:
 
 def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cells: int, deadline_s: float,
               chunk_cells: int | None = None, progress: bool = False, visit: dict[str, Any] | None = None,
-              log: Callable[[str], None] = print, after_chunk: Callable[[], None] | None = None) -> SliceSummary:
+              log: Callable[[str], None] = print, after_chunk: Callable[[], None] | None = None,
+              executor: Executor | None = None) -> SliceSummary:
     """Run up to ``max_cells`` unfinished cells of ``pipeline`` (spread order) within ``deadline_s``.
 
     A pipeline with ``base_lr = "search"`` or ``tune = true`` runs those stages first
@@ -96,6 +98,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
         log: where one line per chunk goes.
         after_chunk: called after each chunk's results are stored (e.g. to copy the store out,
             so an allocation cut off later still keeps what it finished).
+        executor: run with this executor instead of the one the settings choose (tests).
 
     Raises:
         ConfigError: a pipeline kind that does not slice, a store holding a different pipeline
@@ -115,7 +118,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
         try:
             bind_store(store, pipeline, archs, plan.extra)
             run = functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
-                                    progress=progress)
+                                    progress=progress, executor=executor)
             resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk),
                                             deadline=start + deadline_s, progress=progress, log=log)
             if resolved is not None:

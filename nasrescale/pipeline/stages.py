@@ -16,7 +16,7 @@ Both stages' jobs are ordinary stored jobs (labels ``lr-search:<label>``, ``tune
 so a killed or time-limited run resumes them, and a finished stage is re-derived from its stored
 results without running anything: a sliced run searches and tunes once. A stage that cannot
 finish (every LR diverged, the edge persists after the extensions) raises :class:`ConfigError`
-before any evaluation job is stored.
+before any evaluation job is stored; with ``extend = 0`` an edge choice is only flagged.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _search(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir
                                plot=run_dir / f"lr_search_{label}.png",
                                title=f"{pipeline.name}: base-LR search for {label!r}",
                                info={"protocol": label, "extensions": round_}, progress=False)
-        if sel.edge is None:
+        if sel.edge is None or settings.extend == 0:  # extend = 0: the edge is only flagged
             break
         if round_ == settings.extend:
             raise ConfigError(f"lr_search: the choice for protocols.{label} is still at the grid's {sel.edge} edge "
@@ -153,7 +153,7 @@ def _tuning_stage(pipeline: Pipeline, archs: Sequence[str], anchors: dict[str, f
         choices = {label: choose_multiplier({m: [accuracies.get(j.key()) for j in js] for m, js in per.items()}, chance)
                    for label, per in jobs.items()}
         edges = [label for label, c in choices.items() if c.edge is not None]
-        if not edges:
+        if not edges or t.extend == 0:  # extend = 0: the edge is only flagged (meta tuning:<label>)
             break
         if round_ == t.extend:
             raise ConfigError(f"tuning: the best multiplier of protocols.{edges[0]} is still at the grid's "

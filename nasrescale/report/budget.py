@@ -24,6 +24,7 @@ import pandas as pd
 from ..jobs.job import trained_precision
 from ..protocol import has_base_lr
 from .markdown import md_table
+from .tuning import tunings, tuned_lr_text
 from ..store.read import StoreData, dataset_name, pipeline_value
 
 __all__ = ["budget_facts", "budget_limits", "budget_section", "search_section", "searches", "BENCHMARK_BUDGET"]
@@ -71,19 +72,22 @@ def searches(store: StoreData) -> dict[str, dict[str, Any]]:
     and the rest ``None`` while the search has not finished); ``plot`` is the figure's file name
     when it is in the run folder."""
     protocols = pipeline_value(store.pipeline, "protocols") or {}
+    shared = pipeline_value(store.pipeline, "lr_search.protocol")  # one search for every searched protocol
     out = {}
     for label, table in protocols.items():
         if not (isinstance(table, dict) and table.get("base_lr") == "search"):
             continue
-        sel = _meta_json(store, f"lr_search:{label}")
+        sel = _meta_json(store, f"lr_search:{shared or label}")
         sel = sel if isinstance(sel, dict) else {}
         plot = Path(str(sel.get("plot") or f"lr_search_{label}.png")).name
-        out[str(label)] = {"chosen_lr": _meta_json(store, f"base_lr:{label}"), "arch": sel.get("arch"),
+        out[str(label)] = {"chosen_lr": sel.get("chosen_lr"), "arch": sel.get("arch"),
                            "plot": plot if (store.path.parent / plot).is_file() else None, "selection": sel}
     return out
 
 
-def _lr_text(table: dict[str, Any], found: dict[str, Any] | None = None) -> str:
+def _lr_text(table: dict[str, Any], found: dict[str, Any] | None = None, tuned: dict[str, Any] | None = None) -> str:
+    if table.get("tune"):
+        return "tuned: the LR tuning has not finished" if tuned is None else tuned_lr_text(tuned, table.get("lr_rule"))
     if found is not None:
         lr = found["chosen_lr"]
         return "base LR: the LR search has not finished" if lr is None else \
@@ -106,7 +110,7 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
         return _distinct([r.get(key) for r in records])
 
     dataset = dataset_name(pipe)
-    found = searches(store)
+    found, tuned = searches(store), tunings(store)
     labels = [str(label) for label in protocols] if isinstance(protocols, dict) else []
     trained = store.jobs[store.jobs["protocol"].isin(labels)] if labels else store.jobs
     devices = _distinct([f"{(r.get('provenance') or {}).get('device')} "
@@ -122,7 +126,8 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
         "train_images": max(first("train_images"), default=budget.get("train_subset")),
         "test_images": max(first("test_images"), default=budget.get("test_subset")),
         "full_train_images": _FULL_TRAIN.get(str(dataset)),
-        "lrs": {label: _lr_text(t, found.get(str(label))) for label, t in protocols.items() if isinstance(t, dict)},
+        "lrs": {label: _lr_text(t, found.get(str(label)), tuned.get(str(label)))
+                for label, t in protocols.items() if isinstance(t, dict)},
         "seeds": list(pipeline_value(pipe, "pipeline.seeds") or sorted(store.jobs["seed"].dropna().unique().tolist())),
         "precision": _distinct([_precision(r) for r in records]),
         "device": devices,
@@ -166,7 +171,9 @@ def search_section(store: StoreData) -> list[str]:
         grid = sel.get("grid") or []
         rule = "; ".join(sel.get("rule_text") or []) or f"rule {sel.get('rule', '?')}"
         ranked = bool(((store.jobs["protocol"] == label) & (store.jobs["arch"] == found["arch"])).any())
-        lines += [f"Protocol **{label}** trained at base LR **{found['chosen_lr']:g}**, found by the LR search on "
+        tuned = (pipeline_value(store.pipeline, "protocols") or {}).get(label, {}).get("tune")
+        lines += [f"Protocol **{label}** " + ("anchored its LR tuning at" if tuned else "trained at")
+                  + f" base LR **{found['chosen_lr']:g}**, found by the LR search on "
                   f"`{found['arch'] or '?'}`" + ("" if ranked else " (searched only: not one of the architectures "
                                                                    "ranked below)")
                   + f", {len(grid)} LRs from {min(grid, default=0):g} to {max(grid, default=0):g}: {rule}.", ""]

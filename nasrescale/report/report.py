@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import NasRescaleError
 from ..fileio import atomic_write_text
+from ..lrsearch.tuning import is_stage_label
 from ..ranking.compare import aggregate, compare
 from ..ranking.sources import Source, load_source, store_source
 from ..ranking.text import degenerate_note, fmt, format_table, to_json
@@ -35,6 +36,7 @@ from .markdown import numbers_table, status_table, topk_table
 from .protocols import elr_section, tau_matrix_section
 from .provenance import provenance_lines
 from .sections import gap_section, reference_section
+from .tuning import tuning_section
 
 __all__ = ["write_report", "ranking_text", "reference_spec", "protocol_order"]
 
@@ -47,7 +49,7 @@ def protocol_order(store: StoreData) -> list[str]:
     order = list(declared) if isinstance(declared, (dict, list)) else []
     order = [str(p if not isinstance(p, dict) else p.get("label", p.get("name", ""))) for p in order]
     labels = [p for p in order if p in store.protocols] + [p for p in store.protocols if p not in order]
-    labels = [p for p in labels if not p.startswith("lr-search:")]  # base-LR search runs are no protocol
+    labels = [p for p in labels if not is_stage_label(p)]  # LR-search and tuning runs are no protocol
     return sorted(labels, key=lambda p: (p.lower() not in _BASELINES, labels.index(p)))
 
 
@@ -208,12 +210,15 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
              ", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)", ""]
     budget_lines, numbers_budget = budget_section(store)
     head = len(lines)  # the claims section goes here, once the numbers it reads are computed
-    lines += budget_lines + search_section(store) + status_table(store, labels) + [""]
+    tuning_lines, tuning_numbers = tuning_section(store, run_dir)
+    lines += budget_lines + search_section(store) + tuning_lines + status_table(store, labels) + [""]
     lines += provenance_lines(store) + _failed_lines(store, names)
     numbers: dict[str, Any] = {"name": name, "protocols": labels, "budget": numbers_budget, "pairs": {},
                                "reference": {}, "include_degenerate": include_degenerate,
                                "lr_search": {label: {k: v for k, v in found.items() if k != "selection"}
                                              for label, found in searches(store).items()}}
+    if tuning_numbers:
+        numbers["tuning"] = tuning_numbers
     section, ref = _comparisons(store, labels, sources, run_dir, n_boot, include_degenerate, switch, numbers)
     lines += section
     ref_acc = aggregate(ref)["accuracy"] if ref is not None else None

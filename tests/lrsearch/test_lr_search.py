@@ -188,6 +188,7 @@ lr_min = 0.01
 lr_max = 1.0
 points = 2
 seeds = [0]
+extend = 0
 
 [budget]
 epochs = 1

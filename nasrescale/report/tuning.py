@@ -1,0 +1,104 @@
+"""The report's tuning section: each ``tune = true`` protocol's accuracy against its LR multiplier.
+
+Read from the store's meta ``tuning:<label>`` (written by :mod:`nasrescale.pipeline.stages`):
+the anchor LR, the multipliers tried, each one's mean test accuracy over the tuning cells and
+seeds and every run's accuracy, and the choice. The figure ``tuning.png`` draws, per protocol,
+the mean accuracy against the multiplier (log axis) with each tuning cell's runs behind it, the
+chosen multiplier marked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ..store.read import StoreData
+
+__all__ = ["tunings", "tuning_section", "tuned_lr_text"]
+
+
+def tunings(store: StoreData) -> dict[str, dict[str, Any]]:
+    """label -> its finished tuning's meta (``anchor_lr``, ``means``, ``runs``, ``chosen``, ``lr``...)."""
+    out = {}
+    for key, value in store.meta.items():
+        if key.startswith("tuning:") and isinstance(value, str):
+            try:
+                out[key[len("tuning:"):]] = json.loads(value)
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def tuned_lr_text(doc: dict[str, Any], lr_rule: str | None) -> str:
+    """How a tuned protocol's LR reads in the budget table.
+
+    >>> tuned_lr_text({"lr": 0.2, "anchor_lr": 0.1, "chosen": 2.0}, "fixed")
+    'LR 0.2 = 0.1 x 2, tuned (fixed)'
+    """
+    word = "base LR" if lr_rule not in (None, "fixed") else "LR"
+    return f"{word} {doc['lr']:g} = {doc['anchor_lr']:g} x {doc['chosen']:g}, tuned ({lr_rule})"
+
+
+def tuning_section(store: StoreData, run_dir: Path) -> tuple[list[str], dict[str, Any]]:
+    """``## LR tuning`` (a table per tuned protocol and the figure) and its numbers; nothing
+    when no protocol was tuned."""
+    found = tunings(store)
+    if not found:
+        return [], {}
+    lines = ["## LR tuning", ""]
+    first = next(iter(found.values()))
+    lines += [f"Each tuned protocol trained at its anchor LR x each multiplier on {len(first.get('cells', []))} "
+              f"tuning cells (seeds {', '.join(map(str, first.get('seeds', [])))}), cells the evaluation reaches "
+              f"later; criterion: {first.get('criterion', 'mean test accuracy')}; a diverged run counts at chance.", ""]
+    for label, doc in found.items():
+        means = {float(m): v for m, v in (doc.get("means") or {}).items()}
+        diverged = {float(m): n for m, n in (doc.get("diverged") or {}).items()}
+        runs = {float(m): rs for m, rs in (doc.get("runs") or {}).items()}
+        lines += [f"**{label}**: anchor LR {doc['anchor_lr']:g}; chosen x{doc['chosen']:g} -> LR {doc['lr']:g}"
+                  + (f" (at the grid's {doc['edge']} edge: flagged)" if doc.get("edge") else ""), "",
+                  "| multiplier | LR | mean test accuracy | runs | diverged |", "| --- | --- | --- | --- | --- |"]
+        for m in sorted(means):
+            mark = " **(chosen)**" if m == doc["chosen"] else ""
+            lines.append(f"| x{m:g}{mark} | {doc['anchor_lr'] * m:.4g} | {means[m]:.2f} | {len(runs.get(m, []))} | "
+                         f"{diverged.get(m, 0)} |")
+        lines.append("")
+    plot = _plot(found, run_dir / "tuning.png")
+    lines += [f"![accuracy vs LR multiplier]({plot.name})", ""]
+    numbers = {label: {k: doc.get(k) for k in ("anchor_lr", "chosen", "lr", "edge", "means", "cells", "seeds")}
+               for label, doc in found.items()}
+    return lines, numbers
+
+
+def _plot(found: dict[str, dict[str, Any]], path: Path) -> Path:
+    """Mean accuracy vs multiplier per protocol (each tuning cell's runs faint behind it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i, (label, doc) in enumerate(found.items()):
+        color = f"C{i}"
+        means = sorted((float(m), v) for m, v in (doc.get("means") or {}).items())
+        ax.plot([m for m, _ in means], [v for _, v in means], "o-", color=color, label=f"{label} (x{doc['chosen']:g})")
+        by_arch: dict[str, list[tuple[float, float]]] = {}
+        for m, rs in (doc.get("runs") or {}).items():
+            for r in rs:
+                acc = r.get("test_accuracy")
+                if acc is not None and math.isfinite(acc):
+                    by_arch.setdefault(f"{r['arch']}/{r['seed']}", []).append((float(m), acc))
+        for pts in by_arch.values():
+            pts.sort()
+            ax.plot([m for m, _ in pts], [a for _, a in pts], "-", color=color, alpha=0.15, lw=0.8)
+        ax.axvline(doc["chosen"], color=color, ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("multiplier of the anchor LR")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title("LR tuning: mean over tuning cells (faint: each cell)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
