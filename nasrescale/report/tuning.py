@@ -16,7 +16,7 @@ from typing import Any
 
 from ..store.read import StoreData
 
-__all__ = ["tunings", "tuning_section", "tuned_lr_text"]
+__all__ = ["tunings", "tuning_numbers", "tuning_lines", "tuned_lr_text"]
 
 
 def tunings(store: StoreData) -> dict[str, dict[str, Any]]:
@@ -41,12 +41,19 @@ def tuned_lr_text(doc: dict[str, Any], lr_rule: str | None) -> str:
     return f"{word} {doc['lr']:g} = {doc['anchor_lr']:g} x {doc['chosen']:g}, tuned ({lr_rule})"
 
 
-def tuning_section(store: StoreData, run_dir: Path) -> tuple[list[str], dict[str, Any]]:
-    """``## LR tuning`` (a table per tuned protocol and the figure) and its numbers; nothing
-    when no protocol was tuned."""
-    found = tunings(store)
+def tuning_numbers(found: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The numbers of the tunings ``found`` (:func:`tunings`) for ``report.json`` (``None``: none)."""
     if not found:
-        return [], {}
+        return None
+    return {label: {k: doc.get(k) for k in ("anchor_lr", "chosen", "lr", "edge", "means", "cells", "seeds")}
+            for label, doc in found.items()}
+
+
+def tuning_lines(found: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
+    """``## LR tuning``: a table per tuned protocol of ``found`` (:func:`tunings`) and the figure;
+    nothing when no protocol was tuned."""
+    if not found:
+        return []
     lines = ["## LR tuning", ""]
     first = next(iter(found.values()))
     lines += [f"Each tuned protocol trained at its anchor LR x each multiplier on {len(first.get('cells', []))} "
@@ -65,10 +72,7 @@ def tuning_section(store: StoreData, run_dir: Path) -> tuple[list[str], dict[str
                          f"{diverged.get(m, 0)} |")
         lines.append("")
     plot = _plot(found, run_dir / "tuning.png")
-    lines += [f"![accuracy vs LR multiplier]({plot.name})", ""]
-    numbers = {label: {k: doc.get(k) for k in ("anchor_lr", "chosen", "lr", "edge", "means", "cells", "seeds")}
-               for label, doc in found.items()}
-    return lines, numbers
+    return lines + [f"![accuracy vs LR multiplier]({plot.name})", ""]
 
 
 def _plot(found: dict[str, dict[str, Any]], path: Path) -> Path:
