@@ -1,7 +1,8 @@
 """The sections of a retrain run's ``report.md``, in order (:data:`RETRAIN_SECTIONS`), each
 computing from the run's :class:`~nasrescale.report.summary.RunSummary` and then rendering.
 
-The page: title, what the budget can say about the paper's claims, the budget, base-LR
+The page: title, what the budget can say about the paper's claims, the 2x2 of init x LR rule
+(when the run has its arms), the budget, base-LR
 searches, LR tunings, job status, provenance, the tau matrix (3+ protocols), each protocol pair (paper
 Fig. 4: accuracy scatter with y = x, Kendall tau at top-K% with the seed-noise band, accuracy
 gain against the LR scale), each protocol against the benchmark, the accuracy gaps, the
@@ -32,6 +33,7 @@ from .section import Computed, Section
 from .sections import gap_section, reference_section
 from .summary import Comparison, RunSummary
 from .tuning import tuning_lines, tuning_numbers
+from .two_by_two import TwoByTwo
 
 __all__ = ["RETRAIN_SECTIONS"]
 
@@ -227,5 +229,5 @@ class Statistics(_Lines):
 
 #: the retrain report's sections, in the page's order
 RETRAIN_SECTIONS: tuple[Section[Any], ...] = (
-    Title(), Claims(), Budget(), Tuning(), JobStatus(), Provenance(), TauMatrix(), Pairs(), Reference(), Gaps(),
+    Title(), Claims(), TwoByTwo(), Budget(), Tuning(), JobStatus(), Provenance(), TauMatrix(), Pairs(), Reference(), Gaps(),
     Elr(), Archs(), Curves(), Statistics())

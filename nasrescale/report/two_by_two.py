@@ -1,0 +1,148 @@
+"""The report's 2x2 section: the paper's per-architecture scaling apart from global-LR and init effects.
+
+A run whose protocols include arms of the 2x2 of init {PyTorch default, in-degree} x LR rule {one
+global LR, base LR x path-depth scale} (docs/protocols.md: ``flat``, ``principled``, ``tuned``,
+``scaled``; ``default`` and ``rescaled`` beside them) gets one table of effects, each a paired
+comparison B - A on the cells both finished, with its 95% CI, the rank agreement tau(A, B) with
+its CI, the top-20% tau, and the seed-noise tau of A and of B on the same cells for scale:
+
+* the paper's claim: path-depth against global within each init;
+* the init's effect within each LR rule;
+* what tuning alone buys (``tuned`` vs ``default``) and the paper's own comparison
+  (``principled`` vs ``default``);
+* the base LR's sensitivity (``rescaled``, the paper's 200-epoch base LR, vs ``principled``).
+
+Then per arm: its tau against the reference with CI, and the effective LR eta/||W||^2 of its
+scale-invariant convs (the median over layers, then over runs) in the first and the last
+epoch, from the runs whose history records it.
+
+>>> [(name, a, b) for name, a, b in EFFECTS][:2]
+[('path-depth vs global LR, in-degree init', 'flat', 'principled'), ('path-depth vs global LR, PyTorch init', 'tuned', 'scaled')]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from ..ranking.compare import compare
+from ..ranking.text import fmt
+from ..store.job_status import Status
+from .markdown import md_table
+from .section import Computed
+from .summary import RunSummary
+
+__all__ = ["EFFECTS", "ARMS", "TwoByTwo", "effect_rows", "elr_by_arm"]
+
+#: the 2x2's arms and the two protocols beside them
+ARMS = ("principled", "flat", "scaled", "tuned", "default", "rescaled")
+
+#: (effect, A, B): each row of the table is B - A
+EFFECTS = (
+    ("path-depth vs global LR, in-degree init", "flat", "principled"),
+    ("path-depth vs global LR, PyTorch init", "tuned", "scaled"),
+    ("in-degree vs PyTorch init, global LR", "tuned", "flat"),
+    ("in-degree vs PyTorch init, path-depth LR", "scaled", "principled"),
+    ("tuning alone (default's LR tuned)", "default", "tuned"),
+    ("the paper's comparison", "default", "principled"),
+    ("the paper's 200-epoch base LR kept", "principled", "rescaled"),
+)
+
+
+def _topk(result: dict[str, Any], k: int = 20) -> Any:
+    return next((row.get("kendall_tau") for row in result.get("topk") or [] if row.get("k_percent") == k), None)
+
+
+def _seed_tau(result: dict[str, Any], side: str) -> Any:
+    return ((result.get("seed_noise") or {}).get(side) or {}).get("kendall_tau")
+
+
+def effect_rows(run: RunSummary) -> list[dict[str, Any]]:
+    """One entry per effect whose two protocols both have finished cells."""
+    out = []
+    for name, a, b in EFFECTS:
+        if a not in run.sources or b not in run.sources or run.sources[a].runs.empty or run.sources[b].runs.empty:
+            continue
+        result, _ = compare(run.sources[a], run.sources[b], n_boot=run.n_boot, include_degenerate=run.include_degenerate)
+        if not result.get("n"):
+            continue
+        ci = result.get("ci") or {}
+        out.append({"effect": name, "a": a, "b": b, "n": result["n"], "gain": result.get("mean_diff"),
+                    "gain_ci": ci.get("mean_diff"), "kendall_tau": result.get("kendall_tau"),
+                    "kendall_tau_ci": ci.get("kendall_tau"), "top20_kendall_tau": _topk(result),
+                    "seed_tau_a": _seed_tau(result, "a"), "seed_tau_b": _seed_tau(result, "b")})
+    return out
+
+
+def _elr_medians(record_json: Any) -> tuple[float, float]:
+    """A run's median per-layer ELR in its first and last recorded epoch (NaN without one)."""
+    try:
+        history = json.loads(record_json).get("history") or []
+    except (TypeError, json.JSONDecodeError, AttributeError):
+        return math.nan, math.nan
+    epochs = [h["elr"] for h in history if isinstance(h, dict) and isinstance(h.get("elr"), list) and h["elr"]]
+    if not epochs:
+        return math.nan, math.nan
+    return float(np.median(epochs[0])), float(np.median(epochs[-1]))
+
+
+def elr_by_arm(run: RunSummary) -> dict[str, dict[str, Any]]:
+    """Per arm with recorded ELRs: runs, and the median over runs of the first and last epoch's ELR."""
+    jobs = run.store.jobs
+    if "record_json" not in jobs:
+        return {}
+    out = {}
+    for label in (a for a in ARMS if a in run.labels):
+        done = jobs[(jobs["protocol"] == label) & (jobs["status"] == Status.DONE) & ~jobs["degenerate"].astype(bool)]
+        pairs = [p for p in done["record_json"].map(_elr_medians) if math.isfinite(p[0])]
+        if pairs:
+            out[label] = {"runs": len(pairs), "of": len(done), "first_epoch": float(np.median([p[0] for p in pairs])),
+                          "last_epoch": float(np.median([p[1] for p in pairs]))}
+    return out
+
+
+def _ci(values: Any, digits: int = 2) -> str:
+    return f"[{fmt(values[0], digits)}, {fmt(values[1], digits)}]" if isinstance(values, list) and len(values) == 2 else "–"
+
+
+class TwoByTwo:
+    """The 2x2 section (nothing unless two arms of one effect have finished cells)."""
+
+    key = "two_by_two"
+
+    def compute(self, run: RunSummary) -> Computed:
+        rows = effect_rows(run)
+        if not rows:
+            return Computed(None)
+        reference = {label: {"kendall_tau": c.result.get("kendall_tau"),
+                             "ci": (c.result.get("ci") or {}).get("kendall_tau"), "n": c.result.get("n")}
+                     for label, c in run.vs_reference.items() if label in ARMS}
+        return Computed({"effects": rows, "reference": reference, "elr": elr_by_arm(run)})
+
+    def render(self, run: RunSummary, computed: Computed) -> list[str]:
+        if computed.numbers is None:
+            return []
+        numbers = computed.numbers
+        lines = ["## The 2x2: per-architecture scaling apart from global LR and init", "",
+                 "Each row is B - A on the cells both finished: the mean gain in accuracy points with its 95% "
+                 "paired-bootstrap CI, tau(A, B) with its CI, tau on A's top 20%, and the seed-noise tau of A "
+                 "and of B (seed 0 vs 1) on the same cells: a tau(A, B) near the seed-noise tau means the two "
+                 "rankings differ no more than reruns do.", ""]
+        rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], f"{fmt(r['gain'], 2)} {_ci(r['gain_ci'])}",
+                 f"{fmt(r['kendall_tau'])} {_ci(r['kendall_tau_ci'], 3)}", fmt(r["top20_kendall_tau"]),
+                 f"{fmt(r['seed_tau_a'])} / {fmt(r['seed_tau_b'])}"] for r in numbers["effects"]]
+        lines += [*md_table(["effect", "B - A", "cells", "gain (95% CI)", "tau(A, B) (95% CI)", "top-20% tau",
+                             "seed tau A / B"], rows), ""]
+        if numbers["reference"]:
+            lines += ["Against the reference: " + "; ".join(
+                f"{label} tau {fmt(v['kendall_tau'])} {_ci(v['ci'], 3)} (n = {v['n']})"
+                for label, v in numbers["reference"].items()) + ".", ""]
+        if numbers["elr"]:
+            lines += ["Effective LR eta/||W||^2 of the scale-invariant convs (median over layers, then runs): "
+                      + "; ".join(f"{label} {fmt(v['first_epoch'], 4)} in the first epoch -> {fmt(v['last_epoch'], 4)} "
+                                  f"in the last ({v['runs']} of {v['of']} runs record it)"
+                                  for label, v in numbers["elr"].items()) + ".", ""]
+        return lines
