@@ -119,7 +119,8 @@ def _direction(rows: list[dict[str, Any]]) -> list[str]:
         if len(mine) < 2:
             continue
         first, last = mine[0], mine[-1]
-        out.append(f"- {b} vs {first['a']}: from {first['epochs']} to {last['epochs']} epochs the gain goes from "
+        out.append(f"- Against the budget, {b} vs {first['a']}: from {first['epochs']} to {last['epochs']} epochs "
+                   f"the gain goes from "
                    f"{fmt(first['gain'], 2)} {_ci(first['gain_ci'], 2)} to {fmt(last['gain'], 2)} "
                    f"{_ci(last['gain_ci'], 2)} points, and tau(A, B) from {fmt(first['kendall_tau'])} to "
                    f"{fmt(last['kendall_tau'])}; nothing is extrapolated past {last['epochs']} epochs.")
