@@ -12,9 +12,12 @@ the same name in :data:`nasrescale.report.kinds.REPORTS`, read from the kind the
 * ``lr_validation`` -- each architecture's maximal LR grid-searched (the grid extended past an
   edge argmin, up to ``lr_search.extend`` rounds) and compared with the predicted one
   (:mod:`nasrescale.lrsearch.validation`); reported by its own summary and report.
+* ``trend`` -- a retrain's protocols x architectures x seeds at each of ``trend.epochs``
+  (:mod:`nasrescale.pipeline.trend`), reusing finished runs of another store; reported by
+  :mod:`nasrescale.report.trend` (each budget's comparison, and how it moves with the budget).
 
 >>> sorted(KINDS), get_kind("retrain").needs_base_lr, get_kind("lr_validation").needs_base_lr
-(['calibration', 'lr_validation', 'retrain'], True, False)
+(['calibration', 'lr_validation', 'retrain', 'trend'], True, False)
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
+from .trend import reusing, trend_plan, trend_trim
 from .protocols import ProtocolEntry, protocol_keys
 
 __all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "RunJobs"]
@@ -52,6 +56,9 @@ class PipelineKind:
         after: ``(pipeline, archs, store, meta, run_jobs, progress) -> counts``: what runs once
             the planned jobs are stored (``(0, 0, 0)`` when nothing).
         trim: ``(pipeline, resolved) -> None``: drops the resolved tables the kind does not use.
+        runs: ``(pipeline, store, run_jobs) -> run_jobs``: how every driver (``run``, a slice) runs
+            the kind's jobs through the store, its search's and tuning's too (default: as given;
+            a trend first copies finished runs of the same jobs from its ``reuse`` store).
     """
 
     name: str
@@ -61,6 +68,7 @@ class PipelineKind:
     plan: Callable[[Pipeline, Sequence[str]], tuple[list[TrainJob], dict[str, str]]]
     after: Callable[[Pipeline, Sequence[str], Store, dict[str, str], RunJobs, bool], tuple[int, int, int]]
     trim: Callable[[Pipeline, dict[str, Any]], None]
+    runs: Callable[[Pipeline, Store, RunJobs], RunJobs] = lambda pipeline, store, run: run
 
 
 #: the registered kinds, by name
@@ -102,6 +110,7 @@ def _retrain_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
     """Unused tables stay out of the resolved pipeline: older stores keep their identity."""
     resolved["pipeline"].pop("kind")
     resolved.pop("validation")
+    resolved.pop("trend")
     if not pipeline.needs_search():
         resolved.pop("lr_search")
 
@@ -139,15 +148,21 @@ def _extend_validation(pipeline: Pipeline, archs: Sequence[str], store: Store, m
 register_kind(PipelineKind("retrain", needs_base_lr=True, searches=True, slices=True, plan=_retrain_plan,
                            after=_nothing_after, trim=_retrain_trim))
 register_kind(PipelineKind("lr_validation", needs_base_lr=False, searches=False, slices=False, plan=_validation_plan,
-                           after=_extend_validation, trim=lambda pipeline, resolved: None))
+                           after=_extend_validation, trim=lambda pipeline, resolved: resolved.pop("trend")))
 
 
 # -- calibration --------------------------------------------------------------------------
 def _calibration_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
     resolved.pop("validation")
     resolved.pop("lr_search")
+    resolved.pop("trend")
 
 
 register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, slices=False,
                            plan=lambda pipeline, archs: (calibration_plan(pipeline, archs), {}),
                            after=_nothing_after, trim=_calibration_trim))
+
+
+# -- trend --------------------------------------------------------------------------------
+register_kind(PipelineKind("trend", needs_base_lr=True, searches=True, slices=True, plan=trend_plan,
+                           after=_nothing_after, trim=trend_trim, runs=reusing))

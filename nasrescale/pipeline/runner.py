@@ -137,8 +137,9 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
     store = Store(run_dir / "store.sqlite")
     try:
         bind_store(store, pipeline, archs, extra)
-        run = _Counted(functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
-                                         progress=progress, executor=executor))
+        run = _Counted(pipeline.kind.runs(pipeline, store, functools.partial(
+            run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints", progress=progress,
+            executor=executor)))
         if jobs is None:  # base_lr = "search", tune = true: those stages first, then the chosen LRs
             log = (lambda line: print(line, file=sys.stderr)) if progress else (lambda _: None)
             pipeline, _ = resolve_lrs(pipeline, archs, store, run_dir, run, progress=progress, log=log)

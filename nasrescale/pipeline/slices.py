@@ -117,8 +117,9 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
         store = Store(run_dir / "store.sqlite")
         try:
             bind_store(store, pipeline, archs, plan.extra)
-            run = functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
-                                    progress=progress, executor=executor)
+            run = pipeline.kind.runs(pipeline, store, functools.partial(
+                run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints", progress=progress,
+                executor=executor))
             resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk),
                                             deadline=start + deadline_s, progress=progress, log=log)
             if resolved is not None:

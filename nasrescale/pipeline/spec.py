@@ -63,6 +63,7 @@ from .kinds import PipelineKind, get_kind
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
 from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, TuningSettings
+from .trend import TrendSettings
 
 __all__ = ["ANALYSIS_ONLY", "strip_keys", "identity_grows", "TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
            "Pipeline",
@@ -71,7 +72,7 @@ __all__ = ["ANALYSIS_ONLY", "strip_keys", "identity_grows", "TuningSettings", "P
 
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
              "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings,
-             "tuning": TuningSettings}
+             "tuning": TuningSettings, "trend": TrendSettings}
 
 #: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
 _TABLES = (*_SECTIONS, "protocols", "budgets")
@@ -91,6 +92,7 @@ class Pipeline:
     lr_search: LrSearchSettings = LrSearchSettings()
     validation: ValidationSettings = ValidationSettings()
     tuning: TuningSettings = TuningSettings()
+    trend: TrendSettings = TrendSettings()  # a trend's budgets (pipeline/trend.py)
     budgets: tuple[Candidate, ...] = ()  # a calibration's candidate budgets (pipeline/calibration.py)
 
     @property
@@ -235,7 +237,7 @@ def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
 #: loss and tolerance, how often a grid may be extended) and ``archs.sample_degenerate`` (the
 #: identity holds the ``arch_list`` it produced)
 ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
-                 "archs.sample_degenerate")
+                 "archs.sample_degenerate", "trend.reuse", "trend.noise", "trend.top_percent")
 
 
 def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
@@ -289,6 +291,9 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     if not isinstance(protocols, dict) or not protocols:
         raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
     kind = get_kind(sections["pipeline"].kind)
+    if "trend" in doc and kind.name != "trend":
+        raise ConfigError(f"trend: the budgets of a trend belong to kind = \"trend\"; a {kind.name} pipeline has "
+                          "one [budget] table (set pipeline.kind = \"trend\" or drop [trend])")
     budgets = _candidates(doc, kind.name, sections["budget"], sections["pipeline"].seeds)
     needs_lr = kind.needs_base_lr
     entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())

@@ -6,7 +6,7 @@
 own, :mod:`nasrescale.report.section`).
 
 >>> REPORTS.names()
-('retrain', 'lr_validation', 'calibration')
+('retrain', 'lr_validation', 'calibration', 'trend')
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..store.read import StoreData, pipeline_value, read_store
 from .calibration import calibration_text, proxy_validity, write_calibration_report
 from .lr_validation import summary_text, write_validation_report
 from .report import ranking_text, write_report
+from .trend import trend_text, write_trend_report
 
 __all__ = ["KindReport", "REPORTS", "register_report", "stored_kind", "write_run_report", "end_of_run"]
 
@@ -92,3 +93,5 @@ register_report(KindReport("lr_validation", summary_text, lambda run_dir, n_boot
                            write_validation_report(run_dir)))
 register_report(KindReport("calibration", calibration_text, lambda run_dir, n_boot, degenerate:
                            write_calibration_report(run_dir, n_boot=n_boot)))
+register_report(KindReport("trend", trend_text, lambda run_dir, n_boot, degenerate:
+                           write_trend_report(run_dir, n_boot=n_boot)))

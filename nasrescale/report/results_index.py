@@ -33,6 +33,7 @@ from ..ranking.sources import load_source, store_source
 from ..ranking.text import fmt
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, dataset_name, pipeline_value, read_store
+from .kinds import stored_kind
 from .markdown import md_table
 from .provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
 from .report import protocol_order, reference_spec
@@ -117,19 +118,21 @@ def _run_section(run_dir: Path) -> list[str]:
     slices = _slices(store)
     if slices:
         lines += ["Slices run:", "", *_slice_table(slices), ""]
-    if "validation_plan" in store.meta:
+    if stored_kind(store) == "lr_validation":
         return lines + _validation_lines(run_dir)
     lines += ["Ranking (Kendall tau-b over the architectures finished under both; mean accuracy of B, %):", ""]
     lines += md_table(["B", "A", "architectures", "mean acc. B", "Kendall tau"], _ranking_rows(store)) + [""]
     return lines + _headline_lines(run_dir)
 
 
-#: the report lines the index repeats: a calibration's choice, a re-evaluation's claims
-VERDICT_PREFIXES = ("- Highest tau", "- Goal tau", "- Mean gain of B", "- Kendall tau between A")
+#: the report lines the index repeats: a calibration's choice, a re-evaluation's claims, a trend's direction
+VERDICT_PREFIXES = ("- Highest tau", "- Goal tau", "- Mean gain of B", "- Kendall tau between A",
+                    "- Against the budget")
 
 
 def _headline_lines(run_dir: Path) -> list[str]:
-    """The report's verdict bullets (a calibration's choice, a re-evaluation's claims), if written."""
+    """The report's verdict bullets (a calibration's choice, a re-evaluation's claims, a trend's
+    direction), if written."""
     report = run_dir / "report.md"
     if not report.is_file():
         return []

@@ -25,7 +25,7 @@ from .archs import short_names
 from .budget import budget_facts, budget_limits, searches
 from .tuning import tunings
 
-__all__ = ["Comparison", "RunSummary", "summarize", "protocol_order", "reference_spec"]
+__all__ = ["Comparison", "RunSummary", "summarize", "protocol_order", "reference_spec", "load_reference"]
 
 _BASELINES = ("default", "nb201", "baseline", "standard")  # labels drawn on the x axis when present
 
@@ -168,7 +168,9 @@ def _archs(store: StoreData, labels: list[str]) -> list[str]:
     return order + sorted(trained - set(order))
 
 
-def _reference(spec: str | None, nats_file: str | None) -> tuple[Source | None, str | None]:
+def load_reference(spec: str | None, nats_file: str | None) -> tuple[Source | None, str | None]:
+    """The reference source of ``spec`` (:func:`reference_spec`): ``(source, None)``, or ``(None, why)``
+    when it cannot be loaded (``(None, None)`` without a spec)."""
     if spec is None:
         return None, None
     try:
@@ -197,7 +199,7 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
                                                 include_degenerate=include_degenerate))
              for x, y in combinations(labels, 2)}
     spec, nats_file = reference_spec(store.pipeline)
-    ref, missing = _reference(spec, nats_file)
+    ref, missing = load_reference(spec, nats_file)
     usable = {p: s for p, s in sources.items() if not s.runs.empty}
     vs_ref = {p: Comparison(*compare(ref, s, n_boot=n_boot, include_degenerate=include_degenerate))
               for p, s in usable.items()} if ref is not None else {}

@@ -1,0 +1,224 @@
+"""The report of a budget trend (``kind = "trend"``): does a comparison of protocols depend on
+the training budget?
+
+Per budget (``trend.epochs``): each protocol's Kendall tau and Spearman rho against the
+reference with 95% paired-bootstrap CIs, its mean accuracy and the CPU-hours its runs took; the
+gain of each protocol B over the first protocol A (mean of the per-cell differences, 95%
+paired-bootstrap CI), tau(A, B) with its CI and the tau of A's top-K% cells, beside the
+seed-noise floor of the store ``trend.noise`` names (its seeds at its own budget). Figures: the
+gain against the epochs, and tau(A, B) with each protocol's tau against the reference against
+the epochs (log axes, CI bars). Everything is recomputed from the store (``nasrescale report
+NAME``); a partial run reports what is finished.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..ranking.text import fmt
+from ..store.job_status import FINAL
+from .calibration import cpus_per_run
+from .markdown import md_table
+from .provenance import provenance_lines
+from .section import Computed, Section, assemble, write_markdown_json
+from .trend_plots import gain_epochs_plot, tau_epochs_plot
+from .trend_summary import TrendSummary, label_at, summarize_trend
+
+__all__ = ["TREND_SECTIONS", "protocol_row", "pair_row", "write_trend_report", "trend_text"]
+
+
+def _ci(ci: Any, digits: int = 3) -> str:
+    return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]" if isinstance(ci, (list, tuple)) and None not in ci else "-"
+
+
+def protocol_row(run: TrendSummary, label: str, epochs: int, cpus: float) -> dict[str, Any]:
+    """One protocol at one budget: runs, mean accuracy, CPU-hours, tau and rho against the reference."""
+    jobs = run.store.jobs[run.store.jobs["protocol"] == label_at(label, epochs)]
+    done = jobs[jobs["status"].isin(FINAL)]
+    seconds = float(done["wall_time_s"].dropna().sum())
+    out: dict[str, Any] = {"protocol": label, "epochs": epochs, "runs": len(jobs), "runs_done": len(done),
+                           "mean_accuracy": float(done["test_accuracy"].mean()) if len(done) else None,
+                           "cpu_hours": seconds * cpus / 3600 if len(done) and np.isfinite(cpus) else None}
+    comparison = run.vs_reference.get((label, epochs))
+    if comparison is not None:
+        r = comparison.result
+        out.update({"n": r["n"], "kendall_tau": r["kendall_tau"], "kendall_tau_ci": r["ci"].get("kendall_tau"),
+                    "spearman": r["spearman"], "spearman_ci": r["ci"].get("spearman")})
+    return out
+
+
+def pair_row(run: TrendSummary, b: str, epochs: int) -> dict[str, Any]:
+    """B against A at one budget: the gain (B - A) and tau(A, B) with CIs, the top-K% tau, own seed noise."""
+    r = run.pairs[(b, epochs)].result
+    top = next((e["kendall_tau"] for e in r["topk"] if e["k_percent"] == run.top_percent), None)
+    noise = {side: (r["seed_noise"].get(side) or {}).get("kendall_tau") for side in ("a", "b")}
+    return {"a": run.labels[0], "b": b, "epochs": epochs, "n": r["n"], "gain": r["mean_diff"],
+            "gain_ci": r["ci"].get("mean_diff"), "kendall_tau": r["kendall_tau"],
+            "kendall_tau_ci": r["ci"].get("kendall_tau"), "topk_kendall_tau": top, "seed_noise": noise}
+
+
+class Title:
+    key = None
+
+    def compute(self, run: TrendSummary) -> Computed:
+        return Computed(None)
+
+    def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        a, others = run.labels[0] if run.labels else "?", ", ".join(run.labels[1:]) or "-"
+        description = str(run.store.pipeline.get("pipeline", {}).get("description") or "")
+        return [f"# Budget trend: {run.name}", "", *([description, ""] if description else []),
+                f"Every protocol trains the same {len(run.cells)} cells at {', '.join(map(str, run.epochs))} epochs. "
+                f"A = {a}; B = {others}. Does the comparison of B with A, and how each ranks the cells against "
+                f"the reference ({run.reference_spec or 'none'}), move with the budget?", ""]
+
+
+class Protocols:
+    key = "vs_reference"
+
+    def compute(self, run: TrendSummary) -> Computed:
+        cpus = cpus_per_run(run.store)
+        return Computed([protocol_row(run, label, e, cpus) for e in run.epochs for label in run.labels])
+
+    def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        rows = [[r["epochs"], r["protocol"], f"{r['runs_done']}/{r['runs']}", fmt(r["mean_accuracy"], 2),
+                 f"{fmt(r.get('kendall_tau'))} {_ci(r.get('kendall_tau_ci'))}",
+                 f"{fmt(r.get('spearman'))} {_ci(r.get('spearman_ci'))}", fmt(r["cpu_hours"], 2)]
+                for r in computed.numbers]
+        return ["## Each protocol against the reference, per budget", "",
+                *md_table(["epochs", "protocol", "runs", "mean acc. (%)", "Kendall tau [95% CI]",
+                           "Spearman [95% CI]", "CPU-hours"], rows), "",
+                "CPU-hours: the runs' wall time x cores per run (reused runs count with the time they took "
+                "where they ran).", ""]
+
+
+class Pairs:
+    key = "pairs"
+
+    def compute(self, run: TrendSummary) -> Computed:
+        return Computed([pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs])
+
+    def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], f"{fmt(r['gain'], 2)} {_ci(r['gain_ci'], 2)}",
+                 f"{fmt(r['kendall_tau'])} {_ci(r['kendall_tau_ci'])}", fmt(r["topk_kendall_tau"]),
+                 f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] for r in computed.numbers]
+        return ["## B against A, per budget", "",
+                *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
+                           f"tau top {run.top_percent}%", "seed-noise tau A / B"], rows), "",
+                *_direction(computed.numbers), ""]
+
+
+def _direction(rows: list[dict[str, Any]]) -> list[str]:
+    """One sentence per pair: the gain and tau(A, B) at the smallest and the largest budget."""
+    out = []
+    for b in dict.fromkeys(r["b"] for r in rows):
+        mine = [r for r in rows if r["b"] == b and r["gain"] is not None]
+        if len(mine) < 2:
+            continue
+        first, last = mine[0], mine[-1]
+        out.append(f"- Against the budget, {b} vs {first['a']}: from {first['epochs']} to {last['epochs']} epochs "
+                   f"the gain goes from "
+                   f"{fmt(first['gain'], 2)} {_ci(first['gain_ci'], 2)} to {fmt(last['gain'], 2)} "
+                   f"{_ci(last['gain_ci'], 2)} points, and tau(A, B) from {fmt(first['kendall_tau'])} to "
+                   f"{fmt(last['kendall_tau'])}; nothing is extrapolated past {last['epochs']} epochs.")
+    return out
+
+
+class NoiseFloor:
+    key = "noise_floor"
+
+    def compute(self, run: TrendSummary) -> Computed:
+        if run.noise_store is None:
+            return Computed(None)
+        if "missing" in run.noise:
+            return Computed({"store": run.noise_store, "missing": run.noise["missing"]})
+        top = {label: next((e["kendall_tau"] for e in (noise or {}).get("topk", [])
+                            if e["k_percent"] == run.top_percent), None) for label, noise in run.noise.items()}
+        return Computed({"store": run.noise_store, "protocols": {
+            label: {"kendall_tau": (noise or {}).get("kendall_tau"), "topk_kendall_tau": top[label],
+                    "seeds": (noise or {}).get("seeds")} for label, noise in run.noise.items()}})
+
+    def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        floor = computed.numbers
+        if floor is None:
+            return []
+        if "missing" in floor:
+            return ["## Seed-noise floor", "", f"`{floor['store']}` cannot be read: {floor['missing']}", ""]
+        rows = [[label, fmt(v["kendall_tau"]), fmt(v["topk_kendall_tau"]), ", ".join(map(str, v["seeds"] or []))]
+                for label, v in floor["protocols"].items()]
+        return ["## Seed-noise floor", "",
+                f"Kendall tau between the seeds of `{floor['store']}` on the trend's cells, at its own budget: "
+                "two protocols cannot be told apart by a tau(A, B) at this level.", "",
+                *md_table(["protocol", "seed-vs-seed tau", f"top {run.top_percent}%", "seeds"], rows), ""]
+
+
+def _series(rows: list[dict[str, Any]], value: str, ci: str) -> list[tuple[Any, Any]]:
+    return [(r.get(value), r.get(ci)) for r in rows]
+
+
+class Figures:
+    key = None
+
+    def compute(self, run: TrendSummary) -> Computed:
+        return Computed(None, (Pairs().compute(run).numbers, Protocols().compute(run).numbers,
+                               NoiseFloor().compute(run).numbers))
+
+    def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        pairs, protocols, floor = computed.detail
+        if not any(r["gain"] is not None for r in pairs):
+            return []
+        gains = {f"{b} - {run.labels[0]}": _series([r for r in pairs if r["b"] == b], "gain", "gain_ci")
+                 for b in run.labels[1:]}
+        taus = {f"tau({run.labels[0]}, {b})": _series([r for r in pairs if r["b"] == b], "kendall_tau",
+                                                     "kendall_tau_ci") for b in run.labels[1:]}
+        taus.update({f"{label} vs reference": _series([r for r in protocols if r["protocol"] == label],
+                                                      "kendall_tau", "kendall_tau_ci") for label in run.labels})
+        floors = {f"seed noise, {label} ({floor['store']})": v["kendall_tau"]
+                  for label, v in ((floor or {}).get("protocols") or {}).items() if v["kendall_tau"] is not None}
+        gain = gain_epochs_plot(run.epochs, gains, run.run_dir / "trend_gain.png")
+        tau = tau_epochs_plot(run.epochs, taus, floors, run.run_dir / "trend_tau.png")
+        return ["## Against the budget", "", f"![gain against epochs]({gain.name}) ![tau against epochs]({tau.name})",
+                ""]
+
+
+class Provenance:
+    key = "reused"
+
+    def compute(self, run: TrendSummary) -> Computed:
+        try:
+            reused = json.loads(run.store.meta.get("reused") or "null")
+        except json.JSONDecodeError:
+            reused = None
+        return Computed(reused if isinstance(reused, dict) else None)
+
+    def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        reused = computed.numbers
+        lines = [f"{reused['runs']} runs were copied from `{reused['source']}` (the same jobs: same key), not "
+                 "trained again.", ""] if reused else []
+        return lines + provenance_lines(run.store) + [
+            f"CIs are paired bootstrap over cells ({run.n_boot} resamples, seed 0; BCa, or percentile where BCa "
+            "degenerates); diverged runs count as chance accuracy and degenerate cells are left out; the top-K% "
+            "subset is A's best K%.", ""]
+
+
+#: the trend report's sections, in the page's order
+TREND_SECTIONS: tuple[Section[Any], ...] = (Title(), Protocols(), Pairs(), NoiseFloor(), Figures(), Provenance())
+
+
+def write_trend_report(run_dir: Path, n_boot: int = 1000) -> Path:
+    """Write ``run_dir/report.md`` with ``report.json`` and its figures; return the report's path."""
+    run = summarize_trend(Path(run_dir), n_boot=n_boot)
+    lines, numbers = assemble(TREND_SECTIONS, run)
+    return write_markdown_json(run.run_dir, lines, {**run.numbers(), **numbers})
+
+
+def trend_text(run_dir: Path, n_boot: int = 1000) -> str:
+    """Per budget, each pair's gain and tau(A, B) as text (what ``nasrescale run`` prints at the end)."""
+    run = summarize_trend(Path(run_dir), n_boot=n_boot)
+    rows = [pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs]
+    return "\n".join([f"{run.name}: B against A = {run.labels[0] if run.labels else '?'}, per budget"] + [
+        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {fmt(r['gain'], 2)} {_ci(r['gain_ci'], 2)}, "
+        f"tau(A, B) {fmt(r['kendall_tau'])} {_ci(r['kendall_tau_ci'])}" for r in rows])

@@ -1,0 +1,62 @@
+"""The trend report's figures: the gain of B over A against the budget, and the taus against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from matplotlib.figure import Figure
+
+from .plots import _save
+
+__all__ = ["gain_epochs_plot", "tau_epochs_plot"]
+
+
+def _bars(ax: Any, xs: Sequence[float], ys: Sequence[float | None], cis: Sequence[Any], label: str, color: str,
+          shift: float) -> None:
+    """Points with 95% CI bars (a missing CI: a point alone), nudged by ``shift`` (a factor on the log axis)."""
+    points = [(x * shift, y, ci) for x, y, ci in zip(xs, ys, cis) if y is not None]
+    if not points:
+        return
+    low = [max(0.0, y - ci[0]) if ci else 0.0 for _, y, ci in points]  # a BCa interval may miss its estimate
+    high = [max(0.0, ci[1] - y) if ci else 0.0 for _, y, ci in points]
+    ax.errorbar([p[0] for p in points], [p[1] for p in points], yerr=[low, high], fmt="o-", color=color, capsize=3,
+                label=label)
+
+
+def _epochs_axis(ax: Any, epochs: Sequence[int], ylabel: str) -> None:
+    ax.set_xscale("log")
+    ax.set_xticks(list(epochs), [str(e) for e in epochs])
+    ax.minorticks_off()
+    ax.set_xlabel("training epochs (log scale)")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def gain_epochs_plot(epochs: Sequence[int], gains: Mapping[str, Sequence[tuple[float | None, Any]]],
+                     path: Path) -> Path:
+    """Per pair (``"B - A"`` -> per budget ``(mean gain, CI)``), the gain against the epochs."""
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.add_subplot()
+    ax.axhline(0.0, color="grey", lw=0.8)
+    for i, (name, rows) in enumerate(gains.items()):
+        _bars(ax, epochs, [r[0] for r in rows], [r[1] for r in rows], name, f"C{i}", 1.0 + 0.02 * i)
+    _epochs_axis(ax, epochs, "mean gain of B over A (accuracy points)")
+    ax.set_title("gain against the budget (95% paired-bootstrap CI)")
+    return _save(fig, path)
+
+
+def tau_epochs_plot(epochs: Sequence[int], taus: Mapping[str, Sequence[tuple[float | None, Any]]],
+                    floors: Mapping[str, float], path: Path) -> Path:
+    """Each series (``name`` -> per budget ``(tau, CI)``) against the epochs; ``floors`` are
+    horizontal seed-noise levels (``name`` -> tau)."""
+    fig = Figure(figsize=(6.4, 4.0))
+    ax = fig.add_subplot()
+    for i, (name, rows) in enumerate(taus.items()):
+        _bars(ax, epochs, [r[0] for r in rows], [r[1] for r in rows], name, f"C{i}", 1.0 + 0.02 * i)
+    for j, (name, tau) in enumerate(floors.items()):
+        ax.axhline(tau, color=f"C{len(taus) + j}", ls="--", lw=1.0, label=name)
+    _epochs_axis(ax, epochs, "Kendall tau")
+    ax.set_title("rank agreement against the budget (95% CI)")
+    return _save(fig, path)

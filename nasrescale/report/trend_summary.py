@@ -1,0 +1,124 @@
+"""The typed summary of a trend run (``kind = "trend"``) that every section of its report
+computes from: the protocols and budgets, every (protocol, budget) source, its comparison with
+the reference, the comparison of each protocol B with the first protocol A at each budget, and
+the seed-noise floor of a named store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import NasRescaleError
+from ..ranking.compare import compare, per_seed
+from ..ranking.rank import seed_noise
+from ..ranking.sources import Source, store_source
+from ..store.read import StoreData, pipeline_value, read_store, store_path
+from .summary import Comparison, load_reference, reference_spec
+
+__all__ = ["TrendSummary", "summarize_trend", "label_at"]
+
+
+def label_at(label: str, epochs: int) -> str:
+    """The store label of protocol ``label`` at ``epochs`` (as :func:`nasrescale.pipeline.trend.trend_label`).
+
+    >>> label_at("default", 12)
+    'default@12ep'
+    """
+    return f"{label}@{epochs}ep"
+
+
+@dataclass(frozen=True)
+class TrendSummary:
+    """A trend run as its report reads it.
+
+    Attributes:
+        run_dir: the run folder (figures go there).
+        store: the run's store.
+        name: the pipeline's name.
+        labels: the protocols in the pipeline's order; the first is A, every other one a B.
+        epochs: the budgets, ascending.
+        sources: ``(label, epochs)`` -> the runs of that protocol at that budget.
+        n_boot: bootstrap resamples for every CI.
+        top_percent: the top-K% subset of the tau between protocols.
+        reference_spec: the reference's spec (``None``: none named).
+        reference: the loaded reference (``None``: none, or not available).
+        vs_reference: ``(label, epochs)`` -> its comparison with the reference (A = reference).
+        pairs: ``(B label, epochs)`` -> the comparison of A with B at that budget.
+        noise_store: the store the seed-noise floor is read from (``None``: none named).
+        noise: per protocol label of that store that the trend also has: its seed-noise figures
+            (:func:`~nasrescale.ranking.rank.seed_noise`) on the trend's cells; ``{"missing": why}``
+            when the store cannot be read.
+    """
+
+    run_dir: Path
+    store: StoreData
+    name: str
+    labels: list[str]
+    epochs: list[int]
+    sources: dict[tuple[str, int], Source]
+    n_boot: int
+    top_percent: int
+    reference_spec: str | None
+    reference: Source | None
+    vs_reference: dict[tuple[str, int], Comparison]
+    pairs: dict[tuple[str, int], Comparison]
+    noise_store: str | None
+    noise: dict[str, Any]
+
+    @property
+    def cells(self) -> list[str]:
+        """Every architecture the trend trained (any protocol, any budget)."""
+        trained = {label_at(label, e) for label in self.labels for e in self.epochs}
+        return sorted(set(self.store.jobs.loc[self.store.jobs["protocol"].isin(trained), "arch"]))
+
+    def numbers(self) -> dict[str, Any]:
+        """What ``report.json`` holds before the sections' own numbers."""
+        return {"name": self.name, "protocols": self.labels, "epochs": self.epochs, "a": self.labels[0],
+                "reference": self.reference_spec, "cells": len(self.cells), "top_percent": self.top_percent}
+
+
+def _noise(name: str | None, results_root: Path, labels: list[str], cells: list[str]) -> dict[str, Any]:
+    """The seed-noise figures of store ``name``'s protocols that share a label with the trend, on the trend's cells."""
+    if name is None:
+        return {}
+    try:
+        store = read_store(store_path(name, results_root))
+    except NasRescaleError as err:
+        return {"missing": str(err)}
+    out: dict[str, Any] = {}
+    for label in labels:
+        if label in store.protocols:
+            wide = per_seed(store_source(store, label, label))
+            out[label] = seed_noise(wide[wide.index.isin(cells)])
+    return out
+
+
+def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
+    """Read the trend run in ``run_dir`` into its :class:`TrendSummary`.
+
+    Raises:
+        DataError: no readable store in ``run_dir``.
+    """
+    run_dir = Path(run_dir)
+    store = read_store(run_dir / "store.sqlite")
+    declared = pipeline_value(store.pipeline, "protocols")
+    labels = [str(p) for p in declared] if isinstance(declared, dict) else []
+    trend = pipeline_value(store.pipeline, "trend") or {}
+    epochs = [int(e) for e in trend.get("epochs", [])]
+    top = int(trend.get("top_percent", 50))
+    sources = {(label, e): store_source(store, label_at(label, e), label_at(label, e))
+               for label in labels for e in epochs}
+    spec, nats_file = reference_spec(store.pipeline)
+    ref, _ = load_reference(spec, nats_file)
+    vs_ref = {key: Comparison(*compare(ref, src, n_boot=n_boot)) for key, src in sources.items()
+              if ref is not None and not src.runs.empty}
+    ks = tuple(sorted({100, top}, reverse=True))
+    pairs = {(b, e): Comparison(*compare(sources[(labels[0], e)], sources[(b, e)], n_boot=n_boot, ks=ks))
+             for b in labels[1:] for e in epochs}
+    name = str(store.meta.get("name") or run_dir.name)
+    summary = TrendSummary(run_dir, store, name, labels, epochs, sources, n_boot, top, spec, ref, vs_ref, pairs,
+                           trend.get("noise"), {})
+    noise = _noise(trend.get("noise"), run_dir.parent, labels, summary.cells)
+    return TrendSummary(**{**summary.__dict__, "noise": noise})

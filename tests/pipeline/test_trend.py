@@ -1,0 +1,123 @@
+"""The trend pipeline kind end to end at toy size: each protocol at each budget on the same
+cells, the runs of another store reused by job key instead of trained again, a sliced run that
+resumes, bad ``[trend]`` input refused with exit 2, and a report whose per-budget numbers
+recompute from the store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nasrescale.errors import ConfigError
+from nasrescale.pipeline.spec import load_pipeline
+from nasrescale.ranking.rank import kendall_tau, spearman
+from nasrescale.space.benchmark import benchmark_accuracies
+
+from pipeline_helpers import cli, one_thread, tiny_pipeline  # noqa: F401  (fixtures, used by name)
+
+ARCHS = ("3_11_111", "3_33_333", "1_13_310")
+
+
+def trend_file(tmp_path: Path, trend: str = 'epochs = [1, 2]\nreuse = "study"\nnoise = "study"') -> Path:
+    """The study's pipeline (``tiny_pipeline``: 1 epoch, width 4, 100/100 images) as a trend over ``[trend]``."""
+    text = tiny_pipeline("trend", (0,), ARCHS).replace('name = "trend"', 'name = "trend"\nkind = "trend"\n'
+                                                       'reference = "nb201:cifar10"')
+    path = tmp_path / "trend.toml"
+    path.write_text(text + f"\n[trend]\n{trend}\n")
+    return path
+
+
+def rows(run_dir: Path) -> list[tuple]:
+    conn = sqlite3.connect(run_dir / "store.sqlite")
+    try:
+        return conn.execute("SELECT arch, protocol, seed, status, test_accuracy FROM jobs").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_trend_job_at_the_study_budget_is_the_study_job():
+    trend = load_pipeline("quickstart", {"pipeline.kind": "trend", "trend.epochs": [1, 3]})
+    study = load_pipeline("quickstart", {"budget.epochs": 3})
+    archs = study.arch_list()[:2]
+    at_three = {j.key(): j.label for j in trend.jobs(archs) if j.protocol.epochs == 3}
+    assert set(at_three) == {j.key() for j in study.jobs(archs)}
+    assert sorted(set(at_three.values())) == ["default@3ep", "rescaled@3ep"]
+
+
+@pytest.mark.parametrize(("trend", "fragment"), [
+    ("epochs = [2, 1]", "trend.epochs: expected distinct positive integers in ascending order"),
+    ("epochs = []", "trend.epochs"),
+    ("epochs = [1]\ntop_percent = 0", "trend.top_percent"),
+    ("epochs = [1]\nreuse = \"no_such_run\"", "trend.reuse: no store at"),
+    ("epoch = [1]", "trend.epoch: unknown key"),
+])
+def test_bad_trend_input_exits_2_naming_the_key(capsys, tmp_path, trend, fragment):
+    code, _, err = cli(capsys, "run", str(trend_file(tmp_path, trend)), "--results", str(tmp_path / "res"))
+    assert code == 2 and fragment in err
+    store = tmp_path / "res" / "trend" / "store.sqlite"
+    assert not store.exists() or rows(store.parent) == []  # no job stored
+
+
+def test_a_trend_table_needs_the_trend_kind(tmp_path):
+    path = tmp_path / "retrain.toml"
+    path.write_text(tiny_pipeline() + "\n[trend]\nepochs = [1, 2]\n")
+    with pytest.raises(ConfigError, match=r"trend: the budgets of a trend belong to kind = \"trend\""):
+        load_pipeline(path)
+
+
+def test_a_trend_reuses_the_study_resumes_in_slices_and_reports_what_the_store_holds(capsys, tmp_path):
+    results = tmp_path / "res"
+    study = tmp_path / "study.toml"
+    study.write_text(tiny_pipeline("study", (0, 1), ARCHS))
+    assert cli(capsys, "run", str(study), "--results", str(results))[0] == 0
+    path = trend_file(tmp_path)
+    code, _, err = cli(capsys, "run", str(path), "--results", str(results), "--max-cells", "1")
+    assert code == 0, err
+    run_dir = results / "trend"
+    assert json.loads(sqlite3.connect(run_dir / "store.sqlite").execute(
+        "SELECT value FROM meta WHERE key = 'reused'").fetchone()[0]) == {"source": "study", "runs": 2}
+    code, out, err = cli(capsys, "run", str(path), "--results", str(results))
+    assert code == 0, err
+    assert "B against A = default" in out
+    stored = rows(run_dir)
+    assert len(stored) == len(ARCHS) * 2 * 2 and all(r[3] == "done" for r in stored)
+    # every 1-epoch run is the study's seed-0 run, copied (same accuracy), not trained again
+    study_acc = {(a, p, s): acc for a, p, s, _, acc in rows(results / "study")}
+    for arch, label, seed, _, acc in stored:
+        if label.endswith("@1ep"):
+            assert acc == study_acc[(arch, label.split("@")[0], seed)]
+    reused = json.loads(sqlite3.connect(run_dir / "store.sqlite").execute(
+        "SELECT value FROM meta WHERE key = 'reused'").fetchone()[0])
+    assert reused == {"source": "study", "runs": len(ARCHS) * 2}
+    check_report(run_dir, stored)
+
+
+def check_report(run_dir: Path, stored: list[tuple]) -> None:
+    """report.json's per-budget numbers recomputed from the store's rows."""
+    report = json.loads((run_dir / "report.json").read_text())
+    acc = {(label, arch): a for arch, label, _, _, a in stored}
+    cells = sorted({arch for arch, *_ in stored})  # the canonical strings of ARCHS
+    ref = benchmark_accuracies("cifar10")
+    assert report["epochs"] == [1, 2] and report["protocols"] == ["default", "rescaled"]
+    for row in report["vs_reference"]:
+        label = f"{row['protocol']}@{row['epochs']}ep"
+        mine = [acc[(label, a)] for a in cells]
+        assert row["mean_accuracy"] == pytest.approx(np.mean(mine), abs=1e-9)
+        assert row["kendall_tau"] == pytest.approx(kendall_tau([ref[a] for a in cells], mine), abs=1e-12)
+        assert row["spearman"] == pytest.approx(spearman([ref[a] for a in cells], mine), abs=1e-12)
+    for row in report["pairs"]:
+        a = [acc[(f"default@{row['epochs']}ep", x)] for x in cells]
+        b = [acc[(f"rescaled@{row['epochs']}ep", x)] for x in cells]
+        assert row["n"] == len(ARCHS)
+        assert row["gain"] == pytest.approx(np.mean(np.subtract(b, a)), abs=1e-9)
+        assert row["kendall_tau"] == pytest.approx(kendall_tau(a, b), abs=1e-12)
+        assert row["gain_ci"] is None or row["gain_ci"][0] <= row["gain_ci"][1]
+    assert set(report["noise_floor"]["protocols"]) == {"default", "rescaled"}
+    text = (run_dir / "report.md").read_text()
+    assert "## B against A, per budget" in text and "from 1 to 2 epochs the gain goes from" in text
+    for figure in ("trend_gain.png", "trend_tau.png"):
+        assert figure in text and (run_dir / figure).stat().st_size > 0
