@@ -9,9 +9,10 @@ re-exports them); each checks its own values and raises :class:`ConfigError` nam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from ..config import KEEP_NONE
 from ..errors import ConfigError
 from ..space.selection import check_selection
 
@@ -31,7 +32,7 @@ class PipelineSettings:
     family: str | None = None  # None: the family of family_file, else nb201
     family_file: str | None = None
     seeds: tuple[int, ...] = (0,)
-    reference: str | None = None
+    reference: str | None = field(default=None, metadata=KEEP_NONE)  # None: the default; "none": no reference
     calibration: str | None = None  # "RUN:LABEL", the calibration candidate of this budget (report only)
 
     def __post_init__(self) -> None:
