@@ -3,7 +3,7 @@
 Each concept has one option name across all commands (``tests/cli/test_cli_vocabulary.py``
 walks every parser): ``--family``/``-f`` and ``--family-file`` for the cell family,
 ``--width``/``--cells`` for the network's size, ``--dataset``/``--data-path``/``--train-subset``/
-``--test-subset`` for the data, ``--seeds``, ``--device``, ``--results``. A former spelling is
+``--test-subset``/``--resolution`` for the data, ``--seeds``, ``--device``, ``--results``. A former spelling is
 still accepted, hidden from the help (:func:`add_option`).
 """
 
@@ -28,6 +28,9 @@ __all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "ret
            "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",
            "add_seeds_option", "add_device_option", "add_results_option", "family_from_args", "seeds_from_args",
            "parse_archs", "protocol_overrides", "read_archs"]
+
+#: the smallest ``--resolution`` (:data:`nasrescale.data.resize.MIN_RESOLUTION`, not imported: it loads torch)
+MIN_RESOLUTION = 4
 
 #: what ``--device`` takes, wherever a command has it
 DEVICE_HELP = "auto (cuda if available, else cpu; default), cpu, cuda, or cuda:N for one GPU"
@@ -121,7 +124,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = None) -> None:
-    """``--dataset``, ``--data-path``, ``--train-subset`` and ``--test-subset`` (default ``test_subset``)."""
+    """``--dataset``, ``--data-path``, ``--train-subset``, ``--test-subset`` (default ``test_subset``) and
+    ``--resolution``: the data keys of a pipeline's ``[data]`` and ``[budget]``."""
     parser.add_argument("--dataset", default="cifar10-subset", metavar="NAME",
                         help="cifar10-subset (shipped, default), cifar10, cifar100, imagefolder, imagenet16-120")
     add_option(parser, "--data-path", former=["--data"], metavar="PATH",
@@ -131,6 +135,9 @@ def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = 
     default = "" if test_subset is None else f" (default {test_subset})"
     parser.add_argument("--test-subset", type=int_at_least(1), default=test_subset, metavar="M",
                         help=f"evaluate on a class-balanced subset of M images{default}")
+    parser.add_argument("--resolution", type=int_at_least(MIN_RESOLUTION), metavar="PX",
+                        help="box-downsample every image to PX x PX once at load (a pipeline's budget.resolution, "
+                             "e.g. 16; default: the dataset's own size)")
 
 
 def add_seeds_option(parser: argparse.ArgumentParser, default: Sequence[int] | None = None, help: str = "") -> None:

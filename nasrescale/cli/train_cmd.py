@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
@@ -16,7 +17,7 @@ from .common import (add_data_options, add_device_option, add_family_options, ad
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 from .paths import output_file
 
-__all__ = ["register"]
+__all__ = ["register", "train_job"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,12 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_train)
 
 
-def run_train(args: argparse.Namespace) -> int:
-    """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
-    if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
-        return run_fused(args)
-    from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
-    from ..jobs.job import DataSpec, TrainJob, resolve_device  # torch: as above
+def train_job(args: argparse.Namespace) -> Any:
+    """The :class:`~nasrescale.jobs.job.TrainJob` that ``train`` runs for ``args`` (one run).
+
+    Raises:
+        ConfigError, ArchError: a bad protocol key, a missing base LR, an architecture of
+            another family.
+    """
+    from ..jobs.job import DataSpec, TrainJob  # torch: loaded only to train, so the CLI starts fast
 
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, lr=args.base_lr, epochs=args.epochs,
@@ -69,9 +72,19 @@ def run_train(args: argparse.Namespace) -> int:
     protocol.require_lr()
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
-    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset)
+    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
     parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
-    job = TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
+    return TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
+    if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
+        return run_fused(args)
+    from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
+    from ..jobs.job import resolve_device  # torch: as above
+
+    job = train_job(args)
     device = resolve_device(args.device)
     if args.download:  # fetch the files first; the job itself never downloads
         from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast
