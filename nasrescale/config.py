@@ -43,11 +43,14 @@ else:  # pragma: no cover
 
 from .errors import ConfigError, NasRescaleError
 
-__all__ = ["KEEP_NONE", "Overrides", "Registry", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override",
+__all__ = ["KEEP_NONE", "MAX_SEED", "check_seeds", "Overrides", "Registry", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override",
            "parse_overrides", "typed_overrides", "set_in_table", "read_toml_file", "parse_toml"]
 
 #: field metadata of an optional field that keeps the text ``"none"`` as given (see the module docstring)
 KEEP_NONE: Mapping[str, bool] = types.MappingProxyType({"keep_none": True})
+
+#: the largest seed: every seed is an integer from 0 to this (what SQLite, torch and numpy all take)
+MAX_SEED = 2**63 - 1
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -210,6 +213,19 @@ def from_table(cls: type[T], table: Mapping[str, Any], prefix: str) -> T:
         if isinstance(err, ConfigError):
             raise
         raise ConfigError(f"{prefix}: {err}") from None
+
+
+def check_seeds(seeds: Sequence[int], key: str) -> None:
+    """``seeds`` are distinct integers from 0 to :data:`MAX_SEED`; else a :class:`ConfigError` naming ``key``.
+
+    >>> check_seeds([0, 1], "pipeline.seeds")
+    >>> check_seeds([-1], "pipeline.seeds")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: pipeline.seeds: expected distinct integers from 0 to 2**63 - 1, got [-1]
+    """
+    if not seeds or len(set(seeds)) != len(seeds) or not all(0 <= s <= MAX_SEED for s in seeds):
+        raise ConfigError(f"{key}: expected distinct integers from 0 to 2**63 - 1, got {list(seeds)}")
 
 
 def to_table(obj: Any) -> dict[str, Any]:

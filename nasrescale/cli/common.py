@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import networkx as nx
 
-from ..config import parse_overrides
+from ..config import MAX_SEED, check_seeds, parse_overrides
 from ..errors import ArchError, ConfigError
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
@@ -27,7 +27,7 @@ from .paths import existing_folder, writable_folder
 __all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "retire_cells_path",
            "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",
            "add_seeds_option", "add_device_option", "add_results_option", "family_from_args", "seeds_from_args",
-           "parse_archs", "protocol_overrides", "read_archs"]
+           "parse_archs", "protocol_overrides", "read_archs", "seed_int"]
 
 #: the smallest ``--resolution`` (:data:`nasrescale.data.resize.MIN_RESOLUTION`, not imported: it loads torch)
 MIN_RESOLUTION = 4
@@ -51,6 +51,21 @@ def int_at_least(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
         return value
     return parse
+
+
+def seed_int(text: str) -> int:
+    """``argparse`` type of a seed: an integer from 0 to 2**63 - 1 (:data:`~nasrescale.config.MAX_SEED`).
+
+    >>> seed_int("7")
+    7
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**63 - 1, got {text!r}")
+    return value
 
 
 def positive_float(text: str) -> float:
@@ -159,6 +174,7 @@ def seeds_from_args(values: Sequence[int | str]) -> list[int]:
     seeds = [int(w) for w in words]
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"--seeds {text}: give each seed once")
+    check_seeds(seeds, f"--seeds {text}")
     return seeds
 
 

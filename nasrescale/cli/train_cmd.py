@@ -13,7 +13,7 @@ from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
 from ..train.options import RunOptions
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
-                     int_at_least, parse_archs, positive_float, protocol_overrides)
+                     int_at_least, parse_archs, positive_float, protocol_overrides, seed_int)
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 from .paths import output_file
 
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "imagenet16-120 only); default: what the benchmark reports (x-test for cifar100 "
                         "and imagenet16-120, full otherwise)")
     p.add_argument("--download", action="store_true", help="let torchvision download CIFAR into --data-path")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the init and of every draw in training")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S", help="seed of the init and of every draw in training")
     add_device_option(p)
     p.add_argument("--compile", action="store_true", help="torch.compile the model (worth it on GPUs)")
     p.add_argument("--checkpoint", metavar="PATH", type=output_file,
