@@ -103,8 +103,8 @@ class Store:
                 self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=FULL")  # a committed outcome survives power loss
-                self.db.executescript(SCHEMA)
-                self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                # one transaction: a reader sees no store or the whole schema, never half of it
+                self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
             self.db.row_factory = sqlite3.Row
             check_connection(self.db, self.path, columns, empty=not readonly)
         except sqlite3.DatabaseError as err:
@@ -118,15 +118,25 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error): the write lock is taken
-        before the first read, so a read-then-write cannot interleave with another writer."""
+        before the first read, so a read-then-write cannot interleave with another writer.
+
+        Raises:
+            DataError: SQLite could not write (disk full, I/O error), naming the cause; the
+                transaction is rolled back, so the store keeps its last committed state.
+        """
         with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
             try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.db
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    if self.db.in_transaction:
+                        self.db.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as err:  # a full disk, an I/O error: the last commit stands
+                raise DataError(f"cannot write the store {str(self.path)!r}: {err}; free space (or fix the disk), "
+                                "then rerun: what is stored is kept and the rest runs again") from None
 
     # -- meta ---------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
