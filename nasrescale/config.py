@@ -8,6 +8,10 @@ value of the wrong type raises :class:`~nasrescale.errors.ConfigError` naming th
 at the command line's edge (values are TOML literals: ``12``, ``0.05``, ``true``, ``"cosine"``;
 a bare word counts as a string). :func:`with_overrides` applies one to a config dataclass.
 
+An optional field (``X | None``) reads the text ``"none"`` as ``None``, unless its field's
+metadata is :data:`KEEP_NONE`: then ``"none"`` is a value of its own, distinct from leaving the
+key out (``pipeline.reference = "none"``: no reference, where an absent key means the default one).
+
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
 ... class Opt:
@@ -39,8 +43,14 @@ else:  # pragma: no cover
 
 from .errors import ConfigError, NasRescaleError
 
-__all__ = ["Overrides", "Registry", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override",
+__all__ = ["KEEP_NONE", "MAX_SEED", "check_seeds", "Overrides", "Registry", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override",
            "parse_overrides", "typed_overrides", "set_in_table", "read_toml_file", "parse_toml"]
+
+#: field metadata of an optional field that keeps the text ``"none"`` as given (see the module docstring)
+KEEP_NONE: Mapping[str, bool] = types.MappingProxyType({"keep_none": True})
+
+#: the largest seed: every seed is an integer from 0 to this (what SQLite, torch and numpy all take)
+MAX_SEED = 2**63 - 1
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -193,7 +203,7 @@ def from_table(cls: type[T], table: Mapping[str, Any], prefix: str) -> T:
         if name in table:
             value = table[name]
             tp = hints[name]
-            allows_none = type(None) in typing.get_args(tp)
+            allows_none = type(None) in typing.get_args(tp) and not field.metadata.get("keep_none")
             kwargs[name] = None if (allows_none and value == "none") else _coerce(value, tp, key)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise ConfigError(f"{key}: missing required key")
@@ -203,6 +213,19 @@ def from_table(cls: type[T], table: Mapping[str, Any], prefix: str) -> T:
         if isinstance(err, ConfigError):
             raise
         raise ConfigError(f"{prefix}: {err}") from None
+
+
+def check_seeds(seeds: Sequence[int], key: str) -> None:
+    """``seeds`` are distinct integers from 0 to :data:`MAX_SEED`; else a :class:`ConfigError` naming ``key``.
+
+    >>> check_seeds([0, 1], "pipeline.seeds")
+    >>> check_seeds([-1], "pipeline.seeds")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: pipeline.seeds: expected distinct integers from 0 to 2**63 - 1, got [-1]
+    """
+    if not seeds or len(set(seeds)) != len(seeds) or not all(0 <= s <= MAX_SEED for s in seeds):
+        raise ConfigError(f"{key}: expected distinct integers from 0 to 2**63 - 1, got {list(seeds)}")
 
 
 def to_table(obj: Any) -> dict[str, Any]:

@@ -101,9 +101,9 @@ class Protocol:
         checks = {  # key: (in range, the range)
             "epochs": (self.epochs >= 1, "an integer >= 1"),
             "batch_size": (self.batch_size >= 1, "an integer >= 1"),
-            "lr": (self.lr is None or self.lr > 0, "> 0"),
+            "lr": (self.lr is None or 0 < self.lr < math.inf, "a finite number > 0"),
             "momentum": (0 <= self.momentum < 1, "in [0, 1)"),
-            "weight_decay": (self.weight_decay >= 0, ">= 0"),
+            "weight_decay": (0 <= self.weight_decay < math.inf, "a finite number >= 0"),
             "warmup_epochs": (0 <= self.warmup_epochs < self.epochs, f"in [0, epochs) = [0, {self.epochs})"),
             "label_smoothing": (0 <= self.label_smoothing < 1, "in [0, 1)"),
         }

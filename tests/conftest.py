@@ -60,6 +60,17 @@ kernel = 5
 """
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the long fuzz runs (marker ``long_fuzz``, thousands of examples each) unless
+    ``-m`` selects ``slow``: ``pytest -m slow -k fuzz`` runs them, the plain suite does not."""
+    if "slow" in (config.option.markexpr or ""):
+        return
+    dropped = [item for item in items if item.get_closest_marker("long_fuzz")]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not item.get_closest_marker("long_fuzz")]
+
+
 @pytest.fixture(scope="session")
 def nb201():
     return get_family("nb201")

@@ -3,7 +3,7 @@
 Each concept has one option name across all commands (``tests/cli/test_cli_vocabulary.py``
 walks every parser): ``--family``/``-f`` and ``--family-file`` for the cell family,
 ``--width``/``--cells`` for the network's size, ``--dataset``/``--data-path``/``--train-subset``/
-``--test-subset`` for the data, ``--seeds``, ``--device``, ``--results``. A former spelling is
+``--test-subset``/``--resolution`` for the data, ``--seeds``, ``--device``, ``--results``. A former spelling is
 still accepted, hidden from the help (:func:`add_option`).
 """
 
@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import networkx as nx
 
-from ..config import parse_overrides
+from ..config import MAX_SEED, check_seeds, parse_overrides
 from ..errors import ArchError, ConfigError
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
@@ -27,7 +27,10 @@ from .paths import existing_folder, writable_folder
 __all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "retire_cells_path",
            "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",
            "add_seeds_option", "add_device_option", "add_results_option", "family_from_args", "seeds_from_args",
-           "parse_archs", "protocol_overrides", "read_archs"]
+           "parse_archs", "protocol_overrides", "read_archs", "seed_int"]
+
+#: the smallest ``--resolution`` (:data:`nasrescale.data.resize.MIN_RESOLUTION`, not imported: it loads torch)
+MIN_RESOLUTION = 4
 
 #: what ``--device`` takes, wherever a command has it
 DEVICE_HELP = "auto (cuda if available, else cpu; default), cpu, cuda, or cuda:N for one GPU"
@@ -48,6 +51,21 @@ def int_at_least(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
         return value
     return parse
+
+
+def seed_int(text: str) -> int:
+    """``argparse`` type of a seed: an integer from 0 to 2**63 - 1 (:data:`~nasrescale.config.MAX_SEED`).
+
+    >>> seed_int("7")
+    7
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**63 - 1, got {text!r}")
+    return value
 
 
 def positive_float(text: str) -> float:
@@ -121,7 +139,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = None) -> None:
-    """``--dataset``, ``--data-path``, ``--train-subset`` and ``--test-subset`` (default ``test_subset``)."""
+    """``--dataset``, ``--data-path``, ``--train-subset``, ``--test-subset`` (default ``test_subset``) and
+    ``--resolution``: the data keys of a pipeline's ``[data]`` and ``[budget]``."""
     parser.add_argument("--dataset", default="cifar10-subset", metavar="NAME",
                         help="cifar10-subset (shipped, default), cifar10, cifar100, imagefolder, imagenet16-120")
     add_option(parser, "--data-path", former=["--data"], metavar="PATH",
@@ -131,6 +150,9 @@ def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = 
     default = "" if test_subset is None else f" (default {test_subset})"
     parser.add_argument("--test-subset", type=int_at_least(1), default=test_subset, metavar="M",
                         help=f"evaluate on a class-balanced subset of M images{default}")
+    parser.add_argument("--resolution", type=int_at_least(MIN_RESOLUTION), metavar="PX",
+                        help="box-downsample every image to PX x PX once at load (a pipeline's budget.resolution, "
+                             "e.g. 16; default: the dataset's own size)")
 
 
 def add_seeds_option(parser: argparse.ArgumentParser, default: Sequence[int] | None = None, help: str = "") -> None:
@@ -152,6 +174,7 @@ def seeds_from_args(values: Sequence[int | str]) -> list[int]:
     seeds = [int(w) for w in words]
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"--seeds {text}: give each seed once")
+    check_seeds(seeds, f"--seeds {text}")
     return seeds
 
 

@@ -72,7 +72,7 @@ def run_fused(args: argparse.Namespace) -> int:
         from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast
 
         load_dataset(args.dataset, args.data_path, download=True)
-    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset)
+    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
     parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     jobs = [TrainJob(args.arch, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
             for protocol in protocols for seed in seeds]

@@ -85,7 +85,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     settings = LrSearchSettings(args.lr_min, args.lr_max, args.points, tuple(seeds_from_args(args.seeds)), args.epochs,
                                 args.rel_tol,
                                 args.arch, rule=args.rule, loss=args.loss)
-    data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset)
+    data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset, args.resolution)
     if args.arch is not None:
         parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
     pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,

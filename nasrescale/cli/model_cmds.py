@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import NasRescaleError
 from ..space.encodings import format_arch
 from .common import (add_family_options, add_model_options, add_option, family_from_args, int_at_least, positive_float,
-                     parse_archs, read_archs)
+                     parse_archs, read_archs, seed_int)
 
 __all__ = ["register"]
 
@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_option(p, "--base-lr", former=["--lr"], type=positive_float, default=0.1, metavar="X",
                help="LR of the single plain SGD step for an init rule, the same for every layer; the base LR of "
                     "a protocol that has none (default 0.1)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the init and of the batch (default 0)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S", help="seed of the init and of the batch (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_diagnose)
 

@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
     add_results_option(p, writes=False)
+    p.add_argument("--commands", action="store_true",
+                   help="instead, print per job the `nasrescale train` command that reruns it (same key, same record)")
     p.set_defaults(func=status_cmd)
 
     p = sub.add_parser("export", help="write a pipeline run's jobs as a tidy CSV, one row per job")
@@ -179,12 +181,12 @@ def status_command(pipeline: str, results: str | None) -> str:
 
 
 def status_cmd(args: argparse.Namespace) -> int:
-    """Print the run's progress."""
+    """Print the run's progress (or, with ``--commands``, each job's ``nasrescale train`` command)."""
     from ..pipeline.lock import driver_active
-    from ..store.status import status_text  # pandas: as in _run_dir
+    from ..store.status import commands_text, status_text  # pandas: as in _run_dir
 
     run_dir = _run_dir(args.pipeline, args.results)
-    print(status_text(run_dir, driver=driver_active(run_dir)))
+    print(commands_text(run_dir) if args.commands else status_text(run_dir, driver=driver_active(run_dir)))
     return 0
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
-from .common import add_family_options, add_results_option, family_from_args
+from .common import add_family_options, add_results_option, family_from_args, seed_int
 from .paths import require_writable
 
 __all__ = ["register"]
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_results_option(p, writes=False)
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S", help="bootstrap seed (default 0)")
     p.add_argument("--arch-col", default="arch", metavar="NAME", help="CSV architecture column (default arch)")
     p.add_argument("--acc-col", metavar="NAME",
                    help="CSV accuracy column (default accuracy, else test_accuracy)")

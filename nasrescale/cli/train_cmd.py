@@ -6,17 +6,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError
 from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
 from ..train.options import RunOptions
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
-                     int_at_least, parse_archs, positive_float, protocol_overrides)
+                     int_at_least, parse_archs, positive_float, protocol_overrides, seed_int)
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 from .paths import output_file
 
-__all__ = ["register"]
+__all__ = ["register", "train_job"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "imagenet16-120 only); default: what the benchmark reports (x-test for cifar100 "
                         "and imagenet16-120, full otherwise)")
     p.add_argument("--download", action="store_true", help="let torchvision download CIFAR into --data-path")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the init and of every draw in training")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S", help="seed of the init and of every draw in training")
     add_device_option(p)
     p.add_argument("--compile", action="store_true", help="torch.compile the model (worth it on GPUs)")
     p.add_argument("--checkpoint", metavar="PATH", type=output_file,
@@ -56,12 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_train)
 
 
-def run_train(args: argparse.Namespace) -> int:
-    """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
-    if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
-        return run_fused(args)
-    from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
-    from ..jobs.job import DataSpec, TrainJob, resolve_device  # torch: as above
+def train_job(args: argparse.Namespace) -> Any:
+    """The :class:`~nasrescale.jobs.job.TrainJob` that ``train`` runs for ``args`` (one run).
+
+    Raises:
+        ConfigError, ArchError: a bad protocol key, a missing base LR, an architecture of
+            another family.
+    """
+    from ..jobs.job import DataSpec, TrainJob  # torch: loaded only to train, so the CLI starts fast
 
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, lr=args.base_lr, epochs=args.epochs,
@@ -69,9 +72,19 @@ def run_train(args: argparse.Namespace) -> int:
     protocol.require_lr()
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
-    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset)
+    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
     parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
-    job = TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
+    return TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
+    if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
+        return run_fused(args)
+    from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
+    from ..jobs.job import resolve_device  # torch: as above
+
+    job = train_job(args)
     device = resolve_device(args.device)
     if args.download:  # fetch the files first; the job itself never downloads
         from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast

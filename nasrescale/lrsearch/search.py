@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..config import check_seeds
 from ..errors import ConfigError, DataError
 from ..protocol import Protocol
 from ..space.families import CellFamily
@@ -96,8 +97,7 @@ class LrSearchSettings:
         if self.extend < 0:
             raise ConfigError(f"lr_search.extend: must be >= 0, got {self.extend}")
         log_grid(self.lr_min, self.lr_max, self.points)  # raises on a bad grid
-        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
-            raise ConfigError(f"lr_search.seeds: expected distinct integers, got {list(self.seeds)}")
+        check_seeds(self.seeds, "lr_search.seeds")
         if self.epochs < 1:
             raise ConfigError(f"lr_search.epochs: must be >= 1, got {self.epochs}")
         if not (self.rel_tol >= 0 and math.isfinite(self.rel_tol)):

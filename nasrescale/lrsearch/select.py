@@ -38,7 +38,7 @@ from typing import Literal, Mapping, Sequence
 
 from ..errors import ConfigError, DataError
 
-__all__ = ["Selection", "select_lr", "log_grid", "DEFAULT_REL_TOL", "SELECTION_RULES", "seed_argmins"]
+__all__ = ["Selection", "select_lr", "log_grid", "MAX_GRID_POINTS", "DEFAULT_REL_TOL", "SELECTION_RULES", "seed_argmins"]
 
 #: default relative tolerance for ties: 1% of the smallest mean loss
 DEFAULT_REL_TOL = 0.01
@@ -186,6 +186,10 @@ def select_lr(losses: Mapping[float, Sequence[float | None]], rel_tol: float = D
     return Selection(tied[-1], best_lr, grid, mean, losses_out, diverged, tied, rel_tol, _edge(grid, [tied[-1]]), rule)
 
 
+#: the most learning rates one grid may hold (each is a training run per seed and architecture)
+MAX_GRID_POINTS = 1000
+
+
 def log_grid(lr_min: float, lr_max: float, points: int) -> list[float]:
     """``points`` learning rates spaced evenly in log scale from ``lr_min`` to ``lr_max``
     (rounded to 6 significant digits, so they read well and key stably).
@@ -197,7 +201,7 @@ def log_grid(lr_min: float, lr_max: float, points: int) -> list[float]:
 
     Raises:
         ConfigError: ``lr_min`` or ``lr_max`` not > 0, ``lr_max < lr_min``, or ``points < 1``
-            (or ``points == 1`` with ``lr_min != lr_max``).
+            (or ``points == 1`` with ``lr_min != lr_max``), or more than :data:`MAX_GRID_POINTS`.
     """
     if not (lr_min > 0 and lr_max > 0 and math.isfinite(lr_min) and math.isfinite(lr_max)):
         raise ConfigError(f"lr_search: lr_min and lr_max must be > 0, got {lr_min}, {lr_max}")
@@ -205,6 +209,8 @@ def log_grid(lr_min: float, lr_max: float, points: int) -> list[float]:
         raise ConfigError(f"lr_search: lr_max ({lr_max}) is smaller than lr_min ({lr_min})")
     if points < 1 or (points == 1 and lr_min != lr_max):
         raise ConfigError(f"lr_search.points: need >= 2 points for a range ({lr_min} .. {lr_max}), got {points}")
+    if points > MAX_GRID_POINTS:
+        raise ConfigError(f"lr_search.points: at most {MAX_GRID_POINTS} learning rates in a grid, got {points}")
     if points == 1:
         return [float(f"{lr_min:.6g}")]
     step = (math.log(lr_max) - math.log(lr_min)) / (points - 1)

@@ -37,10 +37,11 @@ class DataKeys:
     name: str
     train_subset: str
     test_subset: str
+    resolution: str = "budget.resolution"
 
 
 PIPELINE_KEYS = DataKeys("data.path", "data.name", "budget.train_subset", "budget.test_subset")
-LR_SEARCH_KEYS = DataKeys("--data-path", "--dataset", "--train-subset", "--test-subset")
+LR_SEARCH_KEYS = DataKeys("--data-path", "--dataset", "--train-subset", "--test-subset", "--resolution")
 
 _DOWNLOAD = re.compile(r"pass --download to fetch it into (\S+?),? or ")
 _SUBSET = re.compile(r"cannot take (\d+) (train|test) samples")
@@ -61,6 +62,7 @@ def restate(message: str, keys: DataKeys) -> str:
     message = _DOWNLOAD.sub(lambda m: f"fetch it into {m.group(1)} once with `nasrescale train ARCH --dataset NAME "
                                       f"--data-path {m.group(1)} --download`, or set ", message)
     message = message.replace("--data-path PATH", _set(keys.path, "PATH"))
+    message = re.sub(r"budget\.resolution = (\d+)", lambda m: _set(keys.resolution, m.group(1)), message)
     return message.replace("--dataset imagefolder", _set(keys.name, '"imagefolder"'))
 
 

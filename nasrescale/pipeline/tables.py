@@ -9,9 +9,10 @@ re-exports them); each checks its own values and raises :class:`ConfigError` nam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from ..config import KEEP_NONE, check_seeds
 from ..errors import ConfigError
 from ..space.selection import check_selection
 
@@ -31,7 +32,7 @@ class PipelineSettings:
     family: str | None = None  # None: the family of family_file, else nb201
     family_file: str | None = None
     seeds: tuple[int, ...] = (0,)
-    reference: str | None = None
+    reference: str | None = field(default=None, metadata=KEEP_NONE)  # None: the default; "none": no reference
     calibration: str | None = None  # "RUN:LABEL", the calibration candidate of this budget (report only)
 
     def __post_init__(self) -> None:
@@ -40,8 +41,7 @@ class PipelineSettings:
                               "and the label of its candidate at this pipeline's budget")
         if not self.name or not all(c.isalnum() or c in "_-." for c in self.name) or self.name.startswith("."):
             raise ConfigError(f"pipeline.name: {self.name!r} must be letters, digits, _, - or . (it names a folder)")
-        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
-            raise ConfigError(f"pipeline.seeds: expected distinct integers, got {list(self.seeds)}")
+        check_seeds(self.seeds, "pipeline.seeds")
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,7 @@ class ArchSettings:
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ConfigError(f"archs.count: must be >= 1, got {self.count}")
+        check_seeds([self.seed], "archs.seed")
         check_selection(self)  # a registered method, and the archs key it needs is set
 
 

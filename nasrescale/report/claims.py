@@ -92,7 +92,7 @@ def top_claim(pair: Mapping[str, Any], k: int = 10) -> str:
 
 def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, float | None]) -> str:
     """How far this budget's ranking can stand in for the benchmark's (the calibration's tau)."""
-    here = ", ".join(f"{label} {fmt(tau)}" for label, tau in per_protocol.items())
+    here = ", ".join(f"{label} {fmt(tau)}" for label, tau in per_protocol.items()) or "none (the pipeline names no reference)"
     if not proxy:
         return f"Proxy validity: the pipeline names no calibration; tau against the benchmark here: {here}."
     return (f"Proxy validity: at this budget the default protocol ranks the calibration's {proxy.get('cells')} cells "

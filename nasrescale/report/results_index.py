@@ -83,10 +83,10 @@ def _ranking_rows(store: StoreData) -> list[list[Any]]:
     rows = []
     for label, src in sources.items():
         if src.runs.empty:
-            rows.append([label, ref.label if ref else "-", 0, "-", "-"])
+            rows.append([label, ref.label if ref else "-" if spec else "no reference", 0, "-", "-"])
             continue
         if ref is None:
-            rows.append([label, "-", "-", "-", "-"])
+            rows.append([label, "-" if spec else "no reference", "-", "-", "-"])
             continue
         r = compare(ref, src, n_boot=0)[0]
         rows.append([label, ref.label, r["n"], fmt(r["mean_b"], 2), fmt(r["kendall_tau"])])

@@ -32,8 +32,9 @@ import pandas as pd
 from ..config import read_toml_file
 from ..errors import ConfigError, DataError
 from ..space.benchmark import dataset_classes
+from .integrity import check_store_file, unpack_gzipped
 from .job_status import Status
-from .write import Store, unpack_gzipped
+from .write import Store
 
 __all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
 
@@ -127,6 +128,7 @@ def _connect(path: Path) -> sqlite3.Connection:
             f"no result store at {str(path)!r}: run `nasrescale run PIPELINE` first, or point --results at "
             "the folder that holds <pipeline>/store.sqlite"
         )
+    check_store_file(path)  # a damaged, foreign or newer store: refused here, naming the file and what to do
     try:
         conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=30)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()

@@ -1,4 +1,5 @@
-"""A run's progress for ``nasrescale status``: counts by status and protocol, ETA, failures.
+"""A run's progress for ``nasrescale status``: counts by status and protocol, ETA, failures; and,
+for ``status --commands``, the ``nasrescale train`` command of each job (:mod:`nasrescale.store.reproduce`).
 
 Reads the store read-only (:func:`~nasrescale.store.read.reading`), so it works while the driver
 is still writing.
@@ -13,9 +14,10 @@ from pathlib import Path
 
 from .read import reading
 from .job_status import FINAL, Status
+from .reproduce import command_text, not_rerunnable, stored_pipeline, train_command
 from .write import Store
 
-__all__ = ["status_text"]
+__all__ = ["status_text", "commands_text"]
 
 
 def status_text(run_dir: Path, driver: bool | None = None) -> str:
@@ -47,6 +49,21 @@ def status_text(run_dir: Path, driver: bool | None = None) -> str:
                 lines.append(f"  failed {r['key']} ({r['arch']}, {r['protocol']}, seed {r['seed']}): "
                              f"{(r['error'] or '').splitlines()[0] if r['error'] else ''}")
         return "\n".join(lines)
+
+
+def commands_text(run_dir: Path) -> str:
+    """Per job of the run, a comment line (key, architecture, protocol, seed, status) and the
+    ``nasrescale train`` command that reruns it, in the store's order."""
+    lines = []
+    with reading(run_dir) as store:
+        pipeline = stored_pipeline(store.get_meta("pipeline"))
+        for r in store.rows():
+            job = store.job_json(r["key"])
+            lines.append(f"# {r['key']}: {r['arch']}, {r['protocol']}, seed {r['seed']}, {r['status']}")
+            why = "no stored job definition" if not job.get("arch") else not_rerunnable(job, pipeline)
+            lines.append(f"# not rerunnable by nasrescale train: {why}" if why else
+                         command_text(train_command(job, pipeline)))
+    return "\n".join(lines)
 
 
 def _eta_seconds(store: Store) -> float | None:

@@ -28,18 +28,18 @@ True
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
-import shutil
 import sqlite3
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
+from urllib.parse import quote
 
 from ..errors import ConfigError, DataError
+from .integrity import READ_COLUMNS, SCHEMA_VERSION, check_connection, check_store_file, unpack_gzipped
 from .job_status import FINAL, RUNNABLE, Status
 
 __all__ = ["Store", "SCHEMA", "unpack_gzipped"]
@@ -59,6 +59,10 @@ CREATE TABLE IF NOT EXISTS curves(key TEXT, epoch INTEGER, train_loss REAL, trai
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status);
 """
 
+#: the jobs columns the writer fills: an existing store lacking one is refused before the first write
+_WRITTEN = ("key", "arch", "protocol", "seed", "status", "attempts", "error", "degenerate", "test_accuracy", "test_loss",
+            "train_loss_last", "lr", "lr_scale", "epochs", "wall_time_s", "job_json", "record_json", "updated_at")
+
 _METRICS = ("test_accuracy", "test_loss", "train_loss_last", "lr", "lr_scale", "epochs", "wall_time_s")
 
 
@@ -69,26 +73,6 @@ def _now() -> str:
 def _finite(value: Any) -> Any:
     """NaN/inf -> ``None`` (SQLite and strict JSON have no NaN)."""
     return None if isinstance(value, float) and not math.isfinite(value) else value
-
-
-def unpack_gzipped(path: Path) -> Path:
-    """``path``, first decompressed from ``<path>.gz`` beside it (as ``gunzip -k`` would) when only
-    the gzipped copy exists: committed results ship their stores as ``store.sqlite.gz``, and every
-    reader and a resumed run then see the store itself. The gzipped file is left as it is.
-
-    Raises:
-        DataError: ``path`` is a folder (every reader and writer of a store passes here).
-    """
-    if path.is_dir():
-        raise DataError(f"{str(path)!r} is a folder, not a results store (a SQLite file); move it away, "
-                        "then rerun, or point at the run folder that holds the store file")
-    packed = path.with_name(path.name + ".gz")
-    if not path.exists() and packed.is_file():
-        tmp = path.with_name(path.name + ".unpacking")
-        with gzip.open(packed, "rb") as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        tmp.replace(path)  # atomic: a reader never sees half a store
-    return path
 
 
 class Store:
@@ -105,20 +89,24 @@ class Store:
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = unpack_gzipped(Path(path))
         self._lock = threading.RLock()  # executors may report outcomes from a helper thread
+        if readonly and not self.path.is_file():
+            raise DataError(f"no results at {str(self.path)!r}: run the pipeline first (nasrescale run)")
+        columns = READ_COLUMNS if readonly else _WRITTEN
+        if self.path.is_file() and (readonly or self.path.stat().st_size):  # judged read-only before any write
+            check_store_file(self.path, columns, empty=not readonly)
         try:
             if readonly:
-                if not self.path.is_file():
-                    raise DataError(f"no results at {str(self.path)!r}: run the pipeline first (nasrescale run)")
-                self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None,
-                                          check_same_thread=False, timeout=30)
+                self.db = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro", uri=True,
+                                          isolation_level=None, check_same_thread=False, timeout=30)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=FULL")  # a committed outcome survives power loss
-                self.db.executescript(SCHEMA)
+                # one transaction: a reader sees no store or the whole schema, never half of it
+                self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
             self.db.row_factory = sqlite3.Row
-            self.db.execute("SELECT count(*) FROM jobs").fetchone()
+            check_connection(self.db, self.path, columns, empty=not readonly)
         except sqlite3.DatabaseError as err:
             raise DataError(f"{str(self.path)!r} is not a readable nasrescale store ({err}); move it away "
                             "to start over") from None
@@ -130,15 +118,25 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error): the write lock is taken
-        before the first read, so a read-then-write cannot interleave with another writer."""
+        before the first read, so a read-then-write cannot interleave with another writer.
+
+        Raises:
+            DataError: SQLite could not write (disk full, I/O error), naming the cause; the
+                transaction is rolled back, so the store keeps its last committed state.
+        """
         with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
             try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.db
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    if self.db.in_transaction:
+                        self.db.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as err:  # a full disk, an I/O error: the last commit stands
+                raise DataError(f"cannot write the store {str(self.path)!r}: {err}; free space (or fix the disk), "
+                                "then rerun: what is stored is kept and the rest runs again") from None
 
     # -- meta ---------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:

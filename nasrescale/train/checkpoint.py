@@ -24,6 +24,7 @@ and a mismatch raises :class:`~nasrescale.errors.ConfigError` naming the keys th
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -143,14 +144,29 @@ _MISSING = object()
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
     """Write ``state`` to ``path`` atomically (temp file, flush, fsync, rename); creates the folder.
 
+    The state is serialized in memory first, so a write that fails (a full disk) raises its own
+    error rather than torch's complaint about a half-written archive.
+
     Args:
         path: checkpoint file.
         state: the checkpoint dict (layout in the module docstring).
+
+    Raises:
+        DataError: the file could not be written (naming the cause); the previous checkpoint,
+            if any, is left as it was, so a rerun resumes from it.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(path, "wb") as f:
-        torch.save({"format": CHECKPOINT_FORMAT, **state}, f)
+    buffer = io.BytesIO()
+    torch.save({"format": CHECKPOINT_FORMAT, **state}, buffer)
+    try:
+        with atomic_writer(path, "wb") as f:
+            f.write(buffer.getbuffer())
+    except OSError as err:
+        if isinstance(err, DataError):
+            raise
+        raise DataError(f"cannot write checkpoint {str(path)!r}: {err.strerror or err}; free space (or fix the disk), "
+                        "then rerun: it resumes from the last checkpoint written") from None
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any] | None:
