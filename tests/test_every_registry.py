@@ -42,8 +42,11 @@ from nasrescale.space.encodings import format_arch, make_graph, parse_arch
 from nasrescale.space.families import CellFamily
 from nasrescale.space.ops import OP_KINDS, CellOp, OpKind
 from nasrescale.space.registry import load_families
+from nasrescale.space.codecs import ENCODERS
 from nasrescale.space.selection import METHODS, select_archs
+from nasrescale.space.structure import STRUCTURES
 
+from cellspace_helpers import arch_ops, uniform_arch
 from pipeline_helpers import TINY, one_thread, private_cache  # noqa: F401  (autouse fixtures)
 
 FAMILIES = load_families()  # the shipped cell families, a registry built from their files
@@ -153,12 +156,15 @@ def _macro(name: str, tmp_path: Path) -> None:
     _family(users[0], tmp_path)
 
 
+def _uniform_archs(family: CellFamily) -> list[str]:
+    """For each op an architecture may name, the architecture with that op everywhere."""
+    return [uniform_arch(family, op) for op in arch_ops(family)]
+
+
 def _family(name: str, tmp_path: Path) -> None:
-    """The base network, and for each non-zero op the network with that op on every edge."""
+    """The base network, and for each non-zero op the network with that op everywhere."""
     family = FAMILIES.get(name)
-    n = parse_arch(family.base, family).number_of_nodes()
-    archs = [family.base] + [format_arch(make_graph([(u, v, op.name) for v in range(1, n) for u in range(v)],
-                                                    family, n), family) for op in family.ops if not op.zero]
+    archs = [family.base] + _uniform_archs(family)
     for arch in archs:
         _runs(build_model(arch, family, _Data.num_classes, in_shape=IMAGE, **_size(family)))
 
@@ -182,6 +188,23 @@ def _dataset(name: str, tmp_path: Path) -> None:
         assert len(data.train_images) == len(data.train_labels) > 0
 
 
+def _structure(name: str, tmp_path: Path) -> None:
+    """A shipped family uses the structure, and its networks build and run."""
+    users = [f.name for f in FAMILIES.values() if f.structure.name == name]
+    assert users, f"no shipped family uses cell structure {name!r}"
+    _family(users[0], tmp_path)
+
+
+def _encoding(name: str, tmp_path: Path) -> None:
+    """A shipped family writes its cells in the encoding, and every uniform cell round-trips."""
+    users = [f for f in FAMILIES.values() if f.encoding == name]
+    assert users, f"no shipped family uses encoding {name!r}"
+    family = users[0]
+    for arch in [family.base] + _uniform_archs(family):
+        text = format_arch(parse_arch(arch, family), family)
+        assert format_arch(parse_arch(text, family), family) == text
+
+
 #: every registry of the package, with the check that exercises one of its entries
 REGISTRIES: dict[str, tuple[Registry, Callable[[str, Path], None]]] = {
     "executors": (EXECUTORS, _executor),
@@ -194,6 +217,8 @@ REGISTRIES: dict[str, tuple[Registry, Callable[[str, Path], None]]] = {
     "macro kinds": (MACROS, _macro),
     "cell families": (FAMILIES, _family),
     "datasets": (DATASETS, _dataset),
+    "cell structures": (STRUCTURES, _structure),
+    "encodings": (ENCODERS, _encoding),
 }
 
 ENTRIES = [(label, name) for label, (registry, _) in REGISTRIES.items() for name in registry]

@@ -83,12 +83,22 @@ def _family_json(family: CellFamily) -> dict:
         "kernel_rule": family.kernel_rule,
         "kernel_base": family.kernel_base,
         "macro": dict(family.macro),
+        "structure": {"kind": family.structure.name, "inputs": family.structure.inputs,
+                      "output": family.structure.output, "ops_on": family.structure.ops_on,
+                      "cell_types": list(family.structure.cell_types), **dict(family.structure_settings)},
         "ops": [
             {"name": op.name, "kind": op.kind.name, "zero": op.zero, "relu_depth": op.relu_depth,
              "kernel": op.kernel, "parametric": op.parametric}
             for op in family.ops
         ],
     }
+
+
+def _structure_text(family: CellFamily) -> str:
+    s = family.structure
+    settings = "".join(f", {k} {v}" for k, v in family.structure_settings.items())
+    return (f"{s.name} ({s.inputs} input{'s' if s.inputs > 1 else ''}, output {s.output}, ops on {s.ops_on}, "
+            f"cells {'/'.join(s.cell_types)}{settings})")
 
 
 def _family_text(family: CellFamily) -> str:
@@ -100,6 +110,7 @@ def _family_text(family: CellFamily) -> str:
         f"  nodes {family.nodes or 'any'}{size}; encoding {family.encoding}; depth offset {family.depth_offset}; "
         f"kernel rule {family.kernel_rule} (q_base {family.kernel_base})",
         f"  base {family.base}",
+        f"  structure {_structure_text(family)}",
         f"  macro {json.dumps(info['macro'])}",
         f"  {'code':>4}  {'op':<16} {'kind':<14} {'zero':<5} {'relu_depth':>10} {'kernel':>6}  parametric",
     ]

@@ -107,7 +107,11 @@ def fusable_groups(jobs: Iterable[J], max_members: int = DEFAULT_MAX_MEMBERS) ->
 
 def fusable_key(job: TrainSpec) -> str | None:
     """:func:`group_key`, or ``None`` for a job that trains alone: a degenerate one (attribute
-    ``degenerate`` true; never trained) or one whose init rule does not fuse (μP's optimizer)."""
+    ``degenerate`` true; never trained), one whose init rule does not fuse (μP's optimizer) or one
+    of a family whose cells concatenate along channels (the fused layout cannot keep members apart)."""
+    family = getattr(job, "family", None)
+    if family is not None and family.structure.concatenates:
+        return None
     if getattr(job, "degenerate", False) or not get_init_rule(job.protocol.init).fusable:
         return None
     return group_key(job)
@@ -182,6 +186,10 @@ def _check_fusable(jobs: Sequence[TrainSpec]) -> None:
     """ConfigError naming the first job that cannot train fused with the first one."""
     first = group_key(jobs[0])
     for job in jobs:
+        family = getattr(job, "family", None)
+        if family is not None and family.structure.concatenates:
+            raise ConfigError(f"job {job.key()} (family {family.name!r}) cannot train fused: its cells concatenate "
+                              "along channels, which would mix the members' channels; train it alone")
         if fusable_key(job) is None:
             raise ConfigError(f"job {job.key()} ({job.arch}, seed {job.seed}) cannot train fused: its protocol "
                               f"{job.protocol.name!r} uses init rule {job.protocol.init!r}, which trains with its own "

@@ -59,19 +59,24 @@ def builders() -> dict[str, Builder]:
     return dict(BUILDERS.items())
 
 
-def build_op(op: CellOp, width: int) -> nn.Module:
-    """Build the module of one non-zero cell edge.
+def build_op(op: CellOp, width: int, *, stride: int = 1, c_in: int | None = None) -> nn.Module:
+    """Build the module of one non-zero cell edge (or, for ops on nodes, one node's op).
 
     Args:
         op: the family's op (kind and kernel).
-        width: channels (conv cells) or features (MLP cells) of every cell node.
+        width: channels (conv cells) or features (MLP cells) of every cell node: the output's.
+        stride: 2 on the edges out of a DARTS reduction cell's inputs; only kinds whose builder
+            takes ``stride`` accept another value than 1.
+        c_in: input channels when they differ from ``width`` (NAS-Bench-101's projections);
+            only kinds whose builder takes ``c_in`` accept it.
 
     Returns:
-        A module mapping ``(batch, width, ...)`` to the same shape.
+        A module mapping ``(batch, c_in or width, H, W)`` to ``(batch, width, H / stride, W / stride)``.
 
     Raises:
         ArchError: if ``op`` is a zero op (zero edges have no module).
-        FamilyError: if no builder is registered for the op's kind, or its kernel is even.
+        FamilyError: if no builder is registered for the op's kind, its kernel is even, or
+            it takes no ``stride``/``c_in`` and one was given.
     """
     if op.kind.zero:
         raise ArchError(f"op {op.name!r} is a zero op; zero edges are not built (they have no module)")
@@ -79,7 +84,14 @@ def build_op(op: CellOp, width: int) -> nn.Module:
     if op.kernel is not None and op.kernel % 2 == 0:
         # padding k // 2 keeps the spatial size only for odd k; cell nodes must keep it
         raise FamilyError(f"op {op.name!r}: kernel {op.kernel} is even; cell ops need an odd kernel (same-size output)")
-    return builder(op, width)
+    extra = {**({"stride": stride} if stride != 1 else {}), **({"c_in": c_in} if c_in not in (None, width) else {})}
+    if not extra:
+        return builder(op, width)
+    try:
+        return builder(op, width, **extra)
+    except TypeError:
+        raise FamilyError(f"op {op.name!r}: op kind {op.kind.name!r} cannot be built with "
+                          f"{', '.join(f'{k}={v}' for k, v in extra.items())}") from None
 
 
 def _kernel(op: CellOp) -> int:
@@ -94,10 +106,10 @@ def _identity(op: CellOp, width: int) -> nn.Module:
 
 
 @register_builder("avg_pool")
-def _avg_pool(op: CellOp, width: int) -> nn.Module:
+def _avg_pool(op: CellOp, width: int, stride: int = 1) -> nn.Module:
     k = _kernel(op)
-    # NB201 avg_pool_3x3: the mean over the window's in-image pixels only
-    return nn.AvgPool2d(k, stride=1, padding=k // 2, count_include_pad=False)
+    # NB201 avg_pool_3x3 and DARTS's: the mean over the window's in-image pixels only
+    return nn.AvgPool2d(k, stride=stride, padding=k // 2, count_include_pad=False)
 
 
 @register_builder("relu_conv_bn")

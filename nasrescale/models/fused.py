@@ -12,7 +12,8 @@ once, the way HFTA (Wang et al., MLSys 2021) fuses models:
 * ``Linear(n, m)`` becomes :class:`GroupedLinear` (a batched matmul per member);
 * ReLU, pooling, identity, flatten are per channel (per feature) and stay as they are; so does
   the skeleton's own ``forward`` (a cell's sums, NB201's residual blocks, MLP flattening), which
-  never mixes channels.
+  never mixes channels. A cell that concatenates along channels (DARTS, NAS-Bench-101) would
+  interleave the members' blocks, so networks of such a family are refused.
 
 The input is the members' images concatenated along channels, ``(B, K * 3, H, W)``; the output
 is ``(B, K, classes)``. Every fused tensor (parameter or buffer) is the members' tensors
@@ -151,6 +152,11 @@ def _check_same(members: Sequence[nn.Module]) -> dict[str, torch.Size]:
     """Members must share class and every tensor's name and shape; returns the shapes."""
     if not members:
         raise ConfigError("FusedNetwork needs at least one member network")
+    family = getattr(members[0], "family", None)
+    if family is not None and family.structure.concatenates:
+        raise ConfigError(f"cannot fuse networks of family {family.name!r}: its cells concatenate nodes along "
+                          "channels, which would interleave the members' channel blocks; train them one by one "
+                          "(pipelines train such jobs alone)")
     first = members[0].state_dict()
     shapes = {name: t.shape for name, t in first.items()}
     graph = getattr(members[0], "graph", None)

@@ -15,7 +15,9 @@ a conv/linear weight is drawn ``N(0, std^2)`` with ``std = sqrt(2 / (fan * divis
 role                ``in_degree`` (target)       ``in_degree_source`` (released code)
 ==================  ===========================  ===================================
 stem                1                            1
-cell edge u->v      effective in-degree of v     raw in-degree of u (node 0: 1)
+cell edge u->v      effective in-degree of v     raw in-degree of u (inputs: 1)
+                    (a layer inside the op that  (likewise 1)
+                    does not write into v: 1)
 skeleton conv       in-degree of the node it     the released code's own divisor
 (NB201 reduction    writes into: conv_a 1,       (conv_a 2, conv_b 1, shortcut 2)
 block)              conv_b 2, shortcut 2
@@ -154,9 +156,12 @@ def _owner_roles(net: MappedNetwork) -> dict[nn.Module, tuple[str, tuple[int, in
             roles[m] = ("stem", None, (1.0, 1.0))
     for cell in net.cells():
         for edge, op in cell.edge_items():
+            # an op whose inner layers feed a chain (DARTS's sep_conv) names the ones that write into the sum
+            summands = set(op.summand_layers()) if hasattr(op, "summand_layers") else None
             for m in op.modules():
                 if isinstance(m, _WEIGHTED):
-                    roles[m] = ("edge", edge, (float(target[edge]), float(source[edge])))
+                    inner = summands is not None and m not in summands
+                    roles[m] = ("edge", edge, (1.0, 1.0) if inner else (float(target[edge]), float(source[edge])))
     for m, divisors in net.skeleton_init_divisors().items():
         roles[m] = ("skeleton", None, divisors)
     roles[net.readout] = ("readout", None, (1.0, 1.0))

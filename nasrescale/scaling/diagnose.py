@@ -98,8 +98,15 @@ def _node_moments(model: nn.Module, x: torch.Tensor) -> dict[int, dict[int, floa
     sums: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     hooks = []
     for cell in model.cells():
-        edge_out: dict[tuple[int, int], torch.Tensor] = {}
         stage = stage_of[cell.width]
+        if hasattr(cell, "node_values"):  # a cell of several inputs or a concatenation computes its nodes itself
+            def record(mod, inputs, _output, s=stage):  # noqa: ANN001 - torch hook signature
+                for v, t in mod.node_values(*inputs).items():
+                    sums[s][v].append(float(t.detach().float().pow(2).mean()))
+
+            hooks.append(cell.register_forward_hook(record))
+            continue
+        edge_out: dict[tuple[int, int], torch.Tensor] = {}
         for (u, v), op in cell.edge_items():
             hooks.append(op.register_forward_hook(lambda _m, _i, out, e=(u, v), d=edge_out: d.__setitem__(e, out.detach())))
 

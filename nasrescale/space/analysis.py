@@ -18,7 +18,8 @@ from ..errors import ArchError
 from .encodings import as_graph, format_arch, make_graph
 from .families import CellFamily
 from .registry import as_family
-from .topology import effective_edges, histogram_from_edges, in_degrees_from_edges, moments_from_edges, scale_for
+from .topology import (effective_edges, histogram_from_edges, in_degrees_from_edges, moments_from_edges, scale_for,
+                       terminals)
 
 __all__ = ["ArchAnalysis", "analyze", "analyze_graph", "enumerate_space", "space_size", "MAX_LISTED_PATHS"]
 
@@ -39,7 +40,7 @@ class ArchAnalysis:
         path_depths: sorted depths ``L_p``; ``None`` when ``P > MAX_LISTED_PATHS``.
         sum_depth_cubed: ``sum_p L_p^3`` (exact integer).
         lr_scale: LR scale against the family's base; ``None`` if degenerate.
-        in_degree: effective in-degree of nodes ``1..n-1``.
+        in_degree: effective in-degree of every node but the cell inputs (``1..n-1`` for one input).
     """
 
     arch: str
@@ -85,12 +86,14 @@ def analyze_graph(graph: nx.DiGraph, family: CellFamily, max_listed_paths: int =
     :func:`~nasrescale.space.encodings.make_graph` or :func:`enumerate_space`) without re-checking it."""
     n = graph.number_of_nodes()
     live = effective_edges(graph, family)  # computed once, shared by the summaries
-    count, _, _, cubed = moments_from_edges(live, n, family)
+    ends = terminals(graph, family)
+    count, _, _, cubed = moments_from_edges(live, n, family, ends)
     depths = None
     if count <= max_listed_paths:
-        depths = [d for d, c in histogram_from_edges(live, n, family).items() for _ in range(c)]
-    in_degree = in_degrees_from_edges(live, n)
-    del in_degree[0]  # the input node has none
+        depths = [d for d, c in histogram_from_edges(live, n, family, ends).items() for _ in range(c)]
+    in_degree = in_degrees_from_edges(live, n, ends.concat)
+    for u in ends.sources:
+        del in_degree[u]  # input nodes have none
     return ArchAnalysis(
         arch=format_arch(graph, family),
         family=family.name,

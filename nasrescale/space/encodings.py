@@ -30,9 +30,14 @@ from typing import Any, Callable, Iterable
 import networkx as nx
 
 from ..errors import ArchError, FamilyError
+from .codecs import ENCODERS, Encoding, register_encoding
 from .families import ENCODINGS, CellFamily
+from .structure import DEFAULT_STRUCTURE
 
-__all__ = ["parse_arch", "format_arch", "make_graph", "as_graph", "detect_encoding"]
+__all__ = ["parse_arch", "format_arch", "make_graph", "as_graph", "detect_encoding", "Encoding", "ENCODERS",
+           "register_encoding"]
+
+
 
 _DIGITS = re.compile(r"\d+(_\d+)*")
 
@@ -93,6 +98,8 @@ def parse_arch(text: str, family: CellFamily | str, encoding: str | None = None,
     stripped = text.strip()
     if not stripped:
         raise ArchError(f"empty architecture string; a {family.name} example: {family.base}")
+    if family.structure.name != DEFAULT_STRUCTURE:
+        return _structured(family, encoding).parse(stripped, family)
     encoding = encoding or detect_encoding(stripped)
     if encoding == "nb201":
         n, edges = _parse_nb201(stripped, family, complete)
@@ -107,6 +114,8 @@ def parse_arch(text: str, family: CellFamily | str, encoding: str | None = None,
 
 def format_arch(graph: nx.DiGraph, family: CellFamily, encoding: str | None = None) -> str:
     """Write a canonical graph in ``encoding`` (default: the family's)."""
+    if family.structure.name != DEFAULT_STRUCTURE:
+        return _structured(family, encoding).format(graph, family)
     encoding = encoding or family.encoding
     n = graph.number_of_nodes()
     if encoding == "nb201":
@@ -134,6 +143,15 @@ def format_arch(graph: nx.DiGraph, family: CellFamily, encoding: str | None = No
         edges = [[u, v, d["op"]] for u, v, d in sorted(graph.edges(data=True)) if not family.op(d["op"]).zero]
         return json.dumps({"nodes": n, "edges": edges}, separators=(",", ":"))
     raise ArchError(f"unknown encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
+
+
+def _structured(family: CellFamily, encoding: str | None) -> Encoding:
+    """The registered encoding of a family whose structure is not ``edge_dag``."""
+    encoding = encoding or family.encoding
+    if encoding not in family.structure.encodings:
+        raise ArchError(f"encoding {encoding!r} does not write {family.structure.name} cells (family {family.name!r}); "
+                        f"allowed: {', '.join(family.structure.encodings)}")
+    return ENCODERS.get(encoding, f"family {family.name!r}: encoding")
 
 
 def make_graph(edges: Iterable[tuple[int, int, str]], family: CellFamily, nodes: int | None = None) -> nx.DiGraph:
@@ -186,7 +204,10 @@ def make_graph(edges: Iterable[tuple[int, int, str]], family: CellFamily, nodes:
 
 
 def as_graph(arch: str | nx.DiGraph, family: CellFamily) -> nx.DiGraph:
-    """Accept an architecture string or a graph and return the checked canonical graph."""
+    """Accept an architecture string or a graph and return the checked canonical graph (a graph
+    of a structured family is checked by writing it out and parsing it back)."""
+    if isinstance(arch, nx.DiGraph) and family.structure.name != DEFAULT_STRUCTURE:
+        return parse_arch(format_arch(arch, family), family)
     if isinstance(arch, nx.DiGraph):
         if set(arch.nodes) != set(range(arch.number_of_nodes())):
             raise ArchError(f"graph nodes must be 0..n-1, got {sorted(arch.nodes)}")

@@ -37,10 +37,12 @@ from typing import Any, Mapping
 from ..config import parse_toml
 from ..errors import ArchError, FamilyError
 from .ops import CellOp, get_op_kind
+from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
 
 __all__ = ["CellFamily", "parse_family", "read_family_file", "ENCODINGS", "KERNEL_RULES"]
 
-ENCODINGS = ("nb201", "digits", "edges")
+#: every encoding a family may name, over all structures (each structure allows some of them)
+ENCODINGS = tuple(dict.fromkeys(e for s in STRUCTURES.values() for e in s.encodings))
 KERNEL_RULES = ("none", "network", "per_layer")
 
 _FAMILY_KEYS = {
@@ -55,6 +57,7 @@ _FAMILY_KEYS = {
     "imports": "modules to import first (they register new op kinds)",
 }
 _OP_KEYS = ("name", "kind", "kernel")
+_TOP_KEYS = ("family", "ops", "macro", "structure")
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +78,9 @@ class CellFamily:
         source: the file it was read from, if any.
         imports: the modules the file names under ``imports`` (imported when it was read, and
             again wherever the family is unpickled: an executor's worker process).
+        structure: how its cells are wired (:mod:`nasrescale.space.structure`; the ``[structure]``
+            table's ``kind``, default ``edge_dag``).
+        structure_settings: the ``[structure]`` table's other settings, defaults filled in.
     """
 
     name: str
@@ -89,6 +95,8 @@ class CellFamily:
     description: str = ""
     source: Path | None = None
     imports: tuple[str, ...] = ()
+    structure: CellStructure = field(default_factory=lambda: STRUCTURES.get(DEFAULT_STRUCTURE))
+    structure_settings: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def op_names(self) -> tuple[str, ...]:
@@ -111,13 +119,18 @@ class CellFamily:
         # pickling (torch.save of a model, Ray tasks): the read-only macro view travels as a dict
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__}
         fields["macro"] = dict(self.macro)
+        fields["structure"] = self.structure.name
+        fields["structure_settings"] = dict(self.structure_settings)
         return (_rebuild_family, (fields,))
 
     def digest(self) -> str:
         """Content hash (16 hex digits) of everything in the family that can change a result.
 
         Covers the name, ops (name, kind, kernel), node count, depth offset, base architecture,
-        kernel rule and base, and the macro table; not the description or the file's location.
+        kernel rule and base, the macro table and, for a structure other than ``edge_dag``, the
+        structure and its settings (absent for ``edge_dag``, so the digests, and the run keys,
+        of families that predate structures stay as they were); not the description or the
+        file's location.
         Run keys and checkpoints use it to tell two versions of a family apart.
 
         >>> from nasrescale.space.registry import get_family
@@ -134,6 +147,8 @@ class CellFamily:
             "kernel_rule": self.kernel_rule, "kernel_base": self.kernel_base,
             "macro": {k: self.macro[k] for k in sorted(self.macro)},
         }
+        if self.structure.name != DEFAULT_STRUCTURE:
+            content["structure"] = {"kind": self.structure.name, **dict(self.structure_settings)}
         return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def op(self, name: str) -> CellOp:
@@ -216,7 +231,7 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
         FamilyError: naming the file and key path of the first problem.
     """
     doc = parse_toml(text, source, FamilyError)
-    _check_keys(doc, ("family", "ops", "macro"), source, "")
+    _check_keys(doc, _TOP_KEYS, source, "")
     fam = doc.get("family")
     if not isinstance(fam, dict):
         raise FamilyError(f"{source}: missing [family] table")
@@ -226,9 +241,12 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
     name = _typed(fam, "name", str, source, "family.")
     if not name or not all(c.isalnum() or c in "_-" for c in name):
         raise FamilyError(f"{_where(source, 'family.name')}: {name!r} must be letters, digits, _ or -")
-    encoding = _typed(fam, "encoding", str, source, "family.", default="edges")
-    if encoding not in ENCODINGS:
-        raise FamilyError(f"{_where(source, 'family.encoding')}: {encoding!r} is not one of {', '.join(ENCODINGS)}")
+    structure, settings = _parse_structure(doc.get("structure", {}), source)
+    default_encoding = "edges" if structure.name == DEFAULT_STRUCTURE else structure.encodings[0]
+    encoding = _typed(fam, "encoding", str, source, "family.", default=default_encoding)
+    if encoding not in structure.encodings:
+        raise FamilyError(f"{_where(source, 'family.encoding')}: {encoding!r} is not an encoding of structure "
+                          f"{structure.name!r}; allowed: {', '.join(structure.encodings)}")
     kernel_rule = _typed(fam, "kernel_rule", str, source, "family.", default="none")
     if kernel_rule not in KERNEL_RULES:
         raise FamilyError(f"{_where(source, 'family.kernel_rule')}: {kernel_rule!r} is not one of {', '.join(KERNEL_RULES)}")
@@ -241,9 +259,11 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
     macro = doc.get("macro", {})
     if not isinstance(macro, dict):
         raise FamilyError(f"{source}: macro: expected a [macro] table")
+    ops = _parse_ops(doc.get("ops"), source)
+    _check_reserved(structure, ops, source)
     return CellFamily(
         name=name,
-        ops=_parse_ops(doc.get("ops"), source),
+        ops=ops,
         depth_offset=depth_offset,
         base=_typed(fam, "base", str, source, "family."),
         nodes=nodes,
@@ -254,7 +274,32 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
         description=_typed(fam, "description", str, source, "family.", default=""),
         source=path,
         imports=imports,
+        structure=structure,
+        structure_settings=MappingProxyType(settings),
     )
+
+
+def _parse_structure(table: Any, source: str) -> tuple[CellStructure, dict[str, int]]:
+    """The ``[structure]`` table: its kind's :class:`CellStructure` and its settings (defaults filled)."""
+    if not isinstance(table, dict):
+        raise FamilyError(f"{source}: structure: expected a [structure] table")
+    kind = _typed(table, "kind", str, source, "structure.", default=DEFAULT_STRUCTURE)
+    structure = STRUCTURES.get(kind, _where(source, "structure.kind"))
+    _check_keys(table, ("kind", *structure.settings), source, "structure.")
+    settings = {key: _typed(table, key, int, source, "structure.", default=default, positive=True)
+                for key, (_, default) in structure.settings.items()}
+    return structure, settings
+
+
+def _check_reserved(structure: CellStructure, ops: tuple[CellOp, ...], source: str) -> None:
+    """A structure's own ops (``reserved_ops``) must be defined, with the kinds it needs."""
+    by_name = {op.name: op for op in ops}
+    for name, kind in structure.reserved_ops.items():
+        op = by_name.get(name)
+        if op is None or op.kind.name != kind:
+            got = "missing" if op is None else f"of kind {op.kind.name!r}"
+            raise FamilyError(f"{source}: ops: structure {structure.name!r} needs an op {name!r} of kind {kind!r} "
+                              f"(the edges it places itself); it is {got}: add [[ops]] name = \"{name}\" kind = \"{kind}\"")
 
 
 def _import_all(modules: tuple[str, ...], where: str) -> None:
@@ -284,4 +329,6 @@ def _rebuild_family(fields: dict[str, Any]) -> CellFamily:
     """Unpickle a :class:`CellFamily` (see ``CellFamily.__reduce__``), importing its ``imports``
     first: a worker process gets the op kinds and model builders they register."""
     _import_all(tuple(fields.get("imports", ())), f"family {fields['name']!r}: imports")
-    return CellFamily(**{**fields, "macro": MappingProxyType(fields["macro"])})
+    return CellFamily(**{**fields, "macro": MappingProxyType(fields["macro"]),
+                         "structure": STRUCTURES.get(fields.get("structure", DEFAULT_STRUCTURE)),
+                         "structure_settings": MappingProxyType(fields.get("structure_settings", {}))})

@@ -120,5 +120,14 @@ for _kind in (
            description="Linear(width, width) -> ReLU (MLP-DAG edge)"),
     OpKind("conv_relu", relu_depth=1, parametric=True, needs_kernel=True,
            description="Conv(kxk, same padding) -> ReLU (CNN-DAG edge)"),
+    OpKind("max_pool", needs_kernel=True, description="max pool, same padding (DARTS max_pool, NB101 maxpool3x3)"),
+    OpKind("sep_conv", relu_depth=2, parametric=True, needs_kernel=True,
+           description="DARTS sep_conv: (ReLU -> depthwise kxk -> pointwise 1x1 -> BN) twice"),
+    OpKind("dil_conv", relu_depth=1, parametric=True, needs_kernel=True,
+           description="DARTS dil_conv: ReLU -> depthwise kxk, dilation 2 -> pointwise 1x1 -> BN"),
+    OpKind("factorized_reduce", relu_depth=1, parametric=True,
+           description="DARTS stride-2 identity: ReLU -> two offset 1x1 convs (stride 2, C/2 each) -> concat -> BN"),
+    OpKind("conv_bn_relu", relu_depth=1, parametric=True, needs_kernel=True,
+           description="Conv(kxk, no bias) -> BatchNorm -> ReLU (NB101 op and projection)"),
 ):
     register_op_kind(_kind)

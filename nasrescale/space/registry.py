@@ -10,8 +10,8 @@ Families are read, in this order (a later file replaces an earlier family of the
 
 Each family's base architecture is parsed and must not be degenerate.
 
->>> sorted(load_families())[:4]
-['cnn_dag', 'mlp_chain', 'mlp_dag', 'nb201']
+>>> sorted(load_families())
+['cnn_dag', 'darts', 'mlp_chain', 'mlp_dag', 'nb101', 'nb201']
 """
 
 from __future__ import annotations
@@ -146,3 +146,4 @@ def resolve_family(name: str | None, paths: Sequence[str | Path] = ()) -> CellFa
 
 
 FAMILY_RESOLVER[:] = [as_family]  # parse_arch takes a family's name too
+from . import darts as _darts, nb101 as _nb101  # noqa: F401,E402 - register the encodings of the structured spaces

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
 
 import networkx as nx
 
 from ..errors import ArchError
 from .encodings import parse_arch
 from .families import KERNEL_RULES, CellFamily
+from .structure import cell_spans, input_nodes, node_ops, output_nodes
 
 __all__ = [
     "effective_edges",
@@ -51,6 +54,8 @@ __all__ = [
     "edge_kernel_factors",
     "init_divisors",
     "INIT_DIVISOR_RULES",
+    "Terminals",
+    "terminals",
 ]
 
 INIT_DIVISOR_RULES = ("target", "source")
@@ -58,17 +63,38 @@ INIT_DIVISOR_RULES = ("target", "source")
 Edge = tuple[int, int]
 
 
+class Terminals(NamedTuple):
+    """What the path functions need of a graph besides its live edges: the nodes paths start
+    at (every cell's inputs), end at (every cell's output), the ReLUs each node's own op adds
+    (ops on nodes; empty otherwise) and the output nodes that concatenate."""
+
+    sources: tuple[int, ...] = (0,)
+    sinks: tuple[int, ...] | None = None  # None: the last node
+    node_relu: Mapping[int, int] = MappingProxyType({})
+    concat: tuple[int, ...] = ()
+
+
+def terminals(graph: nx.DiGraph, family: CellFamily) -> Terminals:
+    """The :class:`Terminals` of a canonical graph (docs/design.md §2, cells of any structure)."""
+    relu = {v: family.op(op).relu_depth for v, op in node_ops(graph).items()}
+    outputs = output_nodes(graph)
+    return Terminals(input_nodes(graph), outputs, MappingProxyType(relu),
+                     outputs if family.structure.concatenates else ())
+
+
 def effective_edges(graph: nx.DiGraph, family: CellFamily) -> list[tuple[int, int, str]]:
-    """The effective graph's edges as ``(u, v, op)`` triples: non-zero edges on an
-    input->output path. The other functions here are built on this list."""
+    """The effective graph's edges as ``(u, v, op)`` triples: non-zero edges on a path from a
+    cell input to its output. The other functions here are built on this list."""
     n = graph.number_of_nodes()
     nonzero = [(u, v, d["op"]) for u, v, d in graph.edges(data=True) if not family.op(d["op"]).zero]
-    forward = [False] * n  # reachable from the input
-    forward[0] = True
+    forward = [False] * n  # reachable from an input
+    for u in input_nodes(graph):
+        forward[u] = True
     for u, v, _ in sorted(nonzero, key=lambda e: e[0]):
         forward[v] = forward[v] or forward[u]
-    backward = [False] * n  # reaches the output
-    backward[n - 1] = True
+    backward = [False] * n  # reaches an output
+    for v in output_nodes(graph):
+        backward[v] = True
     for u, v, _ in sorted(nonzero, key=lambda e: -e[1]):
         backward[u] = backward[u] or backward[v]
     return [(u, v, op) for u, v, op in nonzero if forward[u] and backward[v]]
@@ -98,34 +124,48 @@ def is_degenerate(graph: nx.DiGraph, family: CellFamily) -> bool:
 
 
 def effective_in_degrees(graph: nx.DiGraph, family: CellFamily) -> dict[int, int]:
-    """In-degree of every node in the effective graph (``d_in`` of the init rule)."""
-    return in_degrees_from_edges(effective_edges(graph, family), graph.number_of_nodes())
+    """In-degree of every node in the effective graph (``d_in`` of the init rule): the number of
+    tensors its sum adds, a concatenation counting as one (docs/design.md §2)."""
+    return in_degrees_from_edges(effective_edges(graph, family), graph.number_of_nodes(),
+                                 terminals(graph, family).concat)
 
 
-def in_degrees_from_edges(live: list[tuple[int, int, str]], n: int) -> dict[int, int]:
-    """:func:`effective_in_degrees` from :func:`effective_edges` of an ``n``-node cell.
+def in_degrees_from_edges(live: list[tuple[int, int, str]], n: int, concat: tuple[int, ...] = (),
+                          concat_op: str = "concat") -> dict[int, int]:
+    """:func:`effective_in_degrees` from :func:`effective_edges` of an ``n``-node cell; at a node
+    in ``concat`` the edges of op ``concat_op`` together count as one summand.
 
     >>> in_degrees_from_edges([(0, 1, "conv"), (0, 2, "skip"), (1, 2, "conv")], 3)
     {0: 0, 1: 1, 2: 2}
+    >>> in_degrees_from_edges([(0, 1, "conv"), (0, 3, "projection"), (1, 3, "concat"), (2, 3, "concat")], 4, (3,))
+    {0: 0, 1: 1, 2: 0, 3: 2}
     """
     degrees = dict.fromkeys(range(n), 0)
-    for _, v, _ in live:
+    joined: set[int] = set()
+    for _, v, op in live:
+        if v in concat and op == concat_op:
+            if v in joined:
+                continue
+            joined.add(v)
         degrees[v] += 1
     return degrees
 
 
 def enumerate_paths(graph: nx.DiGraph, family: CellFamily) -> list[list[int]]:
-    """Every input->output path of the effective graph, as node lists. For display only:
-    the count can be exponential in the node count (use :func:`path_moments`)."""
+    """Every input->output path of the effective graph (from each cell input to its cell's
+    output), as node lists. For display only: the count can be exponential in the node count
+    (use :func:`path_moments`)."""
     eff = effective_graph(graph, family)
-    n = eff.number_of_nodes()
-    if is_degenerate(graph, family):
+    if is_degenerate(graph, family) or eff.number_of_nodes() < 2:
         return []
-    return sorted(nx.all_simple_paths(eff, 0, n - 1)) if n > 1 else []
+    return sorted(p for span in cell_spans(graph) for u in span.inputs
+                  for p in nx.all_simple_paths(eff, u, span.output))
 
 
 def _path_depth(graph: nx.DiGraph, family: CellFamily, path: list[int]) -> int:
-    return family.depth_offset + sum(family.op(graph.edges[u, v]["op"]).relu_depth for u, v in zip(path, path[1:]))
+    relu = terminals(graph, family).node_relu
+    return family.depth_offset + sum(family.op(graph.edges[u, v]["op"]).relu_depth + relu.get(v, 0)
+                                     for u, v in zip(path, path[1:]))
 
 
 def path_depths(graph: nx.DiGraph, family: CellFamily) -> list[int]:
@@ -142,19 +182,29 @@ def depth_histogram(graph: nx.DiGraph, family: CellFamily) -> dict[int, int]:
     >>> depth_histogram(parse_arch("3_33_333", nb201), nb201)
     {2: 1, 3: 2, 4: 1}
     """
-    return histogram_from_edges(effective_edges(graph, family), graph.number_of_nodes(), family)
+    return histogram_from_edges(effective_edges(graph, family), graph.number_of_nodes(), family,
+                                terminals(graph, family))
 
 
-def histogram_from_edges(live: list[tuple[int, int, str]], n: int, family: CellFamily) -> dict[int, int]:
-    """:func:`depth_histogram` from :func:`effective_edges` of an ``n``-node cell."""
+def histogram_from_edges(live: list[tuple[int, int, str]], n: int, family: CellFamily,
+                         ends: Terminals = Terminals()) -> dict[int, int]:
+    """:func:`depth_histogram` from :func:`effective_edges` of an ``n``-node cell whose paths
+    start, end and gain node ReLUs as ``ends`` says (default: one input 0, output ``n-1``)."""
     counts: list[dict[int, int]] = [dict() for _ in range(n)]
-    counts[0][family.depth_offset] = 1
+    for u in ends.sources:
+        counts[u][family.depth_offset] = 1
     for u, v, op in sorted(live, key=lambda e: (e[1], e[0])):
-        step = family.op(op).relu_depth
+        step = family.op(op).relu_depth + ends.node_relu.get(v, 0)
         into = counts[v]
         for depth, count in counts[u].items():
             into[depth + step] = into.get(depth + step, 0) + count
-    return dict(sorted(counts[n - 1].items())) if n > 1 else {}
+    if n < 2:
+        return {}
+    total: dict[int, int] = {}
+    for v in ends.sinks if ends.sinks is not None else (n - 1,):
+        for depth, count in counts[v].items():
+            total[depth] = total.get(depth, 0) + count
+    return dict(sorted(total.items()))
 
 
 def path_moments(graph: nx.DiGraph, family: CellFamily) -> tuple[int, int, int, int]:
@@ -165,19 +215,27 @@ def path_moments(graph: nx.DiGraph, family: CellFamily) -> tuple[int, int, int, 
     ``(d + r)^k``; the depth offset is the same shift applied at the output. Linear in the
     number of edges, in exact integer arithmetic, so 10^15 paths cost nothing.
     """
-    return moments_from_edges(effective_edges(graph, family), graph.number_of_nodes(), family)
+    return moments_from_edges(effective_edges(graph, family), graph.number_of_nodes(), family,
+                              terminals(graph, family))
 
 
-def moments_from_edges(live: list[tuple[int, int, str]], n: int, family: CellFamily) -> tuple[int, int, int, int]:
-    """:func:`path_moments` from :func:`effective_edges` of an ``n``-node cell."""
+def moments_from_edges(live: list[tuple[int, int, str]], n: int, family: CellFamily,
+                       ends: Terminals = Terminals()) -> tuple[int, int, int, int]:
+    """:func:`path_moments` from :func:`effective_edges` of an ``n``-node cell whose paths
+    start, end and gain node ReLUs as ``ends`` says (default: one input 0, output ``n-1``).
+    A summed and a concatenated node alike pass on the union of their in-edges' paths
+    (docs/design.md §2); paths of several cells (DARTS's normal and reduction cell) add up."""
     moments = [(0, 0, 0, 0)] * n
-    moments[0] = (1, 0, 0, 0)
+    for u in ends.sources:
+        moments[u] = (1, 0, 0, 0)
     for u, v, op in sorted(live, key=lambda e: (e[1], e[0])):
-        shifted = _shift(moments[u], family.op(op).relu_depth)
+        shifted = _shift(moments[u], family.op(op).relu_depth + ends.node_relu.get(v, 0))
         moments[v] = tuple(a + b for a, b in zip(moments[v], shifted))  # type: ignore[assignment]
-    if n < 2 or moments[n - 1][0] == 0:
+    sinks = ends.sinks if ends.sinks is not None else (n - 1,)
+    total = tuple(sum(moments[v][i] for v in sinks) for i in range(4)) if n >= 2 else (0, 0, 0, 0)
+    if total[0] == 0:
         return (0, 0, 0, 0)
-    return _shift(moments[n - 1], family.depth_offset)
+    return _shift(total, family.depth_offset)  # type: ignore[arg-type]
 
 
 def _shift(m: tuple[int, int, int, int], r: int) -> tuple[int, int, int, int]:
@@ -232,7 +290,10 @@ def network_kernel(graph: nx.DiGraph, family: CellFamily) -> int | None:
     >>> network_kernel(parse_arch("1_01_001_0001", cnn7), cnn7), network_kernel(parse_arch("1_01_001_0001", cnn), cnn)
     (7, 3)
     """
-    kernels = [k for _, _, op in effective_edges(graph, family) if (k := family.op(op).conv_kernel) is not None]
+    live = effective_edges(graph, family)
+    nodes = node_ops(graph)
+    ops = [op for _, _, op in live] + [nodes[v] for v in {v for _, v, _ in live} if v in nodes]
+    kernels = [k for op in ops if (k := family.op(op).conv_kernel) is not None]
     if family.macro.get("kind") == "cnn":
         kernels.append(stem_kernel(family))
     return max(kernels, default=None)
@@ -306,5 +367,6 @@ def init_divisors(graph: nx.DiGraph, family: CellFamily, rule: str = "target") -
         return {(u, v): max(1, degree[v]) for u, v in parametric}
     nonzero = [(u, v, d["op"]) for u, v, d in graph.edges(data=True) if not family.op(d["op"]).zero]
     raw = in_degrees_from_edges(nonzero, graph.number_of_nodes())
-    raw[0] = 1
+    for u in input_nodes(graph):
+        raw[u] = 1
     return {(u, v): max(1, raw[u]) for u, v in parametric}

@@ -29,6 +29,10 @@ def test_fused_forward_equals_members(family: str, float64: float):
     for seed in range(3):
         torch.manual_seed(seed)
         nets.append(build_model(arch, fam, 3, in_shape=shape, **kw))
+    if fam.structure.concatenates:  # DARTS, NB101: members' channels would interleave
+        with pytest.raises(ConfigError, match="concatenate nodes along channels"):
+            FusedNetwork(nets)
+        return
     fused = FusedNetwork(nets)
     for k, net in enumerate(nets):  # packing then unpacking gives each member's tensors back
         for name, t in net.state_dict().items():
