@@ -204,10 +204,10 @@ class Pipeline:
 
 #: keys that do not determine stored results, so a store made under other values (or before
 #: the key existed) is the same experiment: how stored runs are read (the maximal-LR rule, its
-#: loss and tolerance, how often a grid may be extended) and ``archs.sample_degenerate`` (the
-#: identity holds the ``arch_list`` it produced)
+#: loss and tolerance, how often a grid may be extended), ``archs.sample_degenerate`` and
+#: ``archs.unique`` (the identity holds the ``arch_list`` they produced)
 ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
-                 "archs.sample_degenerate")
+                 "archs.sample_degenerate", "archs.unique")
 
 
 def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
