@@ -126,15 +126,20 @@ def run_cmd(args: argparse.Namespace) -> int:
     if args.time_limit is not None or args.max_cells is not None:
         summary = _run_timed(pipeline, args)
         pipeline.kind.report(summary.run_dir)
-        return 0
+        return _failed_exit(summary.failed, args)
     summary = run_pipeline(pipeline, args.results, progress=not args.quiet)
     c = summary.counts
     print(f"{pipeline.name}: {summary.total} jobs ({summary.new} new, {summary.ran} run now); "
           f"done {c[Status.DONE]}, diverged {c[Status.DIVERGED]}, failed {c[Status.FAILED]}; results in {summary.run_dir}",
           file=sys.stderr)
     pipeline.kind.report(summary.run_dir)
-    if summary.failed:
-        print(f"nasrescale run: {summary.failed} job(s) failed; see `{status_command(args.pipeline, args.results)}`; "
+    return _failed_exit(summary.failed, args)
+
+
+def _failed_exit(failed: int, args: argparse.Namespace) -> int:
+    """Exit 1 with a line naming the status command when some jobs failed, else 0."""
+    if failed:
+        print(f"nasrescale run: {failed} job(s) failed; see `{status_command(args.pipeline, args.results)}`; "
               "rerun to retry them", file=sys.stderr)
         return 1
     return 0
@@ -149,7 +154,8 @@ def _dry_run(pipeline: Any, results: str | None) -> int:
     plan = plan_pipeline(pipeline, data=False)
     where = run_dir_for(pipeline.name, results)
     if plan.jobs is None:
-        print(f"{pipeline.name}: {len(plan.archs)} architectures; jobs are planned after the base-LR search; "
+        print(f"{pipeline.name}: {len(plan.archs)} architectures; jobs are planned after the base-LR search "
+              "and the tuning; "
               f"would write {where}; data not checked")
         return 0
     per_label: dict[str, int] = {}

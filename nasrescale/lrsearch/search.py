@@ -68,8 +68,12 @@ class LrSearchSettings:
         loss: which final training loss a run is judged by: ``epoch`` (the last epoch's mean
             training loss: what the paper's released code logs and compares) or ``tail`` (mean
             over the last 10% of the last epoch's steps, :data:`~nasrescale.train.setup.TAIL_FRACTION`).
-        extend: ``lr_validation`` only: how many times the grid of an architecture whose
-            argmin sits at an edge is extended past that edge (2 grid steps each time); 0: only flag it.
+        extend: how many times a grid whose argmin sits at an edge is extended past that edge
+            (``lr_validation``: per architecture; ``base_lr = "search"``: the search's grid,
+            4 grid steps each time); 0: only flag it.
+        protocol: ``base_lr = "search"`` in a pipeline: the label of the protocol the one search
+            trains, whose choice every ``base_lr = "search"`` protocol takes (``None``: each
+            such protocol is searched with its own settings).
     """
 
     lr_min: float = 0.01
@@ -82,6 +86,7 @@ class LrSearchSettings:
     rule: str = "argmin"
     loss: str = "epoch"
     extend: int = 6
+    protocol: str | None = None
 
     def __post_init__(self) -> None:
         if self.rule not in SELECTION_RULES:

@@ -40,6 +40,7 @@ class ProtocolEntry:
     source: str
     protocol: Protocol
     search: bool = False  # base_lr = "search": protocol.lr is set by the run's LR search
+    tune: bool = False  # tune = true: the run's [tuning] multiplies protocol.lr by its best multiplier
 
 
 def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, needs_lr: bool = True) -> ProtocolEntry:
@@ -62,6 +63,9 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table with `protocol = \"nb201\"` (or a .toml file) and overrides")
     table = dict(table)
+    tune = table.pop("tune", False)
+    if not isinstance(tune, bool):
+        raise ConfigError(f"{where}.tune: expected true or false, got {tune!r}")
     source = table.pop("protocol", None)
     if not isinstance(source, str):
         raise ConfigError(f"{where}.protocol: missing or not a string; a shipped protocol name or a .toml file")
@@ -88,7 +92,7 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
     if protocol.lr is None and not search and needs_lr:
         raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46, "
                           "or base_lr = \"search\" (the LR search of [lr_search])")
-    return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search)
+    return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search, tune)
 
 
 def _user_key_message(message: str, where: str, typed: dict[str, str], budget: Any) -> str:

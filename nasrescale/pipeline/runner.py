@@ -9,33 +9,29 @@ stored in one transaction as it arrives, then its checkpoint (``checkpoints/<key
 deleted; a job killed mid-training resumes from that checkpoint on the next run.
 
 What a pipeline plans and runs after its jobs comes from its kind (:mod:`nasrescale.pipeline.kinds`);
-:func:`run_search` is the one LR-search driver, of ``base_lr = "search"`` and of ``nasrescale lr-search``.
+The LR stages (``base_lr = "search"``, ``tune = true``) run first (:mod:`nasrescale.pipeline.stages`);
+jobs reach the store and the executor through :mod:`nasrescale.pipeline.execute`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
 
-from ..executors import get_executor
-from ..executors.base import Executor, ExecutorSettings, Outcome
+from ..executors.base import Executor
 from ..jobs.job import TrainJob
-from ..lrsearch.search import (SEARCH_PREFIX, LrSearchSettings, format_table, losses_from_rows, plot_selection,
-                               search_jobs, selection_json)
-from ..lrsearch.select import Selection, select_lr
-from ..protocol import Protocol
 from ..store.job_status import Status
 from ..store.read import run_dir_for
 from ..store.write import Store
+from .execute import RunJobs, run_jobs, run_search
 from .lock import driver_lock
 from .preflight import check_data, check_executor, check_reference
-from .spec import ANALYSIS_ONLY, Pipeline, strip_keys
+from .spec import ANALYSIS_ONLY, Pipeline, identity_grows, strip_keys
+from .stages import resolve_lrs
 
-__all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search"]
+__all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +55,7 @@ class Plan:
     """What a run of a pipeline would do, checked before anything is written (:func:`plan_pipeline`)."""
 
     archs: list[str]
-    jobs: list[TrainJob] | None  # None with base_lr = "search": planned once the search has chosen
+    jobs: list[TrainJob] | None  # None with base_lr = "search" or tune = true: planned once their LRs are chosen
     extra: dict[str, str]
 
 
@@ -73,11 +69,14 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True) -> Plan:
         ConfigError, DataError: the first problem found, naming its key or file.
     """
     archs = pipeline.arch_list()
-    jobs: list[TrainJob] | None = None  # with base_lr = "search": built once the search has chosen
-    extra: dict[str, str] = {}
-    if not pipeline.needs_search():
-        jobs, extra = pipeline.kind.plan(pipeline, archs)  # checks every architecture before anything is written
-    extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols if not e.search})
+    staged = pipeline.needs_search() or pipeline.needs_tuning()
+    # every architecture and protocol is checked before anything is written; a searched LR is
+    # not known yet, so those jobs are checked at a stand-in LR and built once it is chosen
+    probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search}) if staged else pipeline
+    jobs, extra = pipeline.kind.plan(probe, archs)
+    jobs = None if staged else jobs
+    extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols
+                  if not e.search and not e.tune})
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
     if data:
         for spec, keys in pipeline.data_specs():
@@ -111,97 +110,38 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
         return _drive(pipeline, run_dir, plan.archs, plan.jobs, plan.extra, progress, executor)
 
 
+def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[str, str]) -> None:
+    """Bind ``pipeline`` to ``store`` as every driver does (``run``, a slice): the same identity,
+    or one grown by protocols (:func:`~nasrescale.pipeline.spec.identity_grows`), else refused."""
+    store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra,
+                        normalize=lambda old: strip_keys(old, ANALYSIS_ONLY), grows=identity_grows)
+
+
+class _Counted:
+    """A :data:`RunJobs` that adds up what every call ran: ``(jobs, new jobs, jobs run now)``."""
+
+    def __init__(self, run: RunJobs) -> None:
+        self.run, self.counts = run, (0, 0, 0)
+
+    def __call__(self, jobs: list[TrainJob]) -> tuple[int, int, int]:
+        out = self.run(jobs)
+        self.counts = tuple(a + b for a, b in zip(self.counts, out))  # type: ignore[assignment]
+        return out
+
+
 def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | None, extra: dict[str, str],
            progress: bool, executor: Executor | None) -> RunSummary:
     store = Store(run_dir / "store.sqlite")
-    checkpoints = run_dir / "checkpoints"
     try:
-        store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra,
-                            normalize=lambda old: strip_keys(old, ANALYSIS_ONLY))
-        total = new = ran = 0
-        if pipeline.needs_search():  # base_lr = "search": the LR search's jobs first, then the chosen LRs
-            lrs = {}
-            for e in (e for e in pipeline.protocols if e.search):
-                sel, counts = _search_stage(pipeline, e.label, e.protocol, store, run_dir, executor, progress)
-                lrs[e.label] = sel.chosen_lr
-                total, new, ran = total + counts[0], new + counts[1], ran + counts[2]
-            pipeline = pipeline.with_base_lrs(lrs)
+        bind_store(store, pipeline, archs, extra)
+        run = _Counted(functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
+                                         progress=progress, executor=executor))
+        if jobs is None:  # base_lr = "search", tune = true: those stages first, then the chosen LRs
+            pipeline, _ = resolve_lrs(pipeline, archs, store, run_dir, run, progress=progress)
             jobs = pipeline.jobs(archs)
-        run = functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=checkpoints,
-                                progress=progress, executor=executor)
-        n, added, todo = run(jobs)
-        n2, added2, todo2 = pipeline.kind.after(pipeline, archs, store, extra, run, progress)
-        n, added, todo = n + n2, added + added2, todo + todo2
-        return RunSummary(run_dir, total + n, new + added, ran + todo, store.counts())
+        run(jobs)
+        pipeline.kind.after(pipeline, archs, store, extra, run, progress)
+        total, new, ran = run.counts
+        return RunSummary(run_dir, total, new, ran, store.counts())
     finally:
         store.close()
-
-
-def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, checkpoints: Path, *,
-             progress: bool = True, executor: Executor | None = None) -> tuple[int, int, int]:
-    """Insert ``jobs`` into ``store`` (as pending, if new) and run those without a final result.
-
-    Returns:
-        ``(jobs, new jobs, jobs run now)``.
-    """
-    by_key = {job.key(): job for job in jobs}
-    new = store.add_jobs({"key": k, "arch": j.arch, "protocol": j.label, "seed": j.seed,
-                          "job_json": json.dumps(j.to_json())} for k, j in by_key.items())
-    todo = [by_key[k] for k in store.runnable() if k in by_key]
-    if todo:
-        runner = executor or get_executor(settings, checkpoint_dir=checkpoints, progress=progress)
-
-        def on_outcome(outcome: Outcome) -> None:
-            store.finish(outcome.key, outcome.status, outcome.record, outcome.error, outcome.attempts)
-            if outcome.status != Status.FAILED:  # stored for good: the checkpoint has served
-                (checkpoints / f"{outcome.key}.pt").unlink(missing_ok=True)
-            if outcome.status == Status.FAILED and progress:
-                print(f"job {outcome.key} failed: {(outcome.error or '').splitlines()[0]}", file=sys.stderr)
-
-        runner.run(todo, on_outcome, store.mark_running)
-    return len(by_key), new, len(todo)
-
-
-def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: LrSearchSettings,
-               settings: ExecutorSettings, run_dir: Path, *, meta_key: str, plot: str | Path, title: str,
-               info: Mapping[str, Any] | None = None, progress: bool = True,
-               executor: Executor | None = None) -> tuple[Selection, dict[str, Any], tuple[int, int, int]]:
-    """The one LR-search driver (``nasrescale lr-search`` and a pipeline's ``base_lr = "search"``).
-
-    Runs what is missing of the ``(grid LR, job)`` pairs as stored, resumable jobs (checkpoints
-    in ``run_dir/checkpoints``), selects the LR with the rule, loss and tolerance of ``search``,
-    plots it to ``plot`` and stores the selection (:func:`~nasrescale.lrsearch.search.selection_json`
-    with the architecture, ``info`` and the plot's path) as the meta entry ``meta_key``.
-
-    Returns:
-        ``(selection, its JSON, (jobs, new jobs, jobs run now))``.
-
-    Raises:
-        DataError: some runs failed (rerun to retry them) or every LR diverged.
-    """
-    counts = run_jobs(store, [job for _, job in pairs], settings, run_dir / "checkpoints", progress=progress,
-                      executor=executor)
-    losses = losses_from_rows([(lr, job.key()) for lr, job in pairs], store.rows_with_tail(), search.loss)
-    sel = select_lr(losses, search.rel_tol, search.rule)
-    path = plot_selection(sel, plot, title)
-    out = selection_json(sel, search.seeds, arch=pairs[0][1].arch, **dict(info or {}), plot=str(path))
-    store.set_meta(meta_key, json.dumps(out))
-    return sel, out, counts
-
-
-def _search_stage(pipeline: Pipeline, label: str, protocol: Protocol, store: Store, run_dir: Path,
-                  executor: Executor | None, progress: bool) -> tuple[Selection, tuple[int, int, int]]:
-    """The LR search of protocol ``label`` (``base_lr = "search"``) through :func:`run_search`:
-    meta ``lr_search:<label>`` holds the selection, ``base_lr:<label>`` the choice; prints its table."""
-    arch = pipeline.lr_search.arch or pipeline.family().base
-    pairs = search_jobs(arch, pipeline.family(), pipeline.data_spec(), protocol, pipeline.lr_search,
-                        SEARCH_PREFIX + label, pipeline.budget.width, pipeline.budget.cells)
-    sel, _, counts = run_search(store, pairs, pipeline.lr_search, pipeline.executor, run_dir,
-                                meta_key=f"lr_search:{label}", plot=run_dir / f"lr_search_{label}.png",
-                                title=f"{pipeline.name}: base-LR search for {label!r}", info={"protocol": label},
-                                progress=progress, executor=executor)
-    store.set_meta(f"base_lr:{label}", json.dumps(sel.chosen_lr))
-    if progress:
-        table = format_table(sel, pipeline.lr_search.seeds)
-        print(f"LR search for protocol {label!r} on {pairs[0][1].arch}:\n{table}", file=sys.stderr)
-    return sel, counts

@@ -13,16 +13,11 @@ cell is compared only once complete) and stops before a chunk that would not fin
 the deadline, judged by the chunks already timed. Each slice is recorded in the store's meta
 (``visit:<n>``: when, where, what ran), so reports can show which hardware produced what.
 
->>> spread_order(8)
-[0, 4, 2, 6, 1, 5, 3, 7]
->>> spread_order(6)
-[0, 3, 1, 4, 2, 5]
->>> sorted(spread_order(5)) == list(range(5))
-True
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
@@ -31,45 +26,19 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
+from ..jobs.job import TrainJob
 from ..jobs.records import provenance, resolve_device
-from ..store.job_status import FINAL
+from ..store.job_status import FINAL, Status
 from ..store.read import run_dir_for
 from ..store.write import Store
+from .execute import RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock
-from .preflight import check_data, check_executor, check_reference
-from .runner import run_jobs
+from .order import spread_order, visit_cells
+from .runner import bind_store, plan_pipeline
 from .spec import Pipeline
+from .stages import resolve_lrs
 
 __all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records"]
-
-
-def _radical_inverse(k: int) -> float:
-    """``k``'s binary digits mirrored behind the point (van der Corput): 0, 1/2, 1/4, 3/4, 1/8..."""
-    value, scale = 0.0, 0.5
-    while k:
-        k, bit = divmod(k, 2)
-        value, scale = value + bit * scale, scale / 2
-    return value
-
-
-def spread_order(n: int) -> list[int]:
-    """``0..n-1`` in van der Corput order: for every power of two ``m <= n``, the first ``m``
-    indices fall one in each of ``m`` equal parts of the range (and other prefixes nearly so)."""
-    order: list[int] = []
-    seen: set[int] = set()
-    k = 0
-    while len(order) < n:
-        i = int(_radical_inverse(k) * n)
-        if i not in seen:
-            seen.add(i)
-            order.append(i)
-        k += 1
-    return order
-
-
-def visit_cells(archs: Sequence[str]) -> list[str]:
-    """The pipeline's architectures in the order slices visit them."""
-    return [archs[i] for i in spread_order(len(archs))]
 
 
 @dataclass
@@ -85,6 +54,7 @@ class SliceSummary:
     cells_total: int = 0
     wall_s: float = 0.0
     stopped: str = ""
+    failed: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (the run folder as a string)."""
@@ -110,12 +80,16 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
               log: Callable[[str], None] = print, after_chunk: Callable[[], None] | None = None) -> SliceSummary:
     """Run up to ``max_cells`` unfinished cells of ``pipeline`` (spread order) within ``deadline_s``.
 
+    A pipeline with ``base_lr = "search"`` or ``tune = true`` runs those stages first
+    (:mod:`nasrescale.pipeline.stages`), within the same deadline; once they are finished, later
+    slices re-derive their choice from the store and run nothing for them.
+
     Args:
-        pipeline: a retrain pipeline with fixed base LRs.
+        pipeline: a retrain pipeline.
         results: results root (default ``./results``).
         max_cells: the most cells this slice runs.
         deadline_s: seconds from now after which no chunk starts, and none starts that the
-            measured time per cell says would end after it.
+            measured time per job says would end after it.
         chunk_cells: cells per executor call (default: the executor's ``jobs_per_gpu``).
         progress: the executor's progress bar.
         visit: extra facts recorded in the store's meta ``visit:<n>`` (device, data copy...).
@@ -124,69 +98,90 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             so an allocation cut off later still keeps what it finished).
 
     Raises:
-        ConfigError: an LR-validation pipeline or one whose base LR comes from a search, or a
-            store holding a different pipeline under this name.
+        ConfigError: a pipeline kind that does not slice, a store holding a different pipeline
+            under this name, or a search or tuning stage that cannot finish.
     """
-    if not pipeline.kind.slices or pipeline.needs_search():
-        raise ConfigError(f"a time-limited run (slices of cells) needs a retrain pipeline with fixed base LRs; "
-                          f"{pipeline.name!r} is a {pipeline.kind.name} pipeline"
-                          + (" with base_lr = \"search\"" if pipeline.needs_search() else "")
-                          + "; run it without --time-limit/--max-cells")
-    check_executor(pipeline.executor)  # what the jobs need, before anything is stored
-    for spec, keys in pipeline.data_specs():
-        check_data(spec, keys)
+    if not pipeline.kind.slices:
+        raise ConfigError(f"a time-limited run (slices of cells) needs a retrain pipeline; {pipeline.name!r} is a "
+                          f"{pipeline.kind.name} pipeline; run it without --time-limit/--max-cells")
     start = time.monotonic()
     run_dir = run_dir_for(pipeline.name, results)
-    archs = pipeline.arch_list()
-    check_reference(pipeline, archs)
-    jobs = pipeline.jobs(archs)
-    jobs_by_arch: dict[str, list[Any]] = {a: [] for a in archs}
-    for job in jobs:
-        jobs_by_arch[job.arch].append(job)
-    summary = SliceSummary(run_dir, jobs_total=len(jobs), cells_total=len(archs))
+    plan = plan_pipeline(pipeline)
+    archs = plan.archs
+    summary = SliceSummary(run_dir, cells_total=len(archs))
     size = max(1, chunk_cells or pipeline.executor.jobs_per_gpu)
     with driver_lock(run_dir):
         store = Store(run_dir / "store.sqlite")
         try:
-            extra = {f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols}
-            store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra)
-            store.add_jobs({"key": j.key(), "arch": j.arch, "protocol": j.label, "seed": j.seed,
-                            "job_json": json.dumps(j.to_json())} for j in jobs)
-            todo = _pending_cells(visit_cells(archs), jobs_by_arch, _final_keys(store))[:max_cells]
-            _run_chunks(store, pipeline, run_dir, _chunks(todo, size), jobs_by_arch, start + deadline_s,
-                        summary, progress, log, after_chunk)
-            final = _final_keys(store)
-            summary.jobs_done = len(final & {j.key() for j in jobs})
-            summary.cells_done = sum(all(j.key() in final for j in jobs_by_arch[a]) for a in archs)
-            summary.wall_s = round(time.monotonic() - start, 1)
+            bind_store(store, pipeline, archs, plan.extra)
+            run = functools.partial(run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
+                                    progress=progress)
+            resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk),
+                                            deadline=start + deadline_s, progress=progress, log=log)
+            if resolved is not None:
+                _evaluate(store, resolved, archs, size, max_cells, start + deadline_s, summary, run, log, after_chunk)
+            else:
+                summary.stopped = stopped
+            _finish(store, resolved or pipeline, archs, summary, start)
             _record_visit(store, summary, {"device": _device_text(pipeline.executor.device), **(visit or {})})
         finally:
             store.close()
     return summary
 
 
-def _run_chunks(store: Store, pipeline: Pipeline, run_dir: Path, chunks: list[list[str]],
-                jobs_by_arch: dict[str, list[Any]], deadline: float, summary: SliceSummary, progress: bool,
-                log: Callable[[str], None], after_chunk: Callable[[], None] | None) -> None:
-    """Run chunk after chunk until done or the next one would end past ``deadline``."""
-    per_cell: float | None = None
-    for i, chunk in enumerate(chunks):
-        left = deadline - time.monotonic()
-        if left <= 0 or (per_cell is not None and per_cell * len(chunk) > left):
-            summary.stopped = f"time: {len(chunks) - i} chunk(s) left for the next slice ({left:.0f} s left)"
-            log(f"slice: stopping before chunk {i + 1}/{len(chunks)}: {summary.stopped}")
-            return
-        t0 = time.monotonic()
-        chunk_jobs = [j for a in chunk for j in jobs_by_arch[a]]
-        run_jobs(store, chunk_jobs, pipeline.executor, run_dir / "checkpoints", progress=progress)
-        took = time.monotonic() - t0
-        per_cell = max(per_cell or 0.0, took / len(chunk))  # the slowest chunk so far: a cautious estimate
-        summary.cells_run += chunk
-        summary.jobs_run += len(chunk_jobs)
-        log(f"slice: chunk {i + 1}/{len(chunks)}: {len(chunk)} cell(s), {len(chunk_jobs)} jobs in {took:.1f} s")
+def _after(run: RunJobs, after_chunk: Callable[[], None] | None) -> RunJobs:
+    """``run``, then ``after_chunk`` (the store copied out) when it ran something."""
+    def wrapped(jobs: list[TrainJob]) -> tuple[int, int, int]:
+        out = run(jobs)
+        if out[2] and after_chunk is not None:
+            after_chunk()
+        return out
+    return wrapped
+
+
+def _evaluate(store: Store, pipeline: Pipeline, archs: list[str], size: int, max_cells: int, deadline: float,
+              summary: SliceSummary, run: RunJobs, log: Callable[[str], None],
+              after_chunk: Callable[[], None] | None) -> None:
+    """The evaluation jobs: stored as pending, then the next unfinished cells chunk by chunk."""
+    jobs = pipeline.jobs(archs)
+    store.add_jobs(job_rows(jobs))
+    jobs_by_arch: dict[str, list[TrainJob]] = {a: [] for a in archs}
+    for job in jobs:
+        jobs_by_arch[job.arch].append(job)
+    todo = _pending_cells(visit_cells(archs), jobs_by_arch, _final_keys(store))[:max_cells]
+    chunks = _chunks(todo, size)
+
+    def run_chunk(chunk_jobs: list[TrainJob]) -> tuple[int, int, int]:
+        out = run(chunk_jobs)
+        cells = list(dict.fromkeys(j.arch for j in chunk_jobs))
+        summary.cells_run += cells
+        summary.jobs_run += out[2]
         if after_chunk is not None:
             after_chunk()
-    summary.stopped = "slice finished"
+        return out
+
+    final = _final_keys(store)
+    _, stopped = run_chunks(run_chunk, [[j for a in chunk for j in jobs_by_arch[a] if j.key() not in final]
+                                        for chunk in chunks], deadline, log)
+    summary.stopped = stopped or "slice finished"
+
+
+def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float) -> None:
+    """Where the store stands after the slice: finished and failed jobs and cells of the pipeline."""
+    rows = {r["key"]: r["status"] for r in store.rows()}
+    try:
+        jobs = pipeline.jobs(archs)
+    except ConfigError:  # the LRs are not chosen yet (a slice stopped in its tuning)
+        jobs = []
+    keys = {j.key() for j in jobs}
+    summary.jobs_total = len(jobs)
+    summary.jobs_done = sum(rows.get(k) in FINAL for k in keys)
+    summary.failed = sum(status == Status.FAILED for status in rows.values())
+    by_arch: dict[str, list[str]] = {}
+    for j in jobs:
+        by_arch.setdefault(j.arch, []).append(j.key())
+    summary.cells_done = sum(all(rows.get(k) in FINAL for k in ks) for ks in by_arch.values())
+    summary.wall_s = round(time.monotonic() - start, 1)
 
 
 def _device_text(device: str) -> str:

@@ -62,15 +62,16 @@ from .files import pipeline_names, resolve_pipeline_path
 from .kinds import PipelineKind, get_kind
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
-from .tables import ArchSettings, Budget, DataSettings, PipelineSettings
+from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, TuningSettings
 
-__all__ = ["ANALYSIS_ONLY", "strip_keys", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
+__all__ = ["ANALYSIS_ONLY", "strip_keys", "identity_grows", "TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
            "Pipeline",
            "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
 
 
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
-             "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings}
+             "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings,
+             "tuning": TuningSettings}
 
 #: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
 _TABLES = (*_SECTIONS, "protocols", "budgets")
@@ -89,6 +90,7 @@ class Pipeline:
     source: str | None = None
     lr_search: LrSearchSettings = LrSearchSettings()
     validation: ValidationSettings = ValidationSettings()
+    tuning: TuningSettings = TuningSettings()
     budgets: tuple[Candidate, ...] = ()  # a calibration's candidate budgets (pipeline/calibration.py)
 
     @property
@@ -150,6 +152,10 @@ class Pipeline:
         """Whether some protocol's base LR comes from the LR search (``base_lr = "search"``)."""
         return self.kind.searches and any(e.search for e in self.protocols)
 
+    def needs_tuning(self) -> bool:
+        """Whether some protocol's LR multiplier comes from the run's tuning (``tune = true``)."""
+        return self.kind.searches and any(e.tune for e in self.protocols)
+
     def with_base_lrs(self, lrs: dict[str, float]) -> "Pipeline":
         """A copy whose protocols ``lrs`` names (label -> base LR) use that LR."""
         entries = tuple(dataclasses.replace(e, protocol=dataclasses.replace(e.protocol, lr=lrs[e.label]))
@@ -177,7 +183,10 @@ class Pipeline:
         """The whole resolved pipeline as JSON (saved with the run)."""
         out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS}
         self.kind.trim(self, out)
-        out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {})}
+        if not self.needs_tuning():
+            out.pop("tuning")
+        out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {}),
+                                      **({"tune": True} if e.tune else {})}
                             for e in self.protocols}
         if self.budgets:
             out["budgets"] = candidates_table(self.budgets)
@@ -200,6 +209,25 @@ class Pipeline:
             for table in out["budgets"].values():
                 table.pop("seeds", None)
         return strip_keys(out, ANALYSIS_ONLY)
+
+
+def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether identity ``new`` is ``old`` grown by protocols: every stored protocol unchanged,
+    new ones added, and the tables only new protocols use (``lr_search``, ``tuning``) added with
+    them. The stored jobs are then jobs of the grown pipeline too (job keys are content hashes).
+
+    >>> old = {"budget": {"epochs": 6}, "protocols": {"a": {"lr": 0.1}}}
+    >>> identity_grows(old, {**old, "protocols": {"a": {"lr": 0.1}, "b": {"lr": 0.2}}, "tuning": {"cells": 12}})
+    True
+    >>> identity_grows(old, {**old, "protocols": {"a": {"lr": 0.2}, "b": {"lr": 0.1}}})
+    False
+    """
+    if set(old) - set(new) or set(new) - set(old) - {"lr_search", "tuning"}:
+        return False
+    if any(old[k] != new[k] for k in old if k != "protocols"):
+        return False
+    stored, grown = old.get("protocols", {}), new.get("protocols", {})
+    return set(grown) > set(stored) and all(grown[label] == table for label, table in stored.items())
 
 
 #: keys that do not determine stored results, so a store made under other values (or before
@@ -264,6 +292,7 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     budgets = _candidates(doc, kind.name, sections["budget"], sections["pipeline"].seeds)
     needs_lr = kind.needs_base_lr
     entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())
+    _check_stages(entries, sections["lr_search"], kind)
     seen: dict[str, str] = {}
     for e in entries:
         text = repr(sorted(to_table(e.protocol).items()))
@@ -272,6 +301,17 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
                               "their jobs would be the same jobs")
         seen[text] = e.label
     return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets)
+
+
+def _check_stages(entries: Sequence[ProtocolEntry], search: LrSearchSettings, kind: PipelineKind) -> None:
+    """``tune = true`` and ``lr_search.protocol`` only where the kind runs these stages, naming a protocol."""
+    labels = [e.label for e in entries]
+    tuned = [e.label for e in entries if e.tune]
+    if tuned and not kind.searches:
+        raise ConfigError(f"protocols.{tuned[0]}.tune: a {kind.name} pipeline does not tune; drop the key")
+    if search.protocol is not None and search.protocol not in labels:
+        raise ConfigError(f"lr_search.protocol: {search.protocol!r} is not a protocol of this pipeline; "
+                          f"protocols: {', '.join(labels)}")
 
 
 def _candidates(doc: dict[str, Any], kind: str, budget: Budget, seeds: Sequence[int]) -> tuple[Candidate, ...]:

@@ -15,7 +15,7 @@ from typing import Literal
 from ..errors import ConfigError
 from ..space.selection import check_selection
 
-__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget"]
+__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "TuningSettings"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +111,36 @@ class Budget:
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ConfigError(f"budget.{key}: must be a positive integer, got {value}")
+
+
+@dataclass(frozen=True)
+class TuningSettings:
+    """``[tuning]``: how a protocol with ``tune = true`` gets its LR multiplier
+    (:mod:`nasrescale.lrsearch.tuning`).
+
+    Attributes:
+        multipliers: the grid of multipliers of the protocol's anchor LR (ascending).
+        cells: how many tuning cells.
+        offset: the tuning cells are the pipeline's cells at positions ``offset`` to
+            ``offset + cells - 1`` of the order slices visit them (spread order): cells the
+            evaluation reaches only later, so the cells compared first are not the cells tuned on.
+        seeds: the tuning runs' seeds (other seeds than the evaluation's keep its runs independent).
+        extend: how many times a best multiplier at the grid's edge extends the grid past it.
+    """
+
+    multipliers: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+    cells: int = 12
+    offset: int = 0
+    seeds: tuple[int, ...] = (0,)
+    extend: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.multipliers or any(not (m > 0) for m in self.multipliers) \
+                or list(self.multipliers) != sorted(set(self.multipliers)):
+            raise ConfigError(f"tuning.multipliers: expected distinct positive numbers in ascending order, "
+                              f"got {list(self.multipliers)}")
+        if self.cells < 1 or self.offset < 0 or self.extend < 0:
+            raise ConfigError(f"tuning: cells must be >= 1, offset and extend >= 0 "
+                              f"(got cells = {self.cells}, offset = {self.offset}, extend = {self.extend})")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ConfigError(f"tuning.seeds: expected distinct integers, got {list(self.seeds)}")

@@ -157,7 +157,8 @@ class Store:
 
     def bind_pipeline(self, name: str, resolved: dict[str, Any], identity: dict[str, Any],
                       extra: dict[str, str] | None = None, rename_hint: str = "--set pipeline.name=...",
-                      normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+                      normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                      grows: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None) -> None:
         """Record the resolved pipeline, or refuse one that differs from the stored one.
 
         Args:
@@ -168,6 +169,8 @@ class Store:
             normalize: applied to the stored identity before comparing (drops keys that an
                 older version counted but that do not determine results).
             rename_hint: how the caller's user gives the run another name (in the refusal).
+            grows: ``(stored, new) -> bool``: whether ``new`` only adds to the stored identity
+                (its jobs stay jobs of the new one); the store is then rebound to it, its results kept.
 
         A store whose jobs are all still ``pending`` (nothing ran) is rebound to the new
         pipeline, its pending jobs dropped: a run refused or killed before its first job may
@@ -183,6 +186,11 @@ class Store:
                 old = json.loads(row[0])
                 old = normalize(old) if normalize is not None else old
                 if old == identity:
+                    return
+                if grows is not None and grows(old, identity):
+                    entries = {"pipeline": json.dumps(resolved, sort_keys=True),
+                               "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
+                    db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
                     return
                 if _holds_results(db):
                     diff = _diff_keys(old, identity)

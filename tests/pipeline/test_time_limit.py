@@ -55,7 +55,8 @@ def test_bad_limits_exit_2(capsys, tmp_path, argv, fragment):
 
 def test_a_pipeline_that_cannot_be_sliced_is_refused_before_anything_is_stored(capsys, tmp_path):
     path = tmp_path / "tiny.toml"
-    path.write_text(tiny_pipeline("searched", archs=ARCHS).replace("base_lr = 0.3", 'base_lr = "search"'))
+    path.write_text(tiny_pipeline("validated", archs=ARCHS).replace('name = "validated"',
+                                                                     'name = "validated"\nkind = "lr_validation"'))
     assert main(["run", str(path), "--results", str(tmp_path / "res"), "--max-cells", "1"]) == 2
-    assert 'base_lr = "search"' in capsys.readouterr().err
+    assert "lr_validation pipeline" in capsys.readouterr().err
     assert not (tmp_path / "res").exists()

@@ -1,0 +1,111 @@
+"""Running jobs through the store: insert them, run what has no final result, store each outcome.
+
+:func:`run_jobs` is the one path from jobs to stored results (every stage of a run uses it);
+:func:`run_chunks` runs a list of chunks through it until a deadline; :func:`run_search` is the
+one LR-search driver, of ``base_lr = "search"`` and of ``nasrescale lr-search``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from ..executors import get_executor
+from ..executors.base import Executor, ExecutorSettings, Outcome
+from ..jobs.job import TrainJob
+from ..lrsearch.search import LrSearchSettings, losses_from_rows, plot_selection, selection_json
+from ..lrsearch.select import Selection, select_lr
+from ..store.job_status import Status
+from ..store.write import Store
+
+__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "RunJobs"]
+
+#: runs jobs through the store and executor; returns ``(jobs, new jobs, jobs run now)``
+RunJobs = Callable[[list[TrainJob]], tuple[int, int, int]]
+
+
+def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, checkpoints: Path, *,
+             progress: bool = True, executor: Executor | None = None) -> tuple[int, int, int]:
+    """Insert ``jobs`` into ``store`` (as pending, if new) and run those without a final result.
+
+    Returns:
+        ``(jobs, new jobs, jobs run now)``.
+    """
+    by_key = {job.key(): job for job in jobs}
+    new = store.add_jobs(job_rows(by_key.values()))
+    todo = [by_key[k] for k in store.runnable() if k in by_key]
+    if todo:
+        runner = executor or get_executor(settings, checkpoint_dir=checkpoints, progress=progress)
+
+        def on_outcome(outcome: Outcome) -> None:
+            store.finish(outcome.key, outcome.status, outcome.record, outcome.error, outcome.attempts)
+            if outcome.status != Status.FAILED:  # stored for good: the checkpoint has served
+                (checkpoints / f"{outcome.key}.pt").unlink(missing_ok=True)
+            if outcome.status == Status.FAILED and progress:
+                print(f"job {outcome.key} failed: {(outcome.error or '').splitlines()[0]}", file=sys.stderr)
+
+        runner.run(todo, on_outcome, store.mark_running)
+    return len(by_key), new, len(todo)
+
+
+def job_rows(jobs: Iterable[TrainJob]) -> Iterator[dict[str, Any]]:
+    """The store rows of ``jobs`` (:meth:`~nasrescale.store.write.Store.add_jobs`)."""
+    return ({"key": j.key(), "arch": j.arch, "protocol": j.label, "seed": j.seed, "job_json": json.dumps(j.to_json())}
+            for j in jobs)
+
+
+def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: LrSearchSettings,
+               settings: ExecutorSettings, run_dir: Path, *, meta_key: str, plot: str | Path, title: str,
+               info: Mapping[str, Any] | None = None, progress: bool = True,
+               executor: Executor | None = None) -> tuple[Selection, dict[str, Any], tuple[int, int, int]]:
+    """The one LR-search driver (``nasrescale lr-search`` and a pipeline's ``base_lr = "search"``).
+
+    Runs what is missing of the ``(grid LR, job)`` pairs as stored, resumable jobs (checkpoints
+    in ``run_dir/checkpoints``), selects the LR with the rule, loss and tolerance of ``search``,
+    plots it to ``plot`` and stores the selection (:func:`~nasrescale.lrsearch.search.selection_json`
+    with the architecture, ``info`` and the plot's path) as the meta entry ``meta_key``.
+
+    Returns:
+        ``(selection, its JSON, (jobs, new jobs, jobs run now))``.
+
+    Raises:
+        DataError: some runs failed (rerun to retry them) or every LR diverged.
+    """
+    counts = run_jobs(store, [job for _, job in pairs], settings, run_dir / "checkpoints", progress=progress,
+                      executor=executor)
+    losses = losses_from_rows([(lr, job.key()) for lr, job in pairs], store.rows_with_tail(), search.loss)
+    sel = select_lr(losses, search.rel_tol, search.rule)
+    path = plot_selection(sel, plot, title)
+    out = selection_json(sel, search.seeds, arch=pairs[0][1].arch, **dict(info or {}), plot=str(path))
+    store.set_meta(meta_key, json.dumps(out))
+    return sel, out, counts
+
+
+def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | None,
+               log: Callable[[str], None], what: str = "chunk") -> tuple[int, str]:
+    """Run chunk after chunk until done, or until the next one would end past ``deadline``
+    (``time.monotonic()`` seconds; ``None``: no limit), judged by the slowest chunk so far per job.
+
+    Returns:
+        ``(jobs run, why it stopped)``: ``""`` when every chunk ran.
+    """
+    per_job: float | None = None
+    ran = 0
+    for i, chunk in enumerate(chunks):
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or (per_job is not None and per_job * len(chunk) > left):
+                stopped = f"time: {len(chunks) - i} {what}(s) left for the next slice ({left:.0f} s left)"
+                log(f"slice: stopping before {what} {i + 1}/{len(chunks)}: {stopped}")
+                return ran, stopped
+        t0 = time.monotonic()
+        _, _, todo = run(chunk)
+        took = time.monotonic() - t0
+        ran += todo
+        if todo:
+            per_job = max(per_job or 0.0, took / len(chunk))  # the slowest chunk so far: a cautious estimate
+            log(f"slice: {what} {i + 1}/{len(chunks)}: {todo} jobs in {took:.1f} s")
+    return ran, ""
