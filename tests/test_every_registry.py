@@ -33,6 +33,7 @@ from nasrescale.jobs.job import TrainJob
 from nasrescale.models.builders import BUILDERS, build_op
 from nasrescale.models.network import MACROS, build_model
 from nasrescale.pipeline.kinds import KINDS
+from nasrescale.report.kinds import REPORTS
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.tables import ArchSettings
 from nasrescale.protocol import load_protocol
@@ -100,6 +101,12 @@ def _pipeline_kind(name: str, tmp_path: Path) -> None:
     assert jobs
     assert all(isinstance(job, TrainJob) for job in jobs)
     assert pipeline.resolved(archs)["pipeline"]["name"] == "tiny"
+    assert REPORTS.get(name).name == name  # the kind's runs have a report
+
+
+def _kind_report(name: str, tmp_path: Path) -> None:
+    """A report belongs to a pipeline kind, and reads the stores that kind writes."""
+    assert KINDS.get(name).name == name
 
 
 def _init_rule(name: str, tmp_path: Path) -> None:
@@ -180,6 +187,7 @@ REGISTRIES: dict[str, tuple[Registry, Callable[[str, Path], None]]] = {
     "executors": (EXECUTORS, _executor),
     "selection methods": (METHODS, _selection),
     "pipeline kinds": (KINDS, _pipeline_kind),
+    "kind reports": (REPORTS, _kind_report),
     "init rules": (INIT_REGISTRY, _init_rule),
     "op kinds": (OP_KINDS, _op_kind),
     "model builders": (BUILDERS, _builder),

@@ -118,6 +118,7 @@ def run_cmd(args: argparse.Namespace) -> int:
     """Run the pipeline; print the final table; exit 1 if some jobs failed."""
     from ..pipeline.runner import run_pipeline  # torch: as in _run_dir
     from ..pipeline.spec import load_pipeline
+    from ..report.kinds import end_of_run
     from ..store.job_status import Status
 
     pipeline = load_pipeline(args.pipeline, parse_overrides(args.set))  # --set parsed here, once
@@ -125,14 +126,14 @@ def run_cmd(args: argparse.Namespace) -> int:
         return _dry_run(pipeline, args.results)
     if args.time_limit is not None or args.max_cells is not None:
         summary = _run_timed(pipeline, args)
-        pipeline.kind.report(summary.run_dir)
+        end_of_run(summary.run_dir)
         return _failed_exit(summary.failed, args)
     summary = run_pipeline(pipeline, args.results, progress=not args.quiet)
     c = summary.counts
     print(f"{pipeline.name}: {summary.total} jobs ({summary.new} new, {summary.ran} run now); "
           f"done {c[Status.DONE]}, diverged {c[Status.DIVERGED]}, failed {c[Status.FAILED]}; results in {summary.run_dir}",
           file=sys.stderr)
-    pipeline.kind.report(summary.run_dir)
+    end_of_run(summary.run_dir)
     return _failed_exit(summary.failed, args)
 
 

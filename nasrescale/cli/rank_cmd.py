@@ -89,7 +89,7 @@ def _run_rank(args: argparse.Namespace) -> int:
 
 def _run_report(args: argparse.Namespace) -> int:
     # pandas, matplotlib: imported when the command runs, so the CLI starts fast
-    from ..report.dispatch import write_run_report
+    from ..report.kinds import write_run_report
     from ..report.results_index import refresh_index, write_index
     from ..store.read import store_path
 

@@ -1,7 +1,8 @@
-"""Pipeline kinds (``[pipeline] kind``): what each plans, runs after its jobs, and reports.
+"""Pipeline kinds (``[pipeline] kind``): what each plans and runs after its jobs.
 
 Every kind registers one :class:`PipelineKind` in :data:`KINDS`; the pipeline, its driver and
-``nasrescale run`` ask it instead of testing the kind's name:
+``nasrescale run`` ask it instead of testing the kind's name. Each kind's report is the entry of
+the same name in :data:`nasrescale.report.kinds.REPORTS`, read from the kind the store records:
 
 * ``retrain`` -- architectures x protocols x seeds; a protocol with ``base_lr = "search"`` has
   its base LR chosen by the LR search first; reported by the ranking and ``report.md``.
@@ -21,16 +22,11 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..config import Registry
 from ..errors import ConfigError
 from ..jobs.job import TrainJob
-from ..report.calibration import calibration_text, write_calibration_report
-from ..report.lr_validation import summary_text, write_validation_report
-from ..report.dispatch import write_run_report
-from ..report.report import ranking_text
 from ..store.write import Store
 from .calibration import calibration_plan
 from .protocols import ProtocolEntry, protocol_keys
@@ -56,7 +52,6 @@ class PipelineKind:
         after: ``(pipeline, archs, store, meta, run_jobs, progress) -> counts``: what runs once
             the planned jobs are stored (``(0, 0, 0)`` when nothing).
         trim: ``(pipeline, resolved) -> None``: drops the resolved tables the kind does not use.
-        report: ``run_dir -> None``: the end of ``nasrescale run`` (prints, writes the report).
     """
 
     name: str
@@ -66,7 +61,6 @@ class PipelineKind:
     plan: Callable[[Pipeline, Sequence[str]], tuple[list[TrainJob], dict[str, str]]]
     after: Callable[[Pipeline, Sequence[str], Store, dict[str, str], RunJobs, bool], tuple[int, int, int]]
     trim: Callable[[Pipeline, dict[str, Any]], None]
-    report: Callable[[Path], None]
 
 
 #: the registered kinds, by name
@@ -112,22 +106,6 @@ def _retrain_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
         resolved.pop("lr_search")
 
 
-def _text_then_report(text: Callable[[Path], str], write: Callable[[Path], Path]) -> Callable[[Path], None]:
-    """A kind's end of ``run``: print ``text``, then write the report; a failing report leaves the results."""
-    def report(run_dir: Path) -> None:
-        try:
-            print(text(run_dir))
-            print(f"report: {write(run_dir)}", file=sys.stderr)
-        except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
-            print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
-                  "retry with `nasrescale report`", file=sys.stderr)
-    return report
-
-
-#: the ranking table, then the written ``report.md``
-_retrain_report = _text_then_report(ranking_text, write_run_report)
-
-
 # -- lr_validation ------------------------------------------------------------------------
 def _validation_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
     plan, jobs = pipeline.validation_plan(archs)
@@ -158,15 +136,10 @@ def _extend_validation(pipeline: Pipeline, archs: Sequence[str], store: Store, m
     return total, new, ran
 
 
-def _validation_report(run_dir: Path) -> None:
-    print(summary_text(run_dir))
-    print(f"report: {write_validation_report(run_dir)}", file=sys.stderr)
-
-
 register_kind(PipelineKind("retrain", needs_base_lr=True, searches=True, slices=True, plan=_retrain_plan,
-                           after=_nothing_after, trim=_retrain_trim, report=_retrain_report))
+                           after=_nothing_after, trim=_retrain_trim))
 register_kind(PipelineKind("lr_validation", needs_base_lr=False, searches=False, slices=False, plan=_validation_plan,
-                           after=_extend_validation, trim=lambda pipeline, resolved: None, report=_validation_report))
+                           after=_extend_validation, trim=lambda pipeline, resolved: None))
 
 
 # -- calibration --------------------------------------------------------------------------
@@ -175,9 +148,6 @@ def _calibration_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
     resolved.pop("lr_search")
 
 
-
-
 register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, slices=False,
                            plan=lambda pipeline, archs: (calibration_plan(pipeline, archs), {}),
-                           after=_nothing_after, trim=_calibration_trim,
-                           report=_text_then_report(calibration_text, write_calibration_report)))
+                           after=_nothing_after, trim=_calibration_trim))

@@ -4,7 +4,7 @@ An NB201 cell string runs to 90 characters, too long for a legend or a table col
 :func:`short_names` writes each architecture in its family's digit encoding (``3_34_131``: one
 group per node, one digit per incoming edge, the digit an op's position in the family's op
 list) where the family allows it, else as ``a1``, ``a2``, ... in the order given, with the full
-strings in the per-architecture table as the key. :func:`arch_section` is that table: per
+strings in the per-architecture table as the key. :func:`arch_rows` and :func:`arch_lines` are that table: per
 architecture, each protocol's accuracy per seed, their mean and the learning rate it trained
 with, and the reference's accuracy.
 
@@ -30,7 +30,7 @@ from ..store.job_status import FINAL, Status
 from ..store.read import StoreData
 from .markdown import md_table
 
-__all__ = ["short_names", "arch_section", "FOLD_ROWS"]
+__all__ = ["short_names", "arch_rows", "arch_lines", "FOLD_ROWS"]
 
 #: a per-architecture table longer than this is folded into a <details> block
 FOLD_ROWS = 30
@@ -72,21 +72,18 @@ def _runs(store: StoreData, label: str) -> pd.DataFrame:
     return jobs.assign(acc=jobs["test_accuracy"].where(jobs["status"] == Status.DONE))
 
 
-def arch_section(store: StoreData, sources: dict[str, Source], names: dict[str, str], key: str,
-                 reference: pd.Series | None = None, reference_label: str = "") -> tuple[list[str], list[dict]]:
-    """The ``## Per architecture`` markdown and its rows for ``report.json``.
+def arch_rows(store: StoreData, sources: dict[str, Source], names: dict[str, str],
+              reference: pd.Series | None = None) -> list[dict]:
+    """The ``## Per architecture`` rows (for ``report.json``), sorted as the table shows them.
 
     Args:
         store: the run's store.
         sources: each protocol's source, in report order (the first one sorts the rows, best first).
         names: short name of each architecture (:func:`short_names`).
-        key: the sentence saying how to read the names.
-        reference: the reference's accuracy per architecture (``None``: no column).
-        reference_label: the reference's name, for its column.
+        reference: the reference's accuracy per architecture (``None``: no reference).
     """
     labels = list(sources)
     means = {label: aggregate(src)["accuracy"] for label, src in sources.items()}  # what the rankings use
-    seeds = sorted(int(s) for s in store.jobs.loc[store.jobs["protocol"].isin(labels), "seed"].dropna().unique())
     rows: list[dict] = []
     for arch in names:
         row: dict[str, Any] = {"arch": arch, "short": names[arch], "degenerate": False, "protocols": {}}
@@ -111,11 +108,21 @@ def arch_section(store: StoreData, sources: dict[str, Source], names: dict[str, 
         return r["degenerate"], float("inf") if mean is None else -mean
 
     rows.sort(key=order)
+    return rows
+
+
+def arch_lines(store: StoreData, rows: list[dict], labels: list[str], names: dict[str, str], key: str,
+               reference_label: str | None = None) -> list[str]:
+    """The ``## Per architecture`` markdown of :func:`arch_rows`; ``key`` says how to read the
+    short ``names``; ``reference_label`` names the reference's column (``None``: no column)."""
+    seeds = sorted(int(s) for s in store.jobs.loc[store.jobs["protocol"].isin(labels), "seed"].dropna().unique())
+    first = labels[0] if labels else None
+    reference = reference_label is not None
     numbered = not all(n.replace("_", "").isdigit() for n in names.values())
     head = ["architecture"] + (["full string"] if numbered else [])
     for label in labels:
         head += [f"{label} s{s}" for s in seeds] + [f"{label} mean", f"{label} LR"]
-    head += [reference_label] if reference is not None else []
+    head += [reference_label] if reference else []
     table = []
     for r in rows:
         cells = [f"`{r['short']}`" + (" (degenerate)" if r["degenerate"] else "")]
@@ -124,16 +131,16 @@ def arch_section(store: StoreData, sources: dict[str, Source], names: dict[str, 
             p = r["protocols"][label]
             cells += [_cell(p["seeds"].get(s), s in p["diverged"]) for s in seeds]
             cells += [fmt(p["mean"], 2), "-" if p["lr"] is None else f"{p['lr']:.3g}"]
-        cells += [fmt(r.get("reference"), 2)] if reference is not None else []
+        cells += [fmt(r.get("reference"), 2)] if reference else []
         table.append(cells)
     lines = ["## Per architecture", "",
              "Test accuracy (%) of each architecture under each protocol and seed (sN = seed N; - where the run "
              "has not finished), their mean (the number every ranking uses: a diverged run counts at chance "
              "accuracy) and the learning rate the protocol trained it with"
-             + (f"; {reference_label} is the reference's accuracy" if reference is not None else "")
+             + (f"; {reference_label} is the reference's accuracy" if reference else "")
              + f". Sorted by the mean under {first}, best first; degenerate cells (no input-output path, recorded "
                "at chance accuracy without training) last. " + key, ""]
     folded = len(table) > FOLD_ROWS  # a long table folds away (GitHub renders <details>)
     lines += [f"<details><summary>{len(table)} architectures</summary>", ""] if folded else []
     lines += [*md_table(head, table), ""] + (["</details>", ""] if folded else [])
-    return lines, rows
+    return lines

@@ -4,7 +4,7 @@ A reader of a 4-epoch toy run must learn on the page that it checks the pipeline
 method: :func:`budget_facts` reads the budget from the stored pipeline and the job records
 (epochs, width, cells, subset sizes, base LRs, seeds, precision, device), :func:`budget_limits`
 says what that budget cannot show next to the benchmark's (200 epochs, full training set, C = 16,
-N = 5, several seeds), and :func:`budget_section` writes both as markdown.
+N = 5, several seeds), and :func:`budget_lines` writes both as markdown.
 
 >>> facts = {"epochs": 4, "train_images": 5000, "full_train_images": 50000, "width": 8, "cells": 1,
 ...          "seeds": [0], "archs": 12}
@@ -19,44 +19,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
-from ..jobs.job import trained_precision
 from ..protocol import has_base_lr
 from .markdown import md_table
+from .records import job_records, record_precision
 from ..store.read import StoreData, dataset_name, pipeline_value
 
-__all__ = ["budget_facts", "budget_limits", "budget_section", "search_section", "searches", "BENCHMARK_BUDGET"]
+__all__ = ["budget_facts", "budget_limits", "budget_lines", "search_lines", "searches", "BENCHMARK_BUDGET"]
 
 #: NAS-Bench-201's own budget: 200 epochs at width 16 with 5 cells per stage
 BENCHMARK_BUDGET = {"epochs": 200, "width": 16, "cells": 5}
 _FULL_TRAIN = {"cifar10": 50_000, "cifar10-subset": 50_000, "cifar100": 50_000, "imagenet16-120": 151_700}
 
 
-def _records(store: StoreData) -> list[dict[str, Any]]:
-    """The finished jobs' records (those that parse)."""
-    out = []
-    for text in store.jobs.get("record_json", pd.Series(dtype=object)).dropna():
-        try:
-            rec = json.loads(text)
-        except (TypeError, json.JSONDecodeError):
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
-
-
 def _distinct(values: list[Any]) -> list[Any]:
     return list(dict.fromkeys(v for v in values if v is not None))
-
-
-def _precision(rec: dict[str, Any]) -> str | None:
-    """What trained: records from before ``precision_setting`` stored the setting as ``precision``."""
-    if rec.get("precision") is None:
-        return None
-    if "precision_setting" in rec:
-        return rec["precision"]
-    return trained_precision(rec["precision"], str((rec.get("provenance") or {}).get("device", "cpu")))
 
 
 def _meta_json(store: StoreData, key: str) -> Any:
@@ -98,7 +75,7 @@ def _lr_text(table: dict[str, Any], found: dict[str, Any] | None = None) -> str:
 
 def budget_facts(store: StoreData) -> dict[str, Any]:
     """The run's budget, from its pipeline (what was asked) and records (what ran)."""
-    pipe, records = store.pipeline, _records(store)
+    pipe, records = store.pipeline, job_records(store)
     budget = pipeline_value(pipe, "budget") or {}
     protocols = pipeline_value(pipe, "protocols") or {}
 
@@ -124,7 +101,7 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
         "full_train_images": _FULL_TRAIN.get(str(dataset)),
         "lrs": {label: _lr_text(t, found.get(str(label))) for label, t in protocols.items() if isinstance(t, dict)},
         "seeds": list(pipeline_value(pipe, "pipeline.seeds") or sorted(store.jobs["seed"].dropna().unique().tolist())),
-        "precision": _distinct([_precision(r) for r in records]),
+        "precision": _distinct([record_precision(r) for r in records]),
         "device": devices,
         "archs": int(trained["arch"].nunique()),  # the LR search's base architecture only if also trained
     }
@@ -154,11 +131,12 @@ def budget_limits(facts: dict[str, Any]) -> list[str]:
     return out
 
 
-def search_section(store: StoreData) -> list[str]:
-    """``## Base-LR search``, one paragraph per protocol with ``base_lr = "search"``: the LR found,
-    the rule and each seed's argmin, the architecture searched and its plot (nothing without one)."""
+def search_lines(store: StoreData, found_by_label: dict[str, dict[str, Any]]) -> list[str]:
+    """``## Base-LR search``, one paragraph per protocol with ``base_lr = "search"`` (``found_by_label``:
+    :func:`searches`): the LR found, the rule and each seed's argmin, the architecture searched and
+    its plot (nothing without one)."""
     lines: list[str] = []
-    for label, found in searches(store).items():
+    for label, found in found_by_label.items():
         sel = found["selection"]
         if found["chosen_lr"] is None:
             lines += [f"Protocol {label}: the base-LR search has not finished; no run of {label} has trained yet.", ""]
@@ -174,9 +152,8 @@ def search_section(store: StoreData) -> list[str]:
     return ["## Base-LR search", "", *lines] if lines else []
 
 
-def budget_section(store: StoreData) -> tuple[list[str], dict[str, Any]]:
-    """The ``## Budget`` markdown lines and the facts behind them (for ``report.json``)."""
-    facts = budget_facts(store)
+def budget_lines(facts: dict[str, Any]) -> list[str]:
+    """The ``## Budget`` markdown lines of :func:`budget_facts` (with ``limits``: :func:`budget_limits`)."""
     subsets = (f"train {facts['train_images'] if facts['train_images'] is not None else 'all'}, "
                f"test {facts['test_images'] if facts['test_images'] is not None else 'all'} images")
     rows = [["dataset", facts["dataset"] or "?"], ["epochs", facts["epochs"]], ["width (C)", facts["width"]],
@@ -188,8 +165,7 @@ def budget_section(store: StoreData) -> tuple[list[str], dict[str, Any]]:
             ["precision (as trained)", ", ".join(facts["precision"]) or "?"],
             ["device", ", ".join(facts["device"]) or "?"], ["architectures", facts["archs"]]]
     lines = ["## Budget", "", *md_table(["setting", "value"], [[k, "?" if v is None else v] for k, v in rows]), ""]
-    limits = budget_limits(facts)
-    facts["limits"] = limits
+    limits = facts["limits"]
     if limits:
         lines += ["**What this budget cannot show.** The paper's claims (and NAS-Bench-201's numbers) are at "
                   f"{BENCHMARK_BUDGET['epochs']} epochs on the full training set with several seeds. "
@@ -199,4 +175,4 @@ def budget_section(store: StoreData) -> tuple[list[str], dict[str, Any]]:
                      "This run checks that the pipeline works end to end; it says nothing about whether one "
                      "protocol ranks or trains architectures better than another:"), ""]
         lines += [f"- {limit}." for limit in limits] + [""]
-    return lines, facts
+    return lines

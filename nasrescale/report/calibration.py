@@ -31,7 +31,7 @@ from ..store.job_status import FINAL
 from ..store.read import StoreData, pipeline_value, read_store
 from .calibration_plots import accuracy_grid, tau_cost_plot
 from .provenance import provenance_lines
-from .report import protocol_order, reference_spec
+from .summary import protocol_order, reference_spec
 
 __all__ = ["scope_lines", "candidate_stats", "cpus_per_run", "proxy_validity", "calibration_text", "write_calibration_report", "GOAL_TAU"]
 

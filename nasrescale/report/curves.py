@@ -12,12 +12,12 @@ from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, read_curves
 from . import plots
 
-__all__ = ["curves_section"]
+__all__ = ["curve_jobs", "curves_lines"]
 
 _ROLES = ("best", "median", "worst")
 
 
-def _curve_jobs(store: StoreData, labels: list[str], names: dict[str, str],
+def curve_jobs(store: StoreData, labels: list[str], names: dict[str, str],
                 limit_archs: int = 3) -> dict[str, dict[str, Any]]:
     """Job key -> ``{role, arch, protocol, seed, legend}`` for a few jobs: the best, median and
     worst architecture (by the mean accuracy under the last protocol with results), lowest seed
@@ -54,15 +54,12 @@ def _curve_jobs(store: StoreData, labels: list[str], names: dict[str, str],
     return picked
 
 
-def curves_section(store: StoreData, labels: list[str], names: dict[str, str], run_dir: Path,
-                    numbers: dict) -> list[str]:
-    """``## Training curves`` of the jobs :func:`_curve_jobs` picks; fills ``numbers["curves"]``."""
-    keys = _curve_jobs(store, labels, names)
-    if not keys:
+def curves_lines(store: StoreData, picked: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
+    """``## Training curves`` of the jobs :func:`curve_jobs` picked (nothing for none)."""
+    if not picked:
         return []
-    legends = {k: v["legend"] for k, v in keys.items()}
-    fig = plots.curves_plot(read_curves(store.path, list(keys)), legends, run_dir / "curves.png")
-    numbers["curves"] = [{"key": k, **v} for k, v in keys.items()]
+    legends = {k: v["legend"] for k, v in picked.items()}
+    fig = plots.curves_plot(read_curves(store.path, list(picked)), legends, run_dir / "curves.png")
     return ["## Training curves", "", f"![training curves]({fig.name})", "",
             "Best, median and worst architecture by mean test accuracy (under the last protocol "
             "with results), the lowest seed of each protocol.", ""]

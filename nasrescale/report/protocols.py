@@ -26,7 +26,7 @@ from ..store.read import StoreData
 from . import protocol_plots
 from .markdown import md_table
 
-__all__ = ["tau_matrix_section", "elr_section", "run_spreads"]
+__all__ = ["tau_matrix", "tau_matrix_lines", "elr_table", "elr_lines", "run_spreads"]
 
 
 def _diagonal(label: str, pairs: Mapping[str, dict]) -> float | None:
@@ -40,14 +40,14 @@ def _diagonal(label: str, pairs: Mapping[str, dict]) -> float | None:
     return None
 
 
-def tau_matrix_section(labels: list[str], pairs: Mapping[str, dict], reference: Mapping[str, dict],
-                       ref_label: str | None, out: Path, numbers: dict) -> list[str]:
-    """``## Rank agreement between protocols`` from the pairwise results (``"B vs A"`` -> result,
-    as :func:`~nasrescale.report.report.write_report` computes them) and each protocol's result
-    against the reference; fills ``numbers["tau_matrix"]``. Nothing for fewer than 3 protocols
-    (their one pair has its own section)."""
+def tau_matrix(labels: list[str], pairs: Mapping[str, dict], reference: Mapping[str, dict],
+               ref_label: str | None) -> dict | None:
+    """The tau matrix from the pairwise results (``"B vs A"`` -> result, as
+    :func:`~nasrescale.report.summary.summarize` computes them) and each protocol's result against
+    the reference: ``{labels, kendall_tau, n}`` (the diagonal the seed-noise tau). ``None`` for
+    fewer than 3 protocols (their one pair has its own section)."""
     if len(labels) < 3:
-        return []
+        return None
     names = labels + ([ref_label] if ref_label and reference else [])
     tau = pd.DataFrame(np.nan, index=names, columns=names)
     n = pd.DataFrame(0, index=names, columns=names)
@@ -61,15 +61,25 @@ def tau_matrix_section(labels: list[str], pairs: Mapping[str, dict], reference: 
     for label in labels:
         noise = _diagonal(label, pairs)
         tau.loc[label, label] = np.nan if noise is None else noise
-    numbers["tau_matrix"] = {"labels": names, "kendall_tau": tau.to_numpy().tolist(), "n": n.to_numpy().tolist()}
+    return {"labels": names, "kendall_tau": tau.to_numpy().tolist(), "n": n.to_numpy().tolist()}
+
+
+def tau_matrix_lines(matrix: dict | None, n_protocols: int, out: Path) -> list[str]:
+    """``## Rank agreement between protocols`` of :func:`tau_matrix` (nothing for ``None``); the
+    names after the first ``n_protocols`` are the reference's."""
+    if matrix is None:
+        return []
+    names = matrix["labels"]
+    tau = pd.DataFrame(matrix["kendall_tau"], index=names, columns=names, dtype=float)
+    n = np.asarray(matrix["n"])
     rows = [[x] + [("–" if x == y and pd.isna(tau.loc[x, y]) else fmt(tau.loc[x, y])) for y in names] for x in names]
     fig = protocol_plots.tau_matrix_plot(tau, out / "tau_matrix.png")
     return ["## Rank agreement between protocols", "",
             "Kendall tau of the architectures' mean accuracies between every pair of protocols"
-            + (f" and against the reference {ref_label}" if len(names) > len(labels) else "")
+            + (f" and against the reference {names[-1]}" if len(names) > n_protocols else "")
             + "; the diagonal is the seed-noise tau between a protocol's own seeds (– with one seed). "
-            f"Pairs are ranked on the architectures both finished (n from {int(n.to_numpy().min())} to "
-            f"{int(n.to_numpy().max())}); each pair's section below has its confidence interval.", "",
+            f"Pairs are ranked on the architectures both finished (n from {int(n.min())} to "
+            f"{int(n.max())}); each pair's section below has its confidence interval.", "",
             *md_table(["", *names], rows), "", f"![Kendall tau between protocols]({fig.name})", ""]
 
 
@@ -96,23 +106,30 @@ def run_spreads(store: StoreData, labels: list[str]) -> pd.DataFrame:
     return frame.dropna(subset=["spread", "accuracy"]).reset_index(drop=True)
 
 
-def elr_section(store: StoreData, labels: list[str], out: Path, numbers: dict) -> list[str]:
-    """``## Effective learning rates``: ELR spread per protocol against accuracy (table and
-    scatter); fills ``numbers["elr"]``. Nothing when no run recorded ELRs."""
+def elr_table(store: StoreData, labels: list[str]) -> tuple[pd.DataFrame, dict, list[list]]:
+    """The runs' ELR spreads (:func:`run_spreads`), per protocol their figures for ``report.json``
+    and the rows of the table (empty without recorded ELRs)."""
     runs = run_spreads(store, labels)
-    if runs.empty:
-        return []
-    rows, numbers["elr"] = [], {}
-    for label in labels:
+    numbers: dict[str, dict] = {}
+    rows: list[list] = []
+    for label in labels if not runs.empty else []:
         mine = runs[runs["protocol"] == label]
         if mine.empty:
             continue
         per_arch = mine.groupby("arch")[["spread", "accuracy"]].mean()
         tau = kendall_tau(per_arch["spread"], per_arch["accuracy"]) if len(per_arch) >= 3 else None
-        numbers["elr"][label] = {"runs": len(mine), "median_spread": float(mine["spread"].median()),
-                                 "mean_accuracy": float(mine["accuracy"].mean()), "kendall_tau_spread_accuracy": tau}
+        numbers[label] = {"runs": len(mine), "median_spread": float(mine["spread"].median()),
+                          "mean_accuracy": float(mine["accuracy"].mean()), "kendall_tau_spread_accuracy": tau}
         rows.append([label, len(mine), fmt(mine["spread"].median(), 3), fmt(mine["spread"].min(), 3),
                      fmt(mine["spread"].max(), 3), fmt(mine["accuracy"].mean(), 2), fmt(tau)])
+    return runs, numbers, rows
+
+
+def elr_lines(runs: pd.DataFrame, labels: list[str], rows: list[list], out: Path) -> list[str]:
+    """``## Effective learning rates``: ELR spread per protocol against accuracy (table and
+    scatter, from :func:`elr_table`). Nothing when no run recorded ELRs."""
+    if runs.empty:
+        return []
     fig = protocol_plots.spread_plot(runs, labels, out / "elr_spread.png")
     return ["## Effective learning rates", "",
             "Relative ELR spread S_rel (Mehmeti-Göpel & Wand, Def. 4.1: the standard deviation over the "

@@ -1,5 +1,5 @@
-"""Provenance of a stored run (device, torch, CUDA, precision as trained, data copy, the
-slices that ran it) as facts and Markdown lines, shared by ``report.md`` and the results index."""
+"""Provenance of a stored run (device, torch, CUDA, precision as trained (:func:`~.records.precision_label`),
+data copy, the slices that ran it) as facts and Markdown lines, shared by ``report.md`` and the results index."""
 
 from __future__ import annotations
 
@@ -8,30 +8,11 @@ from collections import Counter
 from typing import Any
 
 from ..ranking.text import fmt
-from ..store.job_status import FINAL
 from ..store.read import StoreData, dataset_name, pipeline_value
 from .markdown import md_table
+from .records import job_records, precision_label
 
 __all__ = ["provenance", "provenance_lines"]
-
-
-def _records(store: StoreData) -> list[dict[str, Any]]:
-    jobs = store.jobs
-    if "record_json" not in jobs:
-        return []
-    out = []
-    for text in jobs.loc[jobs["status"].isin(FINAL), "record_json"].dropna():
-        try:
-            out.append(json.loads(text))
-        except json.JSONDecodeError:
-            continue
-    return out
-
-
-def _precision(record: dict[str, Any]) -> str:
-    device = str((record.get("provenance") or {}).get("device", ""))
-    declared = str(record.get("precision") or "?")
-    return declared if device.startswith("cuda") else "fp32 (CPU)"
 
 
 def _counted(values: list[str]) -> str:
@@ -41,7 +22,7 @@ def _counted(values: list[str]) -> str:
 
 def provenance(store: StoreData) -> dict[str, str]:
     """Device, torch, CUDA, precision and data copy of a store's finished jobs (counts when mixed)."""
-    records = [r for r in _records(store) if not r.get("degenerate")]
+    records = [r for r in job_records(store, final_only=True) if not r.get("degenerate")]
     prov = [r.get("provenance") or {} for r in records]
     data = pipeline_value(store.pipeline, "data") or {}
     slices = _slices(store)
@@ -51,7 +32,7 @@ def provenance(store: StoreData) -> dict[str, str]:
         "device": _counted([str(p.get("device_name") or p.get("device") or "") for p in prov]),
         "torch": _counted([str(p.get("torch") or "") for p in prov]),
         "CUDA": _counted([str(p.get("cuda") or "") for p in prov if str(p.get("device", "")).startswith("cuda")]),
-        "precision": _counted([_precision(r) for r in records]),
+        "precision": _counted([precision_label(r) for r in records]),
         "data": f"{dataset_name(store.pipeline) or '?'}" + (f" from `{where}`" if where else "")
                 + (f"; {copy}" if copy else ""),
     }

@@ -5,36 +5,34 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
+from typing import Mapping
 
 import pandas as pd
 
-from ..errors import NasRescaleError
-from ..ranking.compare import aggregate, compare
-from ..ranking.sources import Source, load_source
+from ..ranking.compare import aggregate
+from ..ranking.sources import Source
 from ..ranking.text import degenerate_note, fmt
 from . import plots
 from .markdown import md_table
+from .summary import Comparison
 
 __all__ = ["reference_section", "gap_section"]
 
 
-def reference_section(spec: str | None, nats_file: str | None, sources: dict[str, Source], out: Path, n_boot: int,
-                      numbers: dict, include_degenerate: bool, switch: str) -> tuple[list[str], Source | None]:
-    """``## Against the benchmark``: each protocol (B) against the reference (A); fills
-    ``numbers["reference"]``. Returns the lines and the loaded reference (``None`` if none)."""
+def reference_section(spec: str | None, ref: Source | None, missing: str | None,
+                      comparisons: Mapping[str, Comparison], out: Path, switch: str) -> list[str]:
+    """``## Against the benchmark``: each protocol (B) against the reference (A), from their
+    ``comparisons`` (per protocol); ``missing`` says why the reference ``spec`` did not load."""
     if spec is None:
-        return ["## Against the benchmark", "", "The pipeline names no reference.", ""], None
-    try:
-        ref = load_source(spec, nats_file=nats_file)
-    except NasRescaleError as err:
-        return ["## Against the benchmark", "", f"Reference `{spec}` is not available: {err}", ""], None
+        return ["## Against the benchmark", "", "The pipeline names no reference.", ""]
+    if ref is None:
+        return ["## Against the benchmark", "", f"Reference `{spec}` is not available: {missing}", ""]
     lines = [f"## Against the benchmark ({ref.label})", "",
              f"Here A = the reference {ref.label} and B = each protocol: n is the number of architectures ranked, "
              "diff = B - A in accuracy points.", ""]
     rows, curves, bands, points, notes = [], {}, {}, {}, []
-    for label, src in sources.items():
-        result, merged = compare(ref, src, n_boot=n_boot, include_degenerate=include_degenerate)
-        numbers["reference"][label] = result
+    for label, comparison in comparisons.items():
+        result, merged = comparison.result, comparison.merged
         ci = result["ci"].get("kendall_tau")
         top10 = next((e["kendall_tau"] for e in result["topk"] if e["k_percent"] == 10), None)
         rows.append([label, result["n"], fmt(result["kendall_tau"]), "" if not ci else f"[{fmt(ci[0])}, {fmt(ci[1])}]",
@@ -52,7 +50,7 @@ def reference_section(spec: str | None, nats_file: str | None, sources: dict[str
         scatter = plots.reference_plot(points, ref.label, out / "reference_scatter.png")
         topk = plots.topk_plot(curves, bands, out / "reference_topk.png", f"rank agreement with {ref.label}")
         lines += [f"![against the reference]({scatter.name}) ![top-K tau vs the reference]({topk.name})", ""]
-    return lines, ref
+    return lines
 
 
 def _gap_archs(means: dict[str, pd.DataFrame], protocols: list[str], ref: str | None,

@@ -323,9 +323,10 @@ def test_a_long_per_architecture_table_is_folded(tmp_path, monkeypatch):
     store = read_store(run)
     sources = {p: store_source(store, p, p) for p in ("default", "rescaled")}
     names, key = archs.short_names(sorted(set(store.jobs["arch"])), "nb201")
-    lines, _ = archs.arch_section(store, sources, names, key)
+    rows = archs.arch_rows(store, sources, names)
+    lines = archs.arch_lines(store, rows, list(sources), names, key)
     assert "<details>" not in "\n".join(lines)
     monkeypatch.setattr(archs, "FOLD_ROWS", 5)
-    lines, _ = archs.arch_section(store, sources, names, key)
+    lines = archs.arch_lines(store, rows, list(sources), names, key)
     assert "<details><summary>6 architectures</summary>" in lines
     assert lines[-2] == "</details>"

@@ -1,0 +1,94 @@
+"""One registry from a run's stored kind (``[pipeline] kind``) to its report: :data:`REPORTS`.
+
+``nasrescale report`` (:func:`write_run_report`) and the end of ``nasrescale run``
+(:func:`end_of_run`) read the kind the store records (:func:`stored_kind`) and ask its
+:class:`KindReport`; adding a pipeline kind adds one entry here (its report's sections are its
+own, :mod:`nasrescale.report.section`).
+
+>>> REPORTS.names()
+('retrain', 'lr_validation', 'calibration')
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..config import Registry
+from ..store.read import StoreData, pipeline_value, read_store
+from .calibration import calibration_text, proxy_validity, write_calibration_report
+from .lr_validation import summary_text, write_validation_report
+from .report import ranking_text, write_report
+
+__all__ = ["KindReport", "REPORTS", "register_report", "stored_kind", "write_run_report", "end_of_run"]
+
+
+@dataclass(frozen=True)
+class KindReport:
+    """The report of one pipeline kind.
+
+    Attributes:
+        name: the kind (``[pipeline] kind``).
+        text: ``run_dir -> str``: the summary ``nasrescale run`` prints at the end.
+        write: ``(run_dir, n_boot, include_degenerate) -> path``: writes ``report.md`` (with
+            ``report.json`` and its figures); ``include_degenerate`` where the kind has a use for it.
+    """
+
+    name: str
+    text: Callable[[Path], str]
+    write: Callable[[Path, int, bool], Path]
+
+
+#: the report of each pipeline kind, by the kind's name
+REPORTS: Registry[KindReport] = Registry("pipeline.kind", "reports of pipeline kinds")
+
+
+def register_report(report: KindReport) -> KindReport:
+    """Add ``report`` to :data:`REPORTS` (replacing one of the same kind); returns it."""
+    return REPORTS.add(report.name, report)
+
+
+def stored_kind(store: StoreData) -> str:
+    """The kind of the run a store holds: the stored ``pipeline.kind``; a retrain run stores none
+    (its resolved pipeline keeps the identity it had before kinds), nor did LR validations from
+    before kinds, which store their ``validation_plan``."""
+    kind = pipeline_value(store.pipeline, "pipeline.kind")
+    if kind:
+        return str(kind)
+    return "lr_validation" if "validation_plan" in store.meta else "retrain"
+
+
+def write_run_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False) -> Path:
+    """``report.md`` of the run in ``run_dir``, by its stored kind (``include_degenerate``: count
+    degenerate cells in the statistics, where the kind's report has them). Returns its path."""
+    store = read_store(Path(run_dir) / "store.sqlite")
+    return REPORTS.get(stored_kind(store)).write(Path(run_dir), n_boot, include_degenerate)
+
+
+def end_of_run(run_dir: Path) -> None:
+    """The end of ``nasrescale run``: print the kind's summary, then write its report; a failing
+    report leaves the stored results as they are and says how to redo it."""
+    try:
+        report = REPORTS.get(stored_kind(read_store(Path(run_dir) / "store.sqlite")))
+        print(report.text(Path(run_dir)))
+        print(f"report: {report.write(Path(run_dir), 1000, False)}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
+        print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
+              "retry with `nasrescale report`", file=sys.stderr)
+
+
+def _retrain_write(run_dir: Path, n_boot: int, include_degenerate: bool) -> Path:
+    """The retrain report, with the proxy validity of the calibration candidate its pipeline
+    names (``pipeline.calibration``, a run under the same results root)."""
+    calibration = pipeline_value(read_store(run_dir / "store.sqlite").pipeline, "pipeline.calibration")
+    proxy = proxy_validity(calibration, run_dir.parent, n_boot) if calibration else None
+    return write_report(run_dir, n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy)
+
+
+register_report(KindReport("retrain", ranking_text, _retrain_write))
+register_report(KindReport("lr_validation", summary_text, lambda run_dir, n_boot, degenerate:
+                           write_validation_report(run_dir)))
+register_report(KindReport("calibration", calibration_text, lambda run_dir, n_boot, degenerate:
+                           write_calibration_report(run_dir, n_boot=n_boot)))

@@ -1,0 +1,202 @@
+"""The typed summary of a retrain run that every section of its report computes from.
+
+:func:`summarize` reads the run's store once and computes what several sections share: the
+protocols in report order, their sources, the short names of the architectures, the budget,
+the base-LR searches, every pairwise comparison and each protocol's comparison with the
+benchmark reference. The sections (:mod:`nasrescale.report.retrain_sections`) read only this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import NasRescaleError
+from ..ranking.compare import compare
+from ..ranking.sources import Source, load_source, store_source
+from ..space.benchmark import resolve_dataset
+from ..store.read import StoreData, dataset_name, pipeline_value, read_store
+from .archs import short_names
+from .budget import budget_facts, budget_limits, searches
+
+__all__ = ["Comparison", "RunSummary", "summarize", "protocol_order", "reference_spec"]
+
+_BASELINES = ("default", "nb201", "baseline", "standard")  # labels drawn on the x axis when present
+
+
+def protocol_order(store: StoreData) -> list[str]:
+    """The store's protocol labels, the pipeline's order first, a baseline-like label first of all."""
+    declared = pipeline_value(store.pipeline, "protocols")
+    order = list(declared) if isinstance(declared, (dict, list)) else []
+    order = [str(p if not isinstance(p, dict) else p.get("label", p.get("name", ""))) for p in order]
+    labels = [p for p in order if p in store.protocols] + [p for p in store.protocols if p not in order]
+    labels = [p for p in labels if not p.startswith("lr-search:")]  # base-LR search runs are no protocol
+    return sorted(labels, key=lambda p: (p.lower() not in _BASELINES, labels.index(p)))
+
+
+def _table_spec(value: dict, dataset: str | None) -> tuple[str | None, str | None] | str | None:
+    """A reference table ``{kind, dataset, path}``: its spec, or the dataset's NB201 spec to go on with."""
+    kind = str(value.get("kind") or value.get("source") or "nb201").lower()
+    dataset = value.get("dataset") or dataset
+    path = value.get("path") or value.get("file")
+    if kind == "csv":
+        return (str(path) if path else None), None
+    if kind in ("nats", "nats_bench", "nats-bench"):
+        return (f"nats:{dataset}" if dataset else None), (str(path) if path else None)
+    return f"nb201:{dataset}" if dataset else None
+
+
+def reference_spec(pipeline: dict) -> tuple[str | None, str | None]:
+    """``(source spec, NATS-Bench file)`` of the pipeline's reference, defensively: a spec string
+    (``nb201:cifar10``, a CSV path), a table ``{kind, dataset, path}``, or, when absent, the NB201
+    column of the pipeline's dataset. ``(None, None)`` when there is none.
+
+    >>> reference_spec({"pipeline": {"reference": "nb201:cifar100"}, "data": {"name": "cifar100"}})
+    ('nb201:cifar100', None)
+    >>> reference_spec({"data": {"name": "cifar10-subset"}})
+    ('nb201:cifar10', None)
+    >>> reference_spec({"reference": {"kind": "csv", "path": "my.csv"}})
+    ('my.csv', None)
+    """
+    value = pipeline_value(pipeline, "pipeline.reference", "reference")
+    dataset = dataset_name(pipeline)
+    if isinstance(value, dict):
+        value = _table_spec(value, dataset)
+        if isinstance(value, tuple):
+            return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in ("", "none", "false", "off"):
+            return None, None
+        if text.lower() in ("nb201", "benchmark") and dataset:
+            return f"nb201:{dataset}", None
+        try:
+            return f"nb201:{resolve_dataset(text)}", None  # a bare dataset name
+        except NasRescaleError:
+            return text, None
+    if value is None and dataset:
+        family = pipeline_value(pipeline, "pipeline.family", "family.name", "family")
+        try:
+            if family in (None, "nb201"):
+                return f"nb201:{resolve_dataset(dataset)}", None
+        except NasRescaleError:
+            pass
+    return None, None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One :func:`~nasrescale.ranking.compare.compare` of two sources: its JSON-ready ``result``
+    and the ``merged`` frame of the architectures it ranked."""
+
+    result: dict[str, Any]
+    merged: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A retrain run as its report reads it.
+
+    Attributes:
+        run_dir: the run folder (figures go there).
+        store: the run's store.
+        name: the pipeline's name.
+        labels: the protocols in report order (:func:`protocol_order`).
+        sources: each protocol's source, in that order.
+        names: each architecture's short name (:func:`~nasrescale.report.archs.short_names`).
+        names_key: the sentence saying how to read the short names.
+        n_boot: bootstrap resamples for every CI.
+        include_degenerate: degenerate cells count in every statistic.
+        switch: the command that counts degenerate cells (for the notes that say they are left out).
+        budget: the budget's facts and limits (:func:`~nasrescale.report.budget.budget_facts`).
+        searches: the base-LR searches (:func:`~nasrescale.report.budget.searches`).
+        pairs: ``"B vs A"`` -> the comparison of every pair of protocols.
+        reference_spec: the reference's spec (``None``: the pipeline names none).
+        reference: the loaded reference (``None``: none, or not available).
+        reference_missing: why the named reference could not be loaded (``None``: it could).
+        vs_reference: per protocol with runs, its comparison with the reference (A = reference).
+        proxy: the calibrated proxy validity of the run's budget, read from its calibration run.
+    """
+
+    run_dir: Path
+    store: StoreData
+    name: str
+    labels: list[str]
+    sources: dict[str, Source]
+    names: dict[str, str]
+    names_key: str
+    n_boot: int
+    include_degenerate: bool
+    switch: str
+    budget: dict[str, Any]
+    searches: dict[str, dict[str, Any]]
+    pairs: dict[str, Comparison]
+    reference_spec: str | None
+    reference: Source | None
+    reference_missing: str | None
+    vs_reference: dict[str, Comparison]
+    proxy: dict[str, Any] | None
+
+    @property
+    def family(self) -> Any:
+        """The pipeline's cell family (as stored)."""
+        return pipeline_value(self.store.pipeline, "pipeline.family", "family.name", "family")
+
+    def numbers(self) -> dict[str, Any]:
+        """What ``report.json`` holds before the sections' own numbers."""
+        return {"name": self.name, "protocols": self.labels, "budget": self.budget,
+                "pairs": {k: c.result for k, c in self.pairs.items()},
+                "reference": {k: c.result for k, c in self.vs_reference.items()},
+                "include_degenerate": self.include_degenerate,
+                "lr_search": {label: {k: v for k, v in found.items() if k != "selection"}
+                              for label, found in self.searches.items()}}
+
+
+def _archs(store: StoreData, labels: list[str]) -> list[str]:
+    """The architectures the protocols trained, in the pipeline's order (the LR search's own not among them)."""
+    trained = set(store.jobs.loc[store.jobs["protocol"].isin(labels), "arch"])
+    declared = pipeline_value(store.pipeline, "arch_list")
+    order = [a for a in declared if a in trained] if isinstance(declared, list) else []
+    return order + sorted(trained - set(order))
+
+
+def _reference(spec: str | None, nats_file: str | None) -> tuple[Source | None, str | None]:
+    if spec is None:
+        return None, None
+    try:
+        return load_source(spec, nats_file=nats_file), None
+    except NasRescaleError as err:
+        return None, str(err)
+
+
+def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
+              proxy: dict[str, Any] | None = None) -> RunSummary:
+    """Read the run in ``run_dir`` into its :class:`RunSummary` (see its attributes).
+
+    Raises:
+        DataError: no readable store in ``run_dir``.
+    """
+    run_dir = Path(run_dir)
+    store = read_store(run_dir / "store.sqlite")
+    name = str(store.meta.get("name") or run_dir.name)
+    labels = protocol_order(store)
+    sources = {p: store_source(store, p, p) for p in labels}
+    family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
+    names, key = short_names(_archs(store, labels), family, [pipeline_value(store.pipeline, "pipeline.family_file")])
+    budget = budget_facts(store)
+    budget["limits"] = budget_limits(budget)
+    pairs = {f"{y} vs {x}": Comparison(*compare(sources[x], sources[y], n_boot=n_boot,
+                                                include_degenerate=include_degenerate))
+             for x, y in combinations(labels, 2)}
+    spec, nats_file = reference_spec(store.pipeline)
+    ref, missing = _reference(spec, nats_file)
+    usable = {p: s for p, s in sources.items() if not s.runs.empty}
+    vs_ref = {p: Comparison(*compare(ref, s, n_boot=n_boot, include_degenerate=include_degenerate))
+              for p, s in usable.items()} if ref is not None else {}
+    return RunSummary(run_dir, store, name, labels, sources, names, key, n_boot, include_degenerate,
+                      f"`nasrescale report {name} --include-degenerate`", budget, searches(store), pairs, spec, ref,
+                      missing, vs_ref, proxy)
