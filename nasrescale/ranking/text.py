@@ -46,8 +46,10 @@ def degenerate_note(result: dict, switch: str = "`nasrescale rank --include-dege
 _LISTED = 4  # duplicates named in a note; the JSON's counts.isomorphic_dropped has them all
 
 
-def isomorphic_note(result: dict, switch: str = "`nasrescale rank --include-isomorphic`") -> str:
-    """One sentence: how many isomorphic duplicates the statistics dropped; empty for none.
+def isomorphic_note(result: dict, switch: str = "`nasrescale rank --include-isomorphic`",
+                    names: dict[str, str] | None = None) -> str:
+    """One sentence: how many isomorphic duplicates the statistics dropped (each named as
+    ``names`` writes it, if given) and the ``switch`` that counts them; empty for none.
 
     >>> isomorphic_note({"n": 9, "counts": {"isomorphic_dropped": {"0_10_211": "1_10_021"}}}, "--x")
     'Statistics count each isomorphism class once (cells that compute the same function): 1 duplicate dropped (0_10_211 = 1_10_021), n = 9 classes; --x counts every cell.'
@@ -55,7 +57,8 @@ def isomorphic_note(result: dict, switch: str = "`nasrescale rank --include-isom
     dropped = result["counts"].get("isomorphic_dropped") or {}
     if not dropped:
         return ""
-    pairs = [f"{d} = {k}" for d, k in sorted(dropped.items())]
+    short = names or {}
+    pairs = [f"{short.get(d, d)} = {short.get(k, k)}" for d, k in sorted(dropped.items())]
     listed = ", ".join(pairs[:_LISTED]) + (f", and {len(pairs) - _LISTED} more" if len(pairs) > _LISTED else "")
     return (f"Statistics count each isomorphism class once (cells that compute the same function): "
             f"{len(dropped)} duplicate{'s' if len(dropped) > 1 else ''} dropped ({listed}), n = {result['n']} "

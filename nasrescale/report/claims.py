@@ -138,7 +138,7 @@ def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, Mapp
     if not proxy:
         return f"Proxy validity: the pipeline names no calibration; tau against the benchmark here: {here}."
     text = (f"Proxy validity: the calibration (`{proxy.get('source')}`) validated the default protocol only, choosing "
-            f"this budget as the best of its candidates on {proxy.get('cells')} cells: tau "
+            f"this budget as the best of its candidates on {proxy.get('n') or proxy.get('cells')} cells: tau "
             f"{fmt(proxy.get('kendall_tau'))} against the benchmark there (in-sample; seed vs seed "
             f"{fmt(proxy.get('seed_vs_seed_tau'))})")
     base = per_protocol.get(baseline) if baseline else None

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ..ranking.bands import MIN_TOPK_ROWS
 
@@ -37,6 +37,7 @@ def _save(fig: Figure, path: Path) -> Path:
 
 def _log_lr_axis(ax, reference_lr: float | None, label_a: str) -> None:
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     if reference_lr:

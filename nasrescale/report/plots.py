@@ -141,7 +141,7 @@ def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
 
 
 def gap_figure(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]],
-               by_rank: bool = False) -> Figure:
+               by_rank: bool = False, standardized: bool = False) -> Figure:
     """The figure of :func:`gap_plot`: the histograms with their legends below the axes (never
     over a bar) and whole-number architecture counts on the left one's y axis."""
     fig = Figure(figsize=(11.0, 4.6))
@@ -167,7 +167,8 @@ def gap_figure(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Se
         if g.size:
             right.hist(g, bins=gbins, histtype="step", lw=1.8, density=True,
                        label=f"{name} (median {np.median(g):.2f})")
-    right.set_xlabel("accuracy gap between two architectures (points)")
+    right.set_xlabel("gap between two architectures (in units of the source's accuracy std)" if standardized
+                     else "accuracy gap between two architectures (points)")
     right.set_ylabel("density")
     right.set_title("gaps between architectures", fontsize=10)
     for ax in (left, right):
@@ -179,13 +180,14 @@ def gap_figure(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Se
 
 
 def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path,
-             by_rank: bool = False) -> Path:
+             by_rank: bool = False, standardized: bool = False) -> Path:
     """Accuracy-gap distributions (Fig. 4 right). Left: each architecture's accuracy difference
     between two sources (``diffs``: "B - A" -> values), how far a protocol moves the
     architectures; with ``by_rank`` (sources on different accuracy scales) ``diffs`` are rank
     changes instead. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
-    (``accuracies``), how far apart the ranking's neighbours are."""
-    return _save(gap_figure(accuracies, diffs, by_rank), path)
+    (``accuracies``), how far apart the ranking's neighbours are; with ``standardized`` the
+    accuracies are in units of each source's std (sources trained at different budgets)."""
+    return _save(gap_figure(accuracies, diffs, by_rank, standardized), path)
 
 
 def gain_plot(lr_scale: pd.Series, gain: pd.Series, label_a: str, label_b: str, path: Path,

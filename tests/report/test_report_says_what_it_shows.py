@@ -40,8 +40,9 @@ def study(tmp_path_factory):
     conn.execute("UPDATE jobs SET lr = lr * 4 WHERE protocol = 'rescaled' AND rowid % 2 = 0")
     for old, new in zip(archs[5:7], TWINS):  # two cells that compute one function, trained alike
         conn.execute("UPDATE jobs SET arch = ? WHERE arch = ?", (new, old))
-    conn.execute("UPDATE jobs SET test_accuracy = (SELECT t.test_accuracy FROM jobs t WHERE t.arch = ? AND "
-                 "t.protocol = jobs.protocol AND t.seed = jobs.seed) WHERE arch = ?", TWINS)
+    for column in ("test_accuracy", "lr", "status"):  # one function, one LR: trained alike
+        conn.execute(f"UPDATE jobs SET {column} = (SELECT t.{column} FROM jobs t WHERE t.arch = ? AND "
+                     "t.protocol = jobs.protocol AND t.seed = jobs.seed) WHERE arch = ?", TWINS)
     conn.commit()
     conn.close()
     report = write_report(run.parent, n_boot=100)
