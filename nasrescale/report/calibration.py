@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..errors import NasRescaleError
 from ..fileio import atomic_write_text
+from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.compare import compare, per_seed
 from ..ranking.rank import kendall_tau
 from ..ranking.sources import load_source, store_source
@@ -30,6 +31,7 @@ from ..ranking.text import fmt, to_json
 from ..store.job_status import FINAL
 from ..store.read import StoreData, pipeline_value, read_store
 from .calibration_plots import accuracy_grid, tau_cost_plot
+from .method import method_section
 from .provenance import provenance_lines
 from .summary import protocol_order, reference_spec
 
@@ -57,9 +59,11 @@ def cpus_per_run(store: StoreData) -> float:
 
 
 def _topk_tau(result: dict[str, Any], k: int) -> float | None:
+    """Tau within the reference's top ``k``%, ``None`` where that subset has fewer than
+    :data:`~nasrescale.ranking.bands.MIN_TOPK_ROWS` cells (not read as a figure)."""
     for row in result.get("topk") or []:
         if row.get("k_percent") == k:
-            return row.get("kendall_tau")
+            return row.get("kendall_tau") if row.get("n", 0) >= MIN_TOPK_ROWS else None
     return None
 
 
@@ -196,9 +200,11 @@ def write_calibration_report(run_dir: Path, n_boot: int = 1000) -> Path:
              f"ranking (mean accuracy over its seeds) is compared with `{res['reference']}`. The seed-vs-seed "
              "tau ranks the cells by one seed against another: how well two runs of one budget agree. It is no "
              "upper bound on the tau against the reference, which ranks the mean over seeds (less noisy than one "
-             "seed); one seed's tau against the reference is the like-for-like figure. CPU-h/ranking is one "
-             "seed of every cell: seconds per run x cores per run x cells.", ""]
+             "seed); one seed's tau against the reference is the like-for-like figure. A top-K% tau of fewer than "
+             f"{MIN_TOPK_ROWS} cells is left blank (-). CPU-h/ranking is one seed of every cell: seconds per run x "
+             "cores per run x cells.", ""]
     lines += _table(rows) + [""] + _verdict(rows) + [""] + scope_lines(rows, store) + [""]
+    lines += method_section(store.pipeline)
     if any(r.get("kendall_tau") is not None for r in rows):
         fig = tau_cost_plot(rows, GOAL_TAU, run_dir / "tau_vs_cost.png")
         lines += ["## Proxy validity against cost", "", f"![tau against cost]({fig.name})", "",
