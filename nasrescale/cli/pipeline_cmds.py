@@ -110,7 +110,8 @@ def _run_timed(pipeline: Any, args: argparse.Namespace) -> Any:
     summary = run_slice(pipeline, args.results, max_cells=args.max_cells or len(pipeline.arch_list()),
                         deadline_s=args.time_limit or float("inf"), progress=not args.quiet,
                         log=lambda line: print(line, file=sys.stderr))
-    print(f"{pipeline.name}: {len(summary.cells_run)} cell(s) run now ({summary.jobs_run} jobs); "
+    stages = f", {summary.stage_jobs_run} LR-search/tuning jobs" if summary.stage_jobs_run else ""
+    print(f"{pipeline.name}: {len(summary.cells_run)} cell(s) run now ({summary.jobs_run} jobs{stages}); "
           f"{summary.cells_done}/{summary.cells_total} cells and {summary.jobs_done}/{summary.jobs_total} jobs "
           f"finished; {summary.stopped}", file=sys.stderr)
     return summary

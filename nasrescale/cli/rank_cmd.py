@@ -19,6 +19,10 @@ _DEGENERATE_HELP = ("count degenerate cells (no input-output path, recorded at c
                     "by default they are left out")
 
 
+_ISOMORPHIC_HELP = ("count every cell of an isomorphism class (cells that compute the same function) in every "
+                    "statistic; by default each class counts once, by its first cell in string order")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``rank`` and ``report`` commands."""
     p = sub.add_parser("rank", help="compare the ranking of two accuracy sources",
@@ -44,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a CSV dataset's class count (chance accuracy = 100/K, for diverged rows)")
     p.add_argument("--nats-file", metavar="PATH", help="NATS-Bench benchmark file or fast-mode folder")
     p.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
+    p.add_argument("--include-isomorphic", action="store_true", help=_ISOMORPHIC_HELP)
     add_family_options(p)
     p.set_defaults(func=_run_rank)
 
@@ -77,7 +82,7 @@ def _run_rank(args: argparse.Namespace) -> int:
     a = load_source(args.source_a, **options)
     b = load_source(args.source_b, **options)
     result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.seed,
-                        include_degenerate=args.include_degenerate)
+                        include_degenerate=args.include_degenerate, include_isomorphic=args.include_isomorphic)
     print(to_json(result) if args.json else format_table(result))
     return 0
 

@@ -17,6 +17,7 @@ the deadline, judged by the chunks already timed. Each slice is recorded in the 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sqlite3
@@ -49,6 +50,7 @@ class SliceSummary:
     run_dir: Path
     cells_run: list[str] = field(default_factory=list)
     jobs_run: int = 0
+    stage_jobs_run: int = 0
     jobs_done: int = 0
     jobs_total: int = 0
     cells_done: int = 0
@@ -120,7 +122,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             run = pipeline.kind.runs(pipeline, store, functools.partial(
                 run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints", progress=progress,
                 executor=executor))
-            resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk),
+            resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk, summary),
                                             deadline=start + deadline_s, progress=progress, log=log)
             if resolved is not None:
                 _evaluate(store, resolved, archs, size, max_cells, start + deadline_s, summary, run, log, after_chunk)
@@ -133,10 +135,11 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
     return summary
 
 
-def _after(run: RunJobs, after_chunk: Callable[[], None] | None) -> RunJobs:
-    """``run``, then ``after_chunk`` (the store copied out) when it ran something."""
+def _after(run: RunJobs, after_chunk: Callable[[], None] | None, summary: SliceSummary) -> RunJobs:
+    """``run`` counted as the LR stages' jobs, then ``after_chunk`` (the store copied out) when it ran something."""
     def wrapped(jobs: list[TrainJob]) -> tuple[int, int, int]:
         out = run(jobs)
+        summary.stage_jobs_run += out[2]
         if out[2] and after_chunk is not None:
             after_chunk()
         return out
@@ -175,16 +178,20 @@ def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSu
     rows = {r["key"]: r["status"] for r in store.rows()}
     try:
         jobs = pipeline.jobs(archs)
-    except ConfigError:  # the LRs are not chosen yet (a slice stopped in its tuning)
-        jobs = []
+        summary.jobs_total = len(jobs)
+    except ConfigError:  # the LRs are not chosen yet (a slice stopped in its search or tuning):
+        known = [e for e in pipeline.protocols if not e.search and not e.tune]  # count the jobs of the others
+        jobs = pipeline.kind.plan(dataclasses.replace(pipeline, protocols=tuple(known)), archs)[0] if known else []
+        probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search})  # stand-in LRs
+        summary.jobs_total = len(pipeline.kind.plan(probe, archs)[0])
     keys = {j.key() for j in jobs}
-    summary.jobs_total = len(jobs)
     summary.jobs_done = sum(rows.get(k) in FINAL for k in keys)
     summary.failed = sum(status == Status.FAILED for status in rows.values())
     by_arch: dict[str, list[str]] = {}
     for j in jobs:
         by_arch.setdefault(j.arch, []).append(j.key())
-    summary.cells_done = sum(all(rows.get(k) in FINAL for k in ks) for ks in by_arch.values())
+    unresolved = summary.jobs_total > len(jobs)  # a protocol without jobs yet leaves every cell unfinished
+    summary.cells_done = 0 if unresolved else sum(all(rows.get(k) in FINAL for k in ks) for ks in by_arch.values())
     summary.wall_s = round(time.monotonic() - start, 1)
 
 

@@ -234,10 +234,10 @@ def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
 
 #: keys that do not determine stored results, so a store made under other values (or before
 #: the key existed) is the same experiment: how stored runs are read (the maximal-LR rule, its
-#: loss and tolerance, how often a grid may be extended) and ``archs.sample_degenerate`` (the
-#: identity holds the ``arch_list`` it produced)
+#: loss and tolerance, how often a grid may be extended), ``archs.sample_degenerate`` and
+#: ``archs.unique`` (the identity holds the ``arch_list`` they produced)
 ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
-                 "archs.sample_degenerate", "trend.reuse", "trend.noise", "trend.top_percent")
+                 "archs.sample_degenerate", "archs.unique", "trend.reuse", "trend.noise", "trend.top_percent")
 
 
 def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:

@@ -72,6 +72,10 @@ class ArchSettings:
         sample_degenerate: whether ``uniform``/``stratified`` may draw degenerate cells (no
             input-output path; chance accuracy). Default ``false``: the paper's released code
             exits on them, so its samples never hold one; ``include`` still takes any cell.
+        unique: take one cell per isomorphism class (cells that compute the same function,
+            :mod:`nasrescale.space.isomorphism`): ``uniform``/``stratified`` draw classes, not
+            strings; ``list``/``file`` keep the first cell of each class. Default ``false``,
+            which keeps the selections of pipelines stored before the option existed.
     """
 
     select: str = "uniform"
@@ -82,6 +86,7 @@ class ArchSettings:
     file: str | None = None
     stratify_by: str | None = None
     sample_degenerate: bool = False
+    unique: bool = False
 
     def __post_init__(self) -> None:
         if self.count < 1:

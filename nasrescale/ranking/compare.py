@@ -9,6 +9,11 @@ Degenerate cells (no input->output path: constant output, recorded at chance acc
 training) are left out of every statistic unless ``include_degenerate`` is set: any two sources
 put them last together, which inflates every rank correlation without saying anything about
 the architectures that learn.
+
+Isomorphic cells (different strings, one function: :mod:`nasrescale.space.isomorphism`) count
+once unless ``include_isomorphic`` is set: the first in string order stands for its class and
+``counts["isomorphic_dropped"]`` names the others. Trained alike, they would count one cell
+twice in every tau and every bootstrap resample.
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ import pandas as pd
 
 from ..errors import DataError, FamilyError
 from ..space.encodings import parse_arch
+from ..space.isomorphism import first_of_each_class
 from ..space.registry import get_family
 from ..space.topology import is_degenerate
-from .rank import K_PERCENTS, TopkBy, bootstrap_cis, kendall_tau, precision_at_k, seed_noise, summary_stats, topk_curve
+from .rank import (K_PERCENTS, TopkBy, bootstrap_cis, kendall_tau, precision_at_k, seed_noise, summary_stats,
+                   topk_curve, topk_mask)
 from .sources import Source
 
-__all__ = ["DivergedPolicy", "apply_diverged", "aggregate", "per_seed", "match", "compare"]
+__all__ = ["DivergedPolicy", "apply_diverged", "aggregate", "per_seed", "match", "isomorphic_duplicates", "compare"]
 
 DivergedPolicy = Literal["chance", "drop"]
 
@@ -116,6 +123,21 @@ def match(a: Source, b: Source, policy: DivergedPolicy = "chance") -> tuple[pd.D
     return merged, counts
 
 
+def isomorphic_duplicates(archs: list[str], family: str) -> dict[str, str]:
+    """``{cell: the cell that stands for its class}`` for every cell of ``archs`` (taken in
+    order) whose isomorphism class an earlier one already holds; ``{}`` for a family not
+    installed here or strings it cannot parse.
+
+    >>> isomorphic_duplicates(["0_10_211", "1_10_021", "3_33_333"], "nb201")
+    {'1_10_021': '0_10_211'}
+    """
+    try:
+        fam = get_family(family)
+        return first_of_each_class(archs, fam)[1]
+    except (FamilyError, ValueError):
+        return {}
+
+
 def _per_run_tau(wa: pd.DataFrame, wb: pd.DataFrame) -> dict | None:
     """Kendall tau between single runs of the two sources (every seed of A x every seed of B),
     the like-for-like counterpart of the seed-noise baseline."""
@@ -134,17 +156,21 @@ def _per_run_tau(wa: pd.DataFrame, wb: pd.DataFrame) -> dict | None:
 
 def compare(a: Source, b: Source, *, policy: DivergedPolicy = "chance", topk_by: TopkBy = "first",
             n_boot: int = 1000, seed: int = 0, ks: tuple = K_PERCENTS,
-            include_degenerate: bool = False) -> tuple[dict, pd.DataFrame]:
+            include_degenerate: bool = False, include_isomorphic: bool = False) -> tuple[dict, pd.DataFrame]:
     """Every ranking statistic between sources ``a`` and ``b`` (differences are b - a).
 
     Args:
         include_degenerate: count degenerate cells in the statistics (default: left out;
             ``counts["degenerate_excluded"]`` says how many were).
+        include_isomorphic: count every cell of an isomorphism class (default: its first cell in
+            string order only; ``counts["isomorphic_dropped"]`` maps each cell left out to the
+            one kept).
 
     Returns:
         The JSON-ready result (``n``, ``kendall_tau``, ``spearman``, ``pearson``,
         ``mean_diff``, ``median_diff``, ``mean_a``, ``mean_b``, ``ci`` (95% bootstrap CIs of
-        those), ``topk``, ``precision_at_k``, ``seed_noise`` ({a, b}), ``per_run_kendall_tau``,
+        those), ``topk`` (with bootstrap bands), ``precision_at_k``, ``seed_noise`` ({a, b}, on
+        the same top-K% subsets as ``topk``), ``per_run_kendall_tau``,
         ``counts``, and the settings) and the frame of :func:`match` restricted to the
         architectures the statistics use (``n`` rows).
     """
@@ -153,22 +179,28 @@ def compare(a: Source, b: Source, *, policy: DivergedPolicy = "chance", topk_by:
     counts["degenerate_excluded"] = 0 if include_degenerate else int(degenerate.sum())
     if not include_degenerate:
         merged = merged[~degenerate]
+    dropped = {} if include_isomorphic else isomorphic_duplicates(
+        list(merged.index), a.family if a.kind != "benchmark" else b.family)
+    counts["isomorphic_dropped"] = dropped
+    merged = merged[~merged.index.isin(list(dropped))]
     x, y = merged["a"].to_numpy(float), merged["b"].to_numpy(float)
     tiebreak = merged.index.to_numpy(dtype=object)
     matched = set(merged.index)
     wa, wb = per_seed(a, policy), per_seed(b, policy)
     wa, wb = wa[wa.index.isin(matched)], wb[wb.index.isin(matched)]
+    subsets = {k: merged.index[topk_mask(x, y, k, topk_by, tiebreak)] for k in ks}
     result = {
         "a": a.label, "b": b.label, "n": len(merged),
         **summary_stats(x, y),
         "mean_a": float(x.mean()) if len(x) else None, "mean_b": float(y.mean()) if len(y) else None,
         "ci": bootstrap_cis(x, y, n_boot=n_boot, seed=seed),
-        "topk": topk_curve(x, y, topk_by, ks, tiebreak),
+        "topk": topk_curve(x, y, topk_by, ks, tiebreak, n_boot, seed),
         "precision_at_k": precision_at_k(x, y, ks, tiebreak),
-        "seed_noise": {"a": seed_noise(wa, topk_by, ks), "b": seed_noise(wb, topk_by, ks)},
+        "seed_noise": {"a": seed_noise(wa, subsets, n_boot, seed), "b": seed_noise(wb, subsets, n_boot, seed)},
         "per_run_kendall_tau": _per_run_tau(wa, wb),
         "counts": counts,
         "settings": {"diverged": policy, "topk_by": topk_by, "bootstrap": n_boot, "seed": seed,
-                     "chance_a": a.chance, "chance_b": b.chance, "include_degenerate": include_degenerate},
+                     "chance_a": a.chance, "chance_b": b.chance, "include_degenerate": include_degenerate,
+                     "include_isomorphic": include_isomorphic},
     }
     return result, merged

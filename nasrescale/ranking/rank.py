@@ -2,7 +2,8 @@
 
 Pure functions on arrays (row ``i`` of ``a`` and ``b`` is the same architecture): Kendall
 tau-b, Spearman rho, Pearson r (scipy), the top-K% curve (paper Fig. 4 middle), precision@K,
-paired bootstrap confidence intervals over architectures (scipy), and the seed-noise baseline (paper Fig. 9).
+paired bootstrap confidence intervals over architectures (scipy), and the seed-noise baseline (paper Fig. 9),
+computed on the same top-K% subsets as the comparison it stands beside.
 Undefined statistics (fewer than 3 rows, a constant vector) are ``None``, never an error.
 
 >>> a = [90.0, 91.0, 92.0, 93.0]
@@ -17,12 +18,13 @@ from __future__ import annotations
 import math
 import warnings
 from itertools import combinations
-from typing import Callable, Literal, Sequence
+from typing import Callable, Collection, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .bands import MIN_TOPK_ROWS, tau_band
 from .resample import MIN_ROWS, ResampledSummary
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "summary_stats",
     "bootstrap_cis",
     "seed_noise",
+    "MIN_TOPK_ROWS",
 ]
 
 #: the top-K% levels of the curve, largest first
@@ -121,14 +124,22 @@ def topk_mask(a: Sequence[float], b: Sequence[float], k_percent: float, by: Topk
 
 
 def topk_curve(a: Sequence[float], b: Sequence[float], by: TopkBy = "first",
-               ks: Sequence[float] = K_PERCENTS, tiebreak: Sequence[str] | None = None) -> list[dict]:
-    """Kendall tau-b within the top-K% subset for each K: ``[{k_percent, n, kendall_tau}]``
-    (``kendall_tau`` is ``None`` where the subset has fewer than 3 rows)."""
+               ks: Sequence[float] = K_PERCENTS, tiebreak: Sequence[str] | None = None,
+               n_boot: int = 0, seed: int = 0) -> list[dict]:
+    """Kendall tau-b within the top-K% subset for each K: ``[{k_percent, n, kendall_tau, ci}]``
+    (``kendall_tau`` is ``None`` where the subset has fewer than 3 rows; ``ci`` is the
+    bootstrap band of :func:`~nasrescale.ranking.bands.tau_band` over the subset's rows,
+    ``None`` without resamples).
+
+    >>> [e["n"] for e in topk_curve([1, 2, 3, 4], [1, 2, 4, 3], ks=[100, 50])]
+    [4, 2]
+    """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     out = []
     for k in ks:
         mask = topk_mask(x, y, k, by, tiebreak)
-        out.append({"k_percent": k, "n": int(mask.sum()), "kendall_tau": kendall_tau(x[mask], y[mask])})
+        out.append({"k_percent": k, "n": int(mask.sum()), "kendall_tau": kendall_tau(x[mask], y[mask]),
+                    "ci": tau_band([(x[mask], y[mask])], n_boot, seed)})
     return out
 
 
@@ -227,41 +238,62 @@ def bootstrap_cis(a: Sequence[float], b: Sequence[float], n_boot: int = 1000, se
     return {**out, "method": method}
 
 
-def seed_noise(wide: pd.DataFrame, by: TopkBy = "first", ks: Sequence[float] = K_PERCENTS) -> dict | None:
+def _overlap(a: np.ndarray, b: np.ndarray, k_percent: float, tiebreak: np.ndarray) -> float | None:
+    m = topk_size(a.size, k_percent)
+    if not m:
+        return None
+    return len(set(top_order(a, tiebreak)[:m].tolist()) & set(top_order(b, tiebreak)[:m].tolist())) / m
+
+
+def seed_noise(wide: pd.DataFrame, subsets: Mapping[float, Collection] | None = None, n_boot: int = 0,
+               seed: int = 0) -> dict | None:
     """Seed-noise baseline: rank agreement between the seeds of one protocol (paper Fig. 9).
 
     Args:
         wide: one row per architecture (index), one column per seed, accuracies (NaN where
             that seed has no result). Each pair of seeds is compared on the architectures both
-            have.
-        by, ks: as in :func:`topk_curve`.
+            have; the bands resample the architectures every seed has.
+        subsets: top-K% -> the architectures (index labels) of the comparison's top-K% subset;
+            each seed pair's tau at K is computed on exactly those rows (the ones every seed
+            has), so the baseline stands beside the comparison's tau on the same cells.
+            ``None``: all rows at K = 100 only.
+        n_boot, seed: resamples and seed of the bands (:func:`~nasrescale.ranking.bands.tau_band`).
 
     Returns:
         ``None`` with fewer than 2 seeds; else ``{seeds, pairs, kendall_tau`` (mean over seed
-        pairs), ``kendall_tau_min``, ``kendall_tau_max``, ``topk`` (per K: ``k_percent``,
-        ``kendall_tau`` mean, ``min``, ``max``)``}``.
+        pairs, all rows), ``kendall_tau_min``, ``kendall_tau_max``, ``topk`` (per K:
+        ``k_percent``, ``n`` (the subset's size), ``kendall_tau`` mean over pairs, ``min``, ``max``, ``ci`` band
+        of the mean, and ``precision``: the mean overlap of two seeds' own top-K% sets of all
+        rows, the seed-noise baseline of precision@K)``}``.
+
+    >>> wide = pd.DataFrame({0: [1.0, 2, 3, 4, 5], 1: [1.0, 2, 3, 5, 4]}, index=list("abcde"))
+    >>> sn = seed_noise(wide, {100: list("abcde"), 60: list("cde")})
+    >>> [(e["k_percent"], e["n"], round(e["kendall_tau"], 3), e["precision"]) for e in sn["topk"]]
+    [(100, 5, 0.8, 1.0), (60, 3, 0.333, 1.0)]
     """
     seeds = list(wide.columns)
     if len(seeds) < 2:
         return None
-    taus: list[float] = []
-    per_k: dict[float, list[float]] = {k: [] for k in ks}
-    for s, t in combinations(seeds, 2):
-        both = wide[[s, t]].dropna()
-        tiebreak = both.index.astype(str).to_numpy()
-        tau = kendall_tau(both[s], both[t])
-        if tau is not None:
-            taus.append(tau)
-        for entry in topk_curve(both[s], both[t], by, ks, tiebreak):
-            if entry["kendall_tau"] is not None:
-                per_k[entry["k_percent"]].append(entry["kendall_tau"])
+    subsets = {100: list(wide.index)} if subsets is None else subsets
+    pairs = [wide[[s, u]].dropna() for s, u in combinations(seeds, 2)]  # each pair: the rows it has
+    taus = [t for t in (kendall_tau(p.iloc[:, 0], p.iloc[:, 1]) for p in pairs) if t is not None]
+    topk = []
+    for k, members in subsets.items():
+        inside = [p[p.index.isin(list(members))] for p in pairs]
+        per_pair = [t for t in (kendall_tau(p.iloc[:, 0], p.iloc[:, 1]) for p in inside) if t is not None]
+        overlaps = [o for o in (_overlap(p.iloc[:, 0].to_numpy(float), p.iloc[:, 1].to_numpy(float), k,
+                                         p.index.astype(str).to_numpy()) for p in pairs) if o is not None]
+        every = wide[wide.index.isin(list(members))].dropna()  # the band resamples rows every seed has
+        band = tau_band([(every[s].to_numpy(float), every[u].to_numpy(float)) for s, u in combinations(seeds, 2)],
+                        n_boot, seed)
+        topk.append({"k_percent": k, "n": int(wide.index.isin(list(members)).sum()), **_band(per_pair), "ci": band,
+                     "precision": float(np.mean(overlaps)) if overlaps else None})
+    overall = _band(taus)
+    return {"seeds": [s.item() if hasattr(s, "item") else s for s in seeds], "pairs": len(pairs),
+            "kendall_tau": overall["kendall_tau"], "kendall_tau_min": overall["min"],
+            "kendall_tau_max": overall["max"], "topk": topk}
 
-    def band(v: list[float]) -> dict:
-        return {"kendall_tau": float(np.mean(v)) if v else None, "min": min(v) if v else None,
-                "max": max(v) if v else None}
 
-    overall = band(taus)
-    return {"seeds": [s.item() if hasattr(s, "item") else s for s in seeds],
-            "pairs": len(seeds) * (len(seeds) - 1) // 2, "kendall_tau": overall["kendall_tau"],
-            "kendall_tau_min": overall["min"], "kendall_tau_max": overall["max"],
-            "topk": [{"k_percent": k, **band(per_k[k])} for k in ks]}
+def _band(values: list[float]) -> dict:
+    return {"kendall_tau": float(np.mean(values)) if values else None, "min": min(values) if values else None,
+            "max": max(values) if values else None}

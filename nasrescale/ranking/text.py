@@ -6,7 +6,9 @@ import json
 import math
 from typing import Any
 
-__all__ = ["format_table", "fmt", "to_json", "degenerate_note"]
+from .bands import MIN_TOPK_ROWS, null_tau_sd
+
+__all__ = ["format_table", "fmt", "to_json", "degenerate_note", "isomorphic_note", "few_rows_note"]
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -32,12 +34,51 @@ def degenerate_note(result: dict, switch: str = "`nasrescale rank --include-dege
     count, excluded = c.get("degenerate", 0), c.get("degenerate_excluded", 0)
     if not count:
         return ""
+    n = result["n"] + len(c.get("isomorphic_dropped") or {})  # before isomorphic duplicates are dropped
     cells = f"{count} degenerate cell{'s' if count > 1 else ''}"
     if excluded:
         return (f"Statistics leave out {cells} (no input-output path: recorded at chance accuracy, so any two sources "
-                f"rank {'them' if count > 1 else 'it'} last together); n = {result['n']} without "
+                f"rank {'them' if count > 1 else 'it'} last together); n = {n} without "
                 f"{'them' if count > 1 else 'it'}; {switch} counts {'them' if count > 1 else 'it'}.")
     return f"Statistics count {cells} (at chance accuracy by construction), as asked; n = {result['n']}."
+
+
+_LISTED = 4  # duplicates named in a note; the JSON's counts.isomorphic_dropped has them all
+
+
+def isomorphic_note(result: dict, switch: str = "`nasrescale rank --include-isomorphic`",
+                    names: dict[str, str] | None = None) -> str:
+    """One sentence: how many isomorphic duplicates the statistics dropped (each named as
+    ``names`` writes it, if given) and the ``switch`` that counts them; empty for none.
+
+    >>> isomorphic_note({"n": 9, "counts": {"isomorphic_dropped": {"0_10_211": "1_10_021"}}}, "--x")
+    'Statistics count each isomorphism class once (cells that compute the same function): 1 duplicate dropped (0_10_211 = 1_10_021), n = 9 classes; --x counts every cell.'
+    """
+    dropped = result["counts"].get("isomorphic_dropped") or {}
+    if not dropped:
+        return ""
+    short = names or {}
+    pairs = [f"{short.get(d, d)} = {short.get(k, k)}" for d, k in sorted(dropped.items())]
+    listed = ", ".join(pairs[:_LISTED]) + (f", and {len(pairs) - _LISTED} more" if len(pairs) > _LISTED else "")
+    return (f"Statistics count each isomorphism class once (cells that compute the same function): "
+            f"{len(dropped)} duplicate{'s' if len(dropped) > 1 else ''} dropped ({listed}), n = {result['n']} "
+            f"classes; {switch} counts every cell.")
+
+
+def few_rows_note(topk: list[dict]) -> str:
+    """The sentence under a top-K% table whose small subsets are not read as figures.
+
+    >>> few_rows_note([{"k_percent": 10, "n": 6}, {"k_percent": 5, "n": 3}, {"k_percent": 50, "n": 28}])
+    'Top 10%, 5% (n = 6, 3): fewer than 10 cells, where tau between two unrelated rankings has a standard deviation of 0.35 or more; not read as figures.'
+    """
+    few = [e for e in topk if e["n"] < MIN_TOPK_ROWS]
+    if not few:
+        return ""
+    ks = ", ".join(f"{e['k_percent']:g}%" for e in few)
+    ns = ", ".join(str(e["n"]) for e in few)
+    sd = null_tau_sd(max(2, max(e["n"] for e in few)))
+    return (f"Top {ks} (n = {ns}): fewer than {MIN_TOPK_ROWS} cells, where tau between two unrelated rankings has "
+            f"a standard deviation of {sd:.2f} or more; not read as figures.")
 
 
 def format_table(result: dict) -> str:
@@ -51,6 +92,8 @@ def format_table(result: dict) -> str:
     lines.append(f"runs not used: A {_skips(c['skipped_a'])}; B {_skips(c['skipped_b'])}")
     if degenerate_note(result):
         lines.append(degenerate_note(result))
+    if isomorphic_note(result):
+        lines.append(isomorphic_note(result))
     if result["n"] < 3:
         lines.append("fewer than 3 architectures to rank: rank statistics are undefined")
     lines += ["", f"{'statistic':<22}{'value':>10}  95% CI ({s['bootstrap']} bootstrap resamples)"]
@@ -70,15 +113,23 @@ def format_table(result: dict) -> str:
     if per_run:
         lines.append(f"single runs A vs B: tau {fmt(per_run['kendall_tau'])} (mean of {per_run['pairs']} seed pairs; "
                      "compare with the seed noise)")
-    head = f"{'top-K%':>7}{'n':>6}{'tau A,B':>10}{'seed tau A':>12}{'seed tau B':>12}{'prec@K':>9}"
-    lines += ["", f"top-K% curve (subset by {s['topk_by']} source; tau null below 3 rows)", head]
-    band = {side: {e["k_percent"]: e["kendall_tau"] for e in (noise.get(side) or {}).get("topk", [])}
-            for side in ("a", "b")}
+    head = (f"{'top-K%':>7}{'n':>6}{'tau A,B':>10}{'95% band':>18}{'seed tau A':>12}{'seed tau B':>12}"
+            f"{'prec@K':>9}{'seed prec A':>13}{'seed prec B':>13}")
+    lines += ["", f"top-K% curve (subset by {s['topk_by']} source, the same cells for every column; tau null below "
+              f"3 rows, in parentheses below {MIN_TOPK_ROWS})", head]
+    band = {side: {e["k_percent"]: e for e in (noise.get(side) or {}).get("topk", [])} for side in ("a", "b")}
     precision = {e["k_percent"]: e["precision"] for e in result["precision_at_k"]}
     for entry in result["topk"]:
         k = entry["k_percent"]
-        lines.append(f"{k:>7}{entry['n']:>6}{fmt(entry['kendall_tau']):>10}{fmt(band['a'].get(k)):>12}"
-                     f"{fmt(band['b'].get(k)):>12}{fmt(precision.get(k), 2):>9}")
+        few = entry["n"] < MIN_TOPK_ROWS
+        tau = [fmt(v) if not few or v is None else f"({fmt(v)})" for v in
+               (entry["kendall_tau"], band["a"].get(k, {}).get("kendall_tau"), band["b"].get(k, {}).get("kendall_tau"))]
+        seed_prec = [fmt(band[side].get(k, {}).get("precision"), 2) for side in ("a", "b")]
+        lines.append(f"{k:>7}{entry['n']:>6}{tau[0]:>10}{_ci(entry.get('ci')):>18}{tau[1]:>12}{tau[2]:>12}"
+                     f"{fmt(precision.get(k), 2):>9}{seed_prec[0]:>13}{seed_prec[1]:>13}")
+    note = few_rows_note(result["topk"])
+    if note:
+        lines.append(note)
     return "\n".join(lines)
 
 

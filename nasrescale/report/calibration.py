@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..errors import NasRescaleError
 from ..fileio import atomic_write_text
+from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.compare import compare, per_seed
 from ..ranking.rank import kendall_tau
 from ..ranking.sources import load_source, store_source
@@ -30,10 +31,11 @@ from ..ranking.text import fmt, to_json
 from ..store.job_status import FINAL
 from ..store.read import StoreData, pipeline_value, read_store
 from .calibration_plots import accuracy_grid, tau_cost_plot
+from .method import method_section
 from .provenance import provenance_lines
 from .summary import protocol_order, reference_spec
 
-__all__ = ["candidate_stats", "cpus_per_run", "proxy_validity", "calibration_text", "write_calibration_report", "GOAL_TAU"]
+__all__ = ["scope_lines", "candidate_stats", "cpus_per_run", "proxy_validity", "calibration_text", "write_calibration_report", "GOAL_TAU"]
 
 #: the proxy validity a budget should reach to stand in for the benchmark's protocol
 GOAL_TAU = 0.6
@@ -57,9 +59,11 @@ def cpus_per_run(store: StoreData) -> float:
 
 
 def _topk_tau(result: dict[str, Any], k: int) -> float | None:
+    """Tau within the reference's top ``k``%, ``None`` where that subset has fewer than
+    :data:`~nasrescale.ranking.bands.MIN_TOPK_ROWS` cells (not read as a figure)."""
     for row in result.get("topk") or []:
         if row.get("k_percent") == k:
-            return row.get("kendall_tau")
+            return row.get("kendall_tau") if row.get("n", 0) >= MIN_TOPK_ROWS else None
     return None
 
 
@@ -160,6 +164,24 @@ def _verdict(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def scope_lines(rows: list[dict[str, Any]], store: StoreData) -> list[str]:
+    """What the calibration validated, and what it did not: its protocol(s), and that the best
+    candidate was chosen on the cells it is measured on (an in-sample figure)."""
+    ranked = [r for r in rows if r.get("kendall_tau") is not None]
+    if not ranked:
+        return []
+    protocols = pipeline_value(store.pipeline, "protocols")
+    names = sorted({str(t.get("name", label)) for label, t in protocols.items()}) \
+        if isinstance(protocols, dict) else []
+    cells = max(int(r.get("n") or 0) for r in ranked)
+    which = f"the `{'`, `'.join(names)}` protocol" if names else "one protocol"
+    return ["**What this validates.** " + f"Every candidate trains {which} only: a protocol with other "
+            f"learning rates or another init may rank the cells differently at the same budget, and this run does "
+            f"not measure that. The highest tau is the best of {len(ranked)} budgets on the {cells} cells it is "
+            f"measured on (a selection, so an in-sample figure that tends to overstate); a study that uses the "
+            f"budget measures it out of sample (its default protocol against the reference, on its own cells)."]
+
+
 def calibration_text(run_dir: Path, n_boot: int = 1000) -> str:
     """The candidates' table as text (what ``nasrescale run`` prints at the end)."""
     _, res = _analysis(Path(run_dir), n_boot)
@@ -176,10 +198,13 @@ def write_calibration_report(run_dir: Path, n_boot: int = 1000) -> Path:
              str(pipeline_value(store.pipeline, "pipeline.description") or ""), "",
              f"Each candidate budget trains the same cells under the benchmark's default protocol; its "
              f"ranking (mean accuracy over its seeds) is compared with `{res['reference']}`. The seed-vs-seed "
-             "tau ranks the cells by one seed against another: a budget cannot agree with the reference much "
-             "more than it agrees with itself. CPU-h/ranking is one seed of every cell: seconds per run x "
+             "tau ranks the cells by one seed against another: how well two runs of one budget agree. It is no "
+             "upper bound on the tau against the reference, which ranks the mean over seeds (less noisy than one "
+             "seed); one seed's tau against the reference is the like-for-like figure. A top-K% tau of fewer than "
+             f"{MIN_TOPK_ROWS} cells is left blank (-). CPU-h/ranking is one seed of every cell: seconds per run x "
              "cores per run x cells.", ""]
-    lines += _table(rows) + [""] + _verdict(rows) + [""]
+    lines += _table(rows) + [""] + _verdict(rows) + [""] + scope_lines(rows, store) + [""]
+    lines += method_section(store.pipeline)
     if any(r.get("kendall_tau") is not None for r in rows):
         fig = tau_cost_plot(rows, GOAL_TAU, run_dir / "tau_vs_cost.png")
         lines += ["## Proxy validity against cost", "", f"![tau against cost]({fig.name})", "",

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ranking.text import fmt
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..ranking.bands import MIN_TOPK_ROWS
+from ..ranking.rank import pearson
+from ..ranking.text import few_rows_note, fmt
 from ..store.job_status import Status
 from ..store.read import StoreData
 
-__all__ = ["md_table", "status_table", "numbers_table", "topk_table"]
+__all__ = ["md_table", "status_table", "numbers_table", "topk_table", "pearson_note", "LOW_CELLS_SHARE"]
+
+#: the share of cells (the lowest by A) whose removal :func:`pearson_note` tries
+LOW_CELLS_SHARE = 0.1
 
 #: the status columns of the job table, in order
 _STATUS_COLUMNS = (Status.DONE, Status.DIVERGED, Status.FAILED, Status.PENDING, Status.RUNNING)
@@ -48,11 +58,49 @@ def numbers_table(result: dict) -> list[str]:
     return lines
 
 
+def _band(entry: dict) -> str:
+    ci = entry.get("ci")
+    return "" if not ci else f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
 def topk_table(result: dict) -> list[str]:
+    """The top-K% table: every column on the same cells (A's best K%), tau with its bootstrap
+    band, the seed noise of both protocols on those cells, precision@K beside its seed-noise
+    baseline; rows of fewer than :data:`~nasrescale.ranking.bands.MIN_TOPK_ROWS` cells left out
+    (a sentence names them)."""
     noise = result["seed_noise"]
     bands = {s: {e["k_percent"]: e for e in (noise.get(s) or {}).get("topk", [])} for s in ("a", "b")}
     prec = {e["k_percent"]: e["precision"] for e in result["precision_at_k"]}
-    rows = [[e["k_percent"], e["n"], fmt(e["kendall_tau"]),
-             *(fmt(bands[s].get(e["k_percent"], {}).get("kendall_tau")) for s in ("a", "b")),
-             fmt(prec.get(e["k_percent"]), 2)] for e in result["topk"]]
-    return md_table(["top K%", "n", "tau A,B", "seed-noise tau A", "seed-noise tau B", "precision@K"], rows)
+    rows = []
+    for e in (e for e in result["topk"] if e["n"] >= MIN_TOPK_ROWS):
+        k = e["k_percent"]
+        seed = [bands[s].get(k, {}) for s in ("a", "b")]
+        rows.append([k, e["n"], fmt(e["kendall_tau"]), _band(e),
+                     *(f"{fmt(b.get('kendall_tau'))} {_band(b)}".strip() for b in seed),
+                     fmt(prec.get(k), 2), *(fmt(b.get("precision"), 2) for b in seed)])
+    lines = md_table(["top K%", "n", "tau A,B", "95% band", "seed-noise tau A [band]", "seed-noise tau B [band]",
+                      "precision@K", "seed-noise precision A", "seed-noise precision B"], rows)
+    note = few_rows_note(result["topk"])
+    return lines + ([""] + [note.replace("not read as figures", "left out of the table (grey in the plot)")]
+                    if note else [])
+
+
+def pearson_note(merged: pd.DataFrame, result: dict, share: float = LOW_CELLS_SHARE) -> str:
+    """A sentence when a few low cells drive Pearson r: r without the lowest ``share`` of the
+    cells by A's accuracy, when it falls by more than 0.2 (empty otherwise).
+
+    >>> frame = pd.DataFrame({"a": [10.0, 60, 61, 62, 63, 64, 65, 66, 67, 68],
+    ...                       "b": [9.0, 67, 60, 66, 61, 65, 62, 64, 63, 60]})
+    >>> pearson_note(frame, {"pearson": 0.99})[:64]
+    'Pearson r 0.990 over all 10 cells is -0.391 without the 1 lowest'
+    """
+    n = len(merged)
+    k = max(1, math.ceil(n * share))
+    if result.get("pearson") is None or n - k < 3:
+        return ""
+    keep = merged.iloc[np.argsort(merged["a"].to_numpy(float), kind="stable")[k:]]
+    rest = pearson(keep["a"], keep["b"])
+    if rest is None or result["pearson"] - rest <= 0.2:
+        return ""
+    return (f"Pearson r {fmt(result['pearson'])} over all {n} cells is {fmt(rest)} without the {k} lowest by A's "
+            "accuracy: a few low cells drive it; read the rank statistics.")

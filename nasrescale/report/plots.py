@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import MaxNLocator
 
-__all__ = ["scatter_plot", "topk_plot", "pairwise_gaps", "gap_figure", "gap_plot", "gain_plot", "curves_plot", "reference_plot",
+__all__ = ["scatter_plot", "pairwise_gaps", "gap_figure", "gap_plot", "curves_plot", "reference_plot",
            "scales_differ", "ranks"]
 
 _DPI = 130
@@ -96,39 +96,6 @@ def scatter_plot(merged: pd.DataFrame, label_a: str, label_b: str, tau: float | 
     return _save(fig, path)
 
 
-def topk_plot(curves: Mapping[str, Sequence[dict]], bands: Mapping[str, dict | None], path: Path,
-              title: str) -> Path:
-    """Kendall tau within the top-K% against K (Fig. 4 middle), one line per comparison, with the
-    seed-noise band (min..max tau between a protocol's seeds, line at their mean) of each
-    protocol that has two or more seeds."""
-    fig = Figure(figsize=(6.4, 4.2))
-    ax = fig.add_subplot()
-    ks = [e["k_percent"] for e in next(iter(curves.values()), [])]
-    pos = np.arange(len(ks))  # even spacing: K runs 100 .. 10, 5, 1
-    for name, curve in curves.items():
-        y = [np.nan if e["kendall_tau"] is None else e["kendall_tau"] for e in curve]
-        ax.plot(pos, y, marker="o", lw=1.8, label=name)
-    colors = iter(["tab:gray", "tab:olive", "tab:cyan", "tab:pink"])
-    for name, band in bands.items():
-        if not band:
-            continue
-        color = next(colors, "tab:gray")
-        low = [np.nan if e["min"] is None else e["min"] for e in band["topk"]]
-        high = [np.nan if e["max"] is None else e["max"] for e in band["topk"]]
-        mid = [np.nan if e["kendall_tau"] is None else e["kendall_tau"] for e in band["topk"]]
-        ax.fill_between(pos, low, high, color=color, alpha=0.2, lw=0)
-        ax.plot(pos, mid, color=color, ls="--", lw=1, label=f"seed noise: {name} ({len(band['seeds'])} seeds)")
-    ax.set_xticks(pos, [str(k) for k in ks])
-    ax.set_xlabel("top K% of architectures (by the first source)")
-    ax.set_ylabel("Kendall tau within the top K%")
-    ax.axhline(0, color="black", lw=0.6)
-    ax.set_ylim(-1.05, 1.05)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8)
-    return _save(fig, path)
-
-
 def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
     """Absolute accuracy gaps ``|acc_i - acc_j|`` over all pairs of architectures (points).
 
@@ -141,7 +108,7 @@ def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
 
 
 def gap_figure(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]],
-               by_rank: bool = False) -> Figure:
+               by_rank: bool = False, standardized: bool = False) -> Figure:
     """The figure of :func:`gap_plot`: the histograms with their legends below the axes (never
     over a bar) and whole-number architecture counts on the left one's y axis."""
     fig = Figure(figsize=(11.0, 4.6))
@@ -167,7 +134,8 @@ def gap_figure(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Se
         if g.size:
             right.hist(g, bins=gbins, histtype="step", lw=1.8, density=True,
                        label=f"{name} (median {np.median(g):.2f})")
-    right.set_xlabel("accuracy gap between two architectures (points)")
+    right.set_xlabel("gap between two architectures (in units of the source's accuracy std)" if standardized
+                     else "accuracy gap between two architectures (points)")
     right.set_ylabel("density")
     right.set_title("gaps between architectures", fontsize=10)
     for ax in (left, right):
@@ -179,33 +147,14 @@ def gap_figure(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Se
 
 
 def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequence[float]], path: Path,
-             by_rank: bool = False) -> Path:
+             by_rank: bool = False, standardized: bool = False) -> Path:
     """Accuracy-gap distributions (Fig. 4 right). Left: each architecture's accuracy difference
     between two sources (``diffs``: "B - A" -> values), how far a protocol moves the
     architectures; with ``by_rank`` (sources on different accuracy scales) ``diffs`` are rank
     changes instead. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
-    (``accuracies``), how far apart the ranking's neighbours are."""
-    return _save(gap_figure(accuracies, diffs, by_rank), path)
-
-
-def gain_plot(lr_scale: pd.Series, gain: pd.Series, label_a: str, label_b: str, path: Path,
-              left_out: int = 0) -> Path:
-    """Accuracy gain (B - A) of each architecture against its path-depth LR scale
-    (``left_out``: architectures with a diverged run, not drawn, named in the title)."""
-    fig = Figure(figsize=(6.0, 4.2))
-    ax = fig.add_subplot()
-    ax.scatter(lr_scale, gain, s=18, alpha=0.75)
-    ax.axhline(0, color="black", lw=0.8, ls="--")
-    if len(lr_scale) and (lr_scale > 0).all() and lr_scale.max() / lr_scale.min() > 20:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-    ax.set_xlabel("LR scale s(arch) (relative to the base architecture)")
-    ax.set_ylabel(f"accuracy gain {label_b} - {label_a} (points)")
-    note = f"; {left_out} with a diverged run not shown" if left_out else ""
-    ax.set_title(f"accuracy gain vs path-depth LR scale ({len(gain)} architectures{note})", fontsize=10)
-    ax.grid(alpha=0.3)
-    return _save(fig, path)
+    (``accuracies``), how far apart the ranking's neighbours are; with ``standardized`` the
+    accuracies are in units of each source's std (sources trained at different budgets)."""
+    return _save(gap_figure(accuracies, diffs, by_rank, standardized), path)
 
 
 def curves_plot(curves: pd.DataFrame, names: Mapping[str, str], path: Path) -> Path:

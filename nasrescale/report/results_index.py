@@ -36,6 +36,7 @@ from ..store.read import StoreData, dataset_name, pipeline_value, read_store
 from .kinds import stored_kind
 from .markdown import md_table
 from .provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
+from .identical import identical_protocols
 from .report import protocol_order, reference_spec
 
 __all__ = ["provenance", "provenance_lines", "index_text", "write_index", "refresh_index", "run_folders",
@@ -74,6 +75,8 @@ def _validation_lines(run_dir: Path) -> list[str]:
 def _ranking_rows(store: StoreData) -> list[list[Any]]:
     """Per protocol: finished architectures, mean accuracy, tau against the reference; then each pair."""
     labels = protocol_order(store)
+    same = identical_protocols(store.jobs, labels)  # one protocol under two labels counts once
+    labels = [label for label in labels if label not in same]
     sources = {p: store_source(store, p, p) for p in labels}
     spec, nats_file = reference_spec(store.pipeline)
     try:
@@ -126,8 +129,8 @@ def _run_section(run_dir: Path) -> list[str]:
 
 
 #: the report lines the index repeats: a calibration's choice, a re-evaluation's claims, a trend's direction
-VERDICT_PREFIXES = ("- Highest tau", "- Goal tau", "- Mean gain of B", "- Kendall tau between A",
-                    "- Against the budget")
+VERDICT_PREFIXES = ("**Interim:**", "Left out of every statistic:", "- Highest tau", "- Goal tau", "- Mean gain of B",
+                    "- Kendall tau between A", "- Split by the LR B used", "- Proxy validity", "- Against the budget")
 
 
 def _headline_lines(run_dir: Path) -> list[str]:

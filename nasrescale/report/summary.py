@@ -16,14 +16,17 @@ from typing import Any
 import pandas as pd
 
 from ..errors import NasRescaleError
-from ..lrsearch.tuning import is_stage_label
 from ..ranking.compare import compare
 from ..ranking.sources import Source, load_source, store_source
 from ..space.benchmark import resolve_dataset
+from ..store.job_status import Status
 from ..store.read import StoreData, dataset_name, pipeline_value, read_store
+from ..lrsearch.tuning import is_stage_label
 from .archs import short_names
 from .budget import budget_facts, budget_limits, searches
 from .tuning import tunings
+from .identical import identical_protocols
+from .lr_split import lr_split
 
 __all__ = ["Comparison", "RunSummary", "summarize", "protocol_order", "reference_spec", "load_reference"]
 
@@ -123,6 +126,12 @@ class RunSummary:
         reference_missing: why the named reference could not be loaded (``None``: it could).
         vs_reference: per protocol with runs, its comparison with the reference (A = reference).
         proxy: the calibrated proxy validity of the run's budget, read from its calibration run.
+        identical: protocol -> the earlier protocol it equals run by run
+            (:func:`~nasrescale.report.identical.identical_protocols`); those are left out of
+            :attr:`compared`, and so of every statistic.
+        splits: ``"B vs A"`` -> the pair compared on each side of A's fixed LR
+            (:func:`~nasrescale.report.lr_split.lr_split`), for pairs where B's LR varies.
+        cells: ``(cells with a finished run, cells the pipeline declares)``.
     """
 
     run_dir: Path
@@ -144,6 +153,19 @@ class RunSummary:
     reference_missing: str | None
     vs_reference: dict[str, Comparison]
     proxy: dict[str, Any] | None
+    identical: dict[str, str]
+    splits: dict[str, dict[str, Any]]
+    cells: tuple[int, int]
+
+    @property
+    def compared(self) -> list[str]:
+        """The protocols the statistics compare: :attr:`labels` less the :attr:`identical` ones."""
+        return [label for label in self.labels if label not in self.identical]
+
+    @property
+    def interim(self) -> bool:
+        """Whether cells the pipeline declares have no finished run yet."""
+        return self.cells[0] < self.cells[1]
 
     @property
     def family(self) -> Any:
@@ -155,7 +177,8 @@ class RunSummary:
         return {"name": self.name, "protocols": self.labels, "budget": self.budget,
                 "pairs": {k: c.result for k, c in self.pairs.items()},
                 "reference": {k: c.result for k, c in self.vs_reference.items()},
-                "include_degenerate": self.include_degenerate,
+                "include_degenerate": self.include_degenerate, "identical_protocols": self.identical,
+                "lr_split": self.splits, "cells": {"finished": self.cells[0], "declared": self.cells[1]},
                 "lr_search": {label: {k: v for k, v in found.items() if k != "selection"}
                               for label, found in self.searches.items()}}
 
@@ -166,6 +189,16 @@ def _archs(store: StoreData, labels: list[str]) -> list[str]:
     declared = pipeline_value(store.pipeline, "arch_list")
     order = [a for a in declared if a in trained] if isinstance(declared, list) else []
     return order + sorted(trained - set(order))
+
+
+def _cells(store: StoreData, labels: list[str]) -> tuple[int, int]:
+    """``(cells with a finished run under every protocol, cells the pipeline declares)``."""
+    done = store.jobs[store.jobs["protocol"].isin(labels) & store.jobs["status"].isin([Status.DONE, Status.DIVERGED])]
+    per_protocol = [set(done.loc[done["protocol"] == label, "arch"]) for label in labels]
+    finished = len(set.intersection(*per_protocol)) if per_protocol else 0
+    declared = pipeline_value(store.pipeline, "arch_list")
+    trained = store.jobs.loc[store.jobs["protocol"].isin(labels), "arch"].nunique()
+    return finished, max(len(declared) if isinstance(declared, list) else 0, trained)
 
 
 def load_reference(spec: str | None, nats_file: str | None) -> tuple[Source | None, str | None]:
@@ -195,15 +228,18 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
     names, key = short_names(_archs(store, labels), family, [pipeline_value(store.pipeline, "pipeline.family_file")])
     budget = budget_facts(store)
     budget["limits"] = budget_limits(budget)
+    same = identical_protocols(store.jobs, labels)
+    compared = [label for label in labels if label not in same]
     pairs = {f"{y} vs {x}": Comparison(*compare(sources[x], sources[y], n_boot=n_boot,
                                                 include_degenerate=include_degenerate))
-             for x, y in combinations(labels, 2)}
+             for x, y in combinations(compared, 2)}
+    splits = {f"{y} vs {x}": split for x, y in combinations(compared, 2)
+              if (split := lr_split(store, sources[x], sources[y], n_boot, include_degenerate)) is not None}
     spec, nats_file = reference_spec(store.pipeline)
     ref, missing = load_reference(spec, nats_file)
-    usable = {p: s for p, s in sources.items() if not s.runs.empty}
+    usable = {p: sources[p] for p in compared if not sources[p].runs.empty}
     vs_ref = {p: Comparison(*compare(ref, s, n_boot=n_boot, include_degenerate=include_degenerate))
               for p, s in usable.items()} if ref is not None else {}
     return RunSummary(run_dir, store, name, labels, sources, names, key, n_boot, include_degenerate,
-                      f"`nasrescale report {name} --include-degenerate`", budget, searches(store), tunings(store), pairs,
-                      spec, ref,
-                      missing, vs_ref, proxy)
+                      f"`nasrescale report {name} --include-degenerate`", budget, searches(store), tunings(store), pairs, spec, ref,
+                      missing, vs_ref, proxy, same, splits, _cells(store, compared))

@@ -9,6 +9,12 @@ NB201 benchmark accuracy), ``list`` (``archs.names``) and ``file`` (one architec
 Every selection is deterministic given its settings (seeded ``random.Random``), returns
 canonical strings (the family's encoding) without duplicates, and puts ``include`` first.
 
+With ``archs.unique = true`` a selection takes one cell per isomorphism class
+(:mod:`nasrescale.space.isomorphism`): ``uniform`` draws classes uniformly (each as its first
+cell in digit-string order), ``stratified`` stratifies those first cells, ``list`` and ``file``
+keep the first cell of each class they name. The default (``false``) keeps the selections, and
+so the job keys, of pipelines stored before the option existed.
+
 >>> selection_methods()
 ('uniform', 'stratified', 'list', 'file')
 >>> selection_method("random")
@@ -21,6 +27,8 @@ nasrescale.errors.ConfigError: archs.select: expected one of 'uniform', 'stratif
 >>> a = select_archs(ArchSettings(count=5, seed=1), nb)
 >>> len(a), a == select_archs(ArchSettings(count=5, seed=1), nb), len(set(a))
 (5, True, 5)
+>>> select_archs(ArchSettings(select="list", names=("1_10_021", "0_10_211"), unique=True), nb)
+['|skip_connect~0|+|skip_connect~0|none~1|+|none~0|nor_conv_1x1~1|skip_connect~2|']
 """
 
 from __future__ import annotations
@@ -36,10 +44,11 @@ from .analysis import space_size
 from .benchmark import benchmark_accuracies
 from .encodings import format_arch, make_graph, parse_arch
 from .families import CellFamily
+from .isomorphism import class_representatives, first_of_each_class, isomorphism_classes
 from .topology import is_degenerate
 
 __all__ = ["METHODS", "SelectionMethod", "register_selection", "selection_methods", "selection_method", "check_selection",
-           "select_archs", "uniform_sample", "stratified_sample"]
+           "select_archs", "uniform_sample", "stratified_sample", "unique_pool"]
 
 #: ``fn(settings, family, include, dataset, base_dir) -> architectures`` (``include`` first)
 SelectFn = Callable[[Any, CellFamily, list[str], "str | None", "Path | None"], list[str]]
@@ -147,6 +156,24 @@ def uniform_sample(family: CellFamily, count: int, seed: int, exclude: Sequence[
     return out
 
 
+def unique_pool(family: CellFamily, exclude: Sequence[str] = (), degenerate: bool = True) -> list[str]:
+    """The first cell (digit-string order) of each isomorphism class of an enumerable family,
+    without the classes of ``exclude`` and, unless ``degenerate``, the degenerate classes.
+
+    >>> from nasrescale.space.registry import get_family
+    >>> len(unique_pool(get_family("nb201"))), len(unique_pool(get_family("nb201"), degenerate=False))
+    (5545, 5521)
+    """
+    try:
+        classes = isomorphism_classes(family)
+    except ArchError as err:
+        raise ConfigError(f"archs.unique: isomorphism classes need an enumerable family ({err})") from None
+    reps = class_representatives(family)
+    skip = {reps[a] for a in exclude if a in reps}
+    pool = [cells[0] for cells in classes.values() if cells[0] not in skip]  # digit-string order
+    return pool if degenerate else [a for a in pool if not is_degenerate(parse_arch(a, family), family)]
+
+
 def stratified_sample(accuracies: dict[str, float], count: int, seed: int, exclude: Sequence[str] = ()) -> list[str]:
     """One cell from each of ``count`` equal-size strata of benchmark accuracy (low to high).
 
@@ -160,6 +187,11 @@ def stratified_sample(accuracies: dict[str, float], count: int, seed: int, exclu
     rng = random.Random(seed)
     bounds = [round(i * len(ranked) / count) for i in range(count + 1)]
     return [ranked[rng.randrange(lo, hi)] for lo, hi in zip(bounds, bounds[1:])]
+
+
+def _unique(settings: Any, archs: list[str], family: CellFamily) -> list[str]:
+    """``archs`` with one cell per isomorphism class when ``archs.unique`` is set."""
+    return first_of_each_class(archs, family)[0] if getattr(settings, "unique", False) else archs
 
 
 def _read_file(path: Path) -> list[str]:
@@ -193,6 +225,11 @@ def _select_uniform(settings: Any, family: CellFamily, include: list[str], datas
                     base_dir: Path | None) -> list[str]:
     wanted = max(0, settings.count - len(include))
     keep_degenerate = getattr(settings, "sample_degenerate", True)
+    if getattr(settings, "unique", False):
+        pool = unique_pool(family, include, keep_degenerate)
+        if wanted > len(pool):
+            raise ConfigError(f"archs.count: {wanted} classes asked for, family {family.name!r} has {len(pool)}")
+        return include + random.Random(settings.seed).sample(pool, wanted)
     return include + uniform_sample(family, wanted, settings.seed, include, keep_degenerate)
 
 
@@ -208,15 +245,19 @@ def _select_stratified(settings: Any, family: CellFamily, include: list[str], da
         raise ConfigError(f"archs.select: stratified sampling uses the NB201 benchmark table; family "
                           f"{family.name!r} has none (use uniform, list or file)")
     keep_degenerate = getattr(settings, "sample_degenerate", True)
+    wanted = max(0, settings.count - len(include))
+    if getattr(settings, "unique", False):
+        pool = set(unique_pool(family, include, keep_degenerate))
+        return include + stratified_sample({a: v for a, v in acc.items() if a in pool}, wanted, settings.seed)
     exclude = include if keep_degenerate else include + [a for a in acc if is_degenerate(parse_arch(a, family), family)]
-    return include + stratified_sample(acc, max(0, settings.count - len(include)), settings.seed, exclude)
+    return include + stratified_sample(acc, wanted, settings.seed, exclude)
 
 
 @register_selection("list", needs="names", needs_text="a non-empty list of architectures",
                     summary="the architectures of archs.names")
 def _select_list(settings: Any, family: CellFamily, include: list[str], dataset: str | None,
                  base_dir: Path | None) -> list[str]:
-    return _canonical([*include, *settings.names], family, "archs.names")
+    return _unique(settings, _canonical([*include, *settings.names], family, "archs.names"), family)
 
 
 @register_selection("file", needs="file", needs_text="a file with one architecture per line",
@@ -226,4 +267,4 @@ def _select_file(settings: Any, family: CellFamily, include: list[str], dataset:
     path = Path(settings.file).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    return _canonical([*include, *_read_file(path)], family, f"archs.file {path}")
+    return _unique(settings, _canonical([*include, *_read_file(path)], family, f"archs.file {path}"), family)

@@ -123,6 +123,11 @@ def test_run_reports_every_candidate_as_the_ranking_code_computes_it(capsys, tmp
     text = (run_dir / "report.md").read_text()
     assert "tau_vs_cost.png" in text and (run_dir / "tau_vs_cost.png").stat().st_size > 0
     assert (run_dir / "accuracy_vs_reference.png").stat().st_size > 0
+    # it says what it validated, and no bound its own rows can break
+    assert "cannot agree with the reference much more" not in text
+    assert "trains the `nb201` protocol only" in text
+    assert f"best of 2 budgets on the {len(ARCHS)} cells it is measured on" in text and "in-sample" in text
+    assert "## Method" in text
 
 
 def test_a_calibration_grows_by_seeds_without_retraining(capsys, tmp_path):

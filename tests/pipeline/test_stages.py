@@ -203,6 +203,7 @@ def test_a_deadline_stops_the_tuning_and_the_next_slice_finishes_it(tmp_path):
     known = Known(best={"flat": 0.2, "principled": 0.2})
     first = run_slice(pipeline, tmp_path / "res", max_cells=5, deadline_s=0, executor=known, log=lambda _: None)
     assert first.stopped.startswith("time:") and first.jobs_run == 0
+    assert first.stage_jobs_run == 10 and first.jobs_total == 2 * len(ARCHS) and first.cells_done == 0  # the search ran
     assert "tuning:flat" not in _meta(tmp_path / "res" / "staged" / "store.sqlite")
     second = run_slice(pipeline, tmp_path / "res", max_cells=5, deadline_s=3600, executor=known, log=lambda _: None)
     assert second.cells_done == len(ARCHS)

@@ -146,7 +146,9 @@ def test_csv_source_in_any_encoding(tmp_path, nb201):
     assert frame["arch"].tolist() == archs
     src = load_source(str(csv), arch_column="cell", accuracy_column="top1")
     result, _ = compare(src, load_source("nb201:cifar10"), n_boot=0)
-    assert (result["n"], result["counts"]["degenerate_excluded"]) == (38, 2)  # two of the 40 have no path
+    assert (result["n"], result["counts"]["degenerate_excluded"]) == (35, 2)  # two of the 40 have no path
+    assert len(result["counts"]["isomorphic_dropped"]) == 3  # and 3 compute what another of them does
+    assert compare(src, load_source("nb201:cifar10"), n_boot=0, include_isomorphic=True)[0]["n"] == 38
     assert result["kendall_tau"] == pytest.approx(1.0)
     assert result["mean_diff"] == pytest.approx(-1)
     with pytest.raises(ConfigError, match="no accuracy column 'accuracy'; its columns: cell, top1"):

@@ -160,9 +160,14 @@ def test_training_curves_are_labelled_with_role_and_arch_and_mapped_in_report_js
     assert means[roles["best"]] == max(means.values())
     assert means[roles["worst"]] == min(means.values())
     short = {row["arch"]: row["short"] for row in json.loads((run.parent / "report.json").read_text())["archs"]}
-    for entry in mapped:  # the legend drawn names the role and the arch's short name
+    for entry in mapped:  # the legend names the role, the protocol that ranked it, the arch and its own rank
         assert seen[entry["key"]] == entry["legend"]
-        assert entry["legend"].startswith(f"{entry['role']}: {short[entry['arch']]} / {entry['protocol']} / seed ")
+        if entry["role"] == "diverged":
+            continue
+        own = {a: sum(v) / len(v) for a, v in truth[entry["protocol"]].items() if a != DEGENERATE}
+        place = 1 + sum(m > own[entry["arch"]] for m in own.values())
+        assert entry["legend"] == (f"{entry['role']} by rescaled: {short[entry['arch']]} / {entry['protocol']} "
+                                   f"(rank {place} of {len(own)} under {entry['protocol']}) / seed {entry['seed']}")
         assert "|" not in entry["legend"]
 
 

@@ -14,3 +14,38 @@ def test_stratified_selection_spans_the_accuracy_range():
     assert values == sorted(values)  # one per stratum, low to high
     assert values[0] <= ranked[len(ranked) // 10]
     assert values[-1] >= ranked[-len(ranked) // 10 - 1]
+
+
+def test_unique_selections_take_one_cell_per_isomorphism_class():
+    from nasrescale.pipeline.tables import ArchSettings
+    from nasrescale.space.isomorphism import canonical_form
+    from nasrescale.space.registry import get_family
+    from nasrescale.space.selection import select_archs
+
+    nb = get_family("nb201")
+    for select in ("uniform", "stratified"):
+        picked = select_archs(ArchSettings(select=select, count=60, seed=3, unique=True), nb, "cifar10")
+        assert len(picked) == 60
+        assert len({canonical_form(a, nb) for a in picked}) == 60, select
+    names = ("1_10_021", "0_10_211", "3_33_333")
+    listed = select_archs(ArchSettings(select="list", names=names, unique=True), nb)
+    assert len(listed) == 2
+    assert len(select_archs(ArchSettings(select="list", names=names), nb)) == 3  # the default keeps all
+
+
+def test_the_stored_study_keeps_its_cells_and_identity(tmp_path):
+    """archs.unique defaults to false: the stratified study's selection (and so its job keys) is
+    the one its store holds, and a pipeline that sets the key to false binds to that store."""
+    import gzip
+    from pathlib import Path
+
+    from nasrescale.pipeline.spec import ANALYSIS_ONLY, load_pipeline, strip_keys
+    from nasrescale.store.read import pipeline_value, read_store
+
+    root = Path(__file__).resolve().parents[2] / "results" / "nb201_cifar10_cpu"
+    pipeline = load_pipeline(root / "pipeline.toml")
+    (tmp_path / "store.sqlite").write_bytes(gzip.decompress((root / "store.sqlite.gz").read_bytes()))
+    stored = pipeline_value(read_store(tmp_path / "store.sqlite").pipeline, "arch_list")
+    assert pipeline.arch_list() == stored
+    explicit = load_pipeline(root / "pipeline.toml", ["archs.unique=false"])
+    assert strip_keys(explicit.identity(stored), ANALYSIS_ONLY) == strip_keys(pipeline.identity(stored), ANALYSIS_ONLY)
