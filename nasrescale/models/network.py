@@ -160,8 +160,10 @@ def _settings(family: CellFamily, overrides: Mapping[str, int | None]) -> tuple[
 
 
 def macro_settings(family: CellFamily, width: int | None = None, cells: int | None = None) -> dict[str, int]:
-    """The size settings :func:`build_model` would use: the family's ``[macro]`` values with
-    the overrides applied (only the settings the skeleton takes).
+    """The size settings :func:`build_model` would use and a caller can override, ``width`` and
+    ``cells`` (those the skeleton takes): the family's ``[macro]`` values with the overrides
+    applied. A skeleton's other settings (DARTS's ``stem_multiplier``, NB101's ``stacks``) come
+    from the family file only.
 
     >>> from nasrescale.models import macro_settings
     >>> from nasrescale.space.registry import get_family
@@ -171,7 +173,8 @@ def macro_settings(family: CellFamily, width: int | None = None, cells: int | No
     Raises:
         ConfigError: as :func:`build_model` for a bad macro table or override.
     """
-    return _settings(family, {"width": width, "cells": cells})[1]
+    settings = _settings(family, {"width": width, "cells": cells})[1]
+    return {key: value for key, value in settings.items() if key in ("width", "cells")}
 
 
 def build_model(

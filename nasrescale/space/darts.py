@@ -161,6 +161,9 @@ def _read(text: str) -> dict[str, Any]:
         if not isinstance(doc, dict):
             raise ArchError("genotype JSON must be an object with keys normal, normal_concat, reduce, reduce_concat")
         return doc
+    if not text.startswith("Genotype"):
+        raise ArchError(f"genotype: {text[:40]!r} is not a DARTS genotype; write Genotype(normal=[('op', input), ...], "
+                        "normal_concat=[...], reduce=[...], reduce_concat=[...]) or the same fields as a JSON object")
     return _Parser(tokenize(text)).genotype()
 
 

@@ -74,7 +74,9 @@ def test_the_tokenizer_reads_data_only():
 
 
 @pytest.mark.parametrize("text,message", [
-    ("__import__('os')", "must start with 'Genotype\\('"),
+    ("__import__('os')", "is not a DARTS genotype"),
+    ("Genotypes(normal=[])", "must start with 'Genotype\\('"),
+    ("3_33_333", "is not a DARTS genotype"),
     ("Genotype(normal=[('sep_conv_3x3', 0)", "expected ','"),
     (genotype(SKIPS[:6], SKIPS), "expected a list of 8 \\(op, input\\) pairs"),
     (genotype([("conv_7x7", 0)] + SKIPS[1:], SKIPS), "unknown op 'conv_7x7'"),
