@@ -58,15 +58,18 @@ def seed_error(wa: pd.DataFrame, wb: pd.DataFrame) -> pd.Series:
 
 
 def gain_lr_plot(lr: pd.Series, gain: pd.Series, label_a: str, label_b: str, reference_lr: float | None,
-                 path: Path, left_out: int = 0) -> Path:
-    """Each cell's gain (B - A, points) against the LR B trained it with (log axis), a dotted
-    line at A's LR (``reference_lr``); ``left_out`` cells with a diverged run are not drawn."""
+                 path: Path, left_out: int = 0, lr_of: str | None = None) -> Path:
+    """Each cell's gain (B - A, points) against the LR ``lr_of`` (default B) trained it with
+    (log axis), a dotted line at the other protocol's fixed LR (``reference_lr``); ``left_out``
+    cells with a diverged run are not drawn."""
+    lr_of = lr_of or label_b
+    other = label_a if lr_of == label_b else label_b
     fig = Figure(figsize=(6.0, 4.2))
     ax = fig.add_subplot()
     ax.scatter(lr, gain.reindex(lr.index), s=18, alpha=0.75)
     ax.axhline(0, color="black", lw=0.8, ls="--")
-    _log_lr_axis(ax, reference_lr, label_a)
-    ax.set_xlabel(f"learning rate {label_b} trained the cell with (log scale)")
+    _log_lr_axis(ax, reference_lr, other)
+    ax.set_xlabel(f"learning rate {lr_of} trained the cell with (log scale)")
     ax.set_ylabel(f"accuracy gain {label_b} - {label_a} (points)")
     note = f"; {left_out} with a diverged run not shown" if left_out else ""
     ax.set_title(f"gain vs the LR used ({len(lr)} cells{note})", fontsize=10)
@@ -77,9 +80,11 @@ def gain_lr_plot(lr: pd.Series, gain: pd.Series, label_a: str, label_b: str, ref
 
 
 def paired_diff_plot(gain: pd.Series, error: pd.Series, lr: pd.Series, label_a: str, label_b: str,
-                     reference_lr: float | None, path: Path) -> Path:
+                     reference_lr: float | None, path: Path, lr_of: str | None = None) -> Path:
     """Every cell's gain (B - A) with its seed error bar (:func:`seed_error`), cells sorted by
-    the LR B used; cells at or above A's LR in one colour, below it in another."""
+    the LR ``lr_of`` (default B) used; cells at or above the other's fixed LR in one colour,
+    below it in another."""
+    lr_of = lr_of or label_b
     order = lr.reindex(gain.index).sort_values(kind="stable").index
     y, err, x_lr = gain[order], error.reindex(order), lr[order]
     fig = Figure(figsize=(7.2, 4.2))
@@ -94,7 +99,7 @@ def paired_diff_plot(gain: pd.Series, error: pd.Series, lr: pd.Series, label_a: 
     ax.axhline(0, color="black", lw=0.8, ls="--")
     ax.set_xticks(pos[:: max(1, len(pos) // 8)],
                   [f"{v:.3g}" for v in x_lr.to_numpy()[:: max(1, len(pos) // 8)]], fontsize=8)
-    ax.set_xlabel(f"cells, sorted by the LR {label_b} used (tick: that LR)")
+    ax.set_xlabel(f"cells, sorted by the LR {lr_of} used (tick: that LR)")
     ax.set_ylabel(f"{label_b} - {label_a} (points)")
     ax.set_title(f"per-cell difference, error bar: standard error over seeds ({len(order)} cells)", fontsize=10)
     ax.grid(alpha=0.3)

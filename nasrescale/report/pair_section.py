@@ -13,7 +13,7 @@ import re
 from ..ranking.compare import per_seed
 from ..ranking.text import degenerate_note, fmt, isomorphic_note
 from . import plots
-from .lr_split import lr_split_lines, protocol_lrs
+from .lr_split import fixed_lr, lr_split_lines, protocol_lrs
 from .markdown import numbers_table, pearson_note, topk_table
 from .pair_plots import gain_lr_plot, paired_diff_plot, seed_error, topk_band_plot
 from .summary import Comparison, RunSummary
@@ -36,23 +36,27 @@ def _notes(run: RunSummary, result: dict) -> list[str]:
 
 
 def _lr_figures(run: RunSummary, comparison: Comparison, key: str, name: str) -> list[str]:
-    """B's gain against the LR it used, and every cell's difference with its seed error bar."""
+    """The gain against the LR the varying protocol used (B's, else A's), and every cell's
+    difference with its seed error bar, sorted by that LR."""
     result, merged = comparison.result, comparison.merged
     a, b = result["a"], result["b"]
     diverged = (merged["diverged_a"] > 0) | (merged["diverged_b"] > 0)
     live = merged[~merged["degenerate"].astype(bool) & ~diverged]
-    lrs = protocol_lrs(run.store, b).reindex(live.index).dropna()
-    if len(lrs) < 2 or lrs.nunique() < 2:
+    varying = [(label, protocol_lrs(run.store, label).reindex(live.index).dropna()) for label in (b, a)]
+    varying = [(label, lrs) for label, lrs in varying if len(lrs) >= 2 and lrs.nunique() >= 2]
+    if not varying:
         return []
-    reference_lr = (run.splits.get(key) or {}).get("reference_lr")
+    lr_of, lrs = varying[0]
+    reference_lr = fixed_lr(run.store, a if lr_of == b else b)
     gain = (live["b"] - live["a"]).reindex(lrs.index)
-    fig = gain_lr_plot(lrs, gain, a, b, reference_lr, run.run_dir / f"gain_{name}.png", int(diverged.sum()))
+    fig = gain_lr_plot(lrs, gain, a, b, reference_lr, run.run_dir / f"gain_{name}.png", int(diverged.sum()), lr_of)
     wa, wb = per_seed(run.sources[a]), per_seed(run.sources[b])
     error = seed_error(wa.reindex(lrs.index), wb.reindex(lrs.index))
-    paired = paired_diff_plot(gain, error, lrs, a, b, reference_lr, run.run_dir / f"paired_{name}.png")
+    paired = paired_diff_plot(gain, error, lrs, a, b, reference_lr, run.run_dir / f"paired_{name}.png", lr_of)
+    line = f"dotted: {a if lr_of == b else b}'s LR" if reference_lr else "the other protocol's LRs vary too"
     return [f"![gain vs the LR used]({fig.name}) ![per-cell differences]({paired.name})", "",
-            f"Left: each cell's gain against the LR {b} trained it with (log scale; dotted: {a}'s LR). Right: the "
-            f"gain of every cell, sorted by that LR, with its standard error over seeds.", ""]
+            f"Left: each cell's gain ({b} - {a}) against the LR {lr_of} trained it with (log scale; {line}). Right: "
+            "the gain of every cell, sorted by that LR, with its standard error over seeds.", ""]
 
 
 def pair_lines(run: RunSummary, key: str, comparison: Comparison) -> list[str]:
