@@ -24,7 +24,7 @@ from ..store.read import StoreData, dataset_name, pipeline_value, read_store
 from ..lrsearch.tuning import is_stage_label
 from .archs import short_names
 from .budget import budget_facts, budget_limits, searches
-from .tuning import tunings
+from .tuning import tuning_progress, tunings
 from .identical import identical_protocols
 from .lr_split import lr_split
 
@@ -241,5 +241,5 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
     vs_ref = {p: Comparison(*compare(ref, s, n_boot=n_boot, include_degenerate=include_degenerate))
               for p, s in usable.items()} if ref is not None else {}
     return RunSummary(run_dir, store, name, labels, sources, names, key, n_boot, include_degenerate,
-                      f"`nasrescale report {name} --include-degenerate`", budget, searches(store), tunings(store), pairs, spec, ref,
+                      f"`nasrescale report {name} --include-degenerate`", budget, searches(store), {**tuning_progress(store), **tunings(store)}, pairs, spec, ref,
                       missing, vs_ref, proxy, same, splits, _cells(store, compared))

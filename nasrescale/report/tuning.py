@@ -14,9 +14,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..store.read import StoreData
+from ..lrsearch.tuning import TUNE_PREFIX
+from ..store.job_status import FINAL, Status
+from ..store.read import StoreData, pipeline_value
 
-__all__ = ["tunings", "tuning_numbers", "tuning_lines", "tuned_lr_text"]
+__all__ = ["tunings", "tuning_progress", "tuning_numbers", "tuning_lines", "tuned_lr_text"]
 
 
 def tunings(store: StoreData) -> dict[str, dict[str, Any]]:
@@ -29,6 +31,37 @@ def tunings(store: StoreData) -> dict[str, dict[str, Any]]:
             except json.JSONDecodeError:
                 continue
     return out
+
+
+def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
+    """label -> a tuning still running, from its stored ``tune:<label>@x<m>`` jobs: the mean
+    accuracy per multiplier over the runs finished so far (``chosen`` is ``None``: no choice yet)."""
+    jobs = store.jobs
+    tune = jobs[jobs["protocol"].astype(str).str.startswith(TUNE_PREFIX) & jobs["status"].isin(list(FINAL))]
+    protocols = pipeline_value(store.pipeline, "protocols") or {}
+    table = pipeline_value(store.pipeline, "tuning") or {}
+    out: dict[str, dict[str, Any]] = {}
+    for (label, m), rows in tune.groupby(tune["protocol"].map(_arm_multiplier)):
+        doc = out.setdefault(label, {"in_progress": True, "chosen": None, "edge": None, "means": {}, "runs": {},
+                                     "cells": sorted(set(tune["arch"])), "seeds": table.get("seeds", []),
+                                     "criterion": "mean test accuracy over the tuning cells and seeds",
+                                     "planned": table.get("cells", 0) * len(table.get("seeds", [])) *
+                                     len(table.get("multipliers", []))})
+        accs = [10.0 if st == Status.DIVERGED else a for st, a in zip(rows["status"], rows["test_accuracy"])]
+        doc["means"][f"{m:g}"] = float(sum(accs) / len(accs))
+        doc["runs"][f"{m:g}"] = [{"arch": a, "seed": int(sd), "test_accuracy": acc}
+                                 for a, sd, acc in zip(rows["arch"], rows["seed"], accs)]
+        doc["diverged"] = {**doc.get("diverged", {}), f"{m:g}": int((rows["status"] == Status.DIVERGED).sum())}
+        anchor = store.meta.get(f"base_lr:{label}") if (protocols.get(label) or {}).get("base_lr") == "search" \
+            else (protocols.get(label) or {}).get("lr")
+        doc["anchor_lr"] = float(json.loads(anchor) if isinstance(anchor, str) else anchor or math.nan)
+    return out
+
+
+def _arm_multiplier(label: str) -> tuple[str, float]:
+    """``("flat", 0.5)`` of ``"tune:flat@x0.5"``."""
+    arm, _, m = label[len(TUNE_PREFIX):].rpartition("@x")
+    return arm, float(m)
 
 
 def tuned_lr_text(doc: dict[str, Any], lr_rule: str | None) -> str:
@@ -45,7 +78,8 @@ def tuning_numbers(found: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The numbers of the tunings ``found`` (:func:`tunings`) for ``report.json`` (``None``: none)."""
     if not found:
         return None
-    return {label: {k: doc.get(k) for k in ("anchor_lr", "chosen", "lr", "edge", "means", "cells", "seeds")}
+    return {label: {k: doc.get(k) for k in ("anchor_lr", "chosen", "lr", "edge", "means", "cells", "seeds",
+                                            "in_progress") if k in doc}
             for label, doc in found.items()}
 
 
@@ -63,8 +97,13 @@ def tuning_lines(found: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
         means = {float(m): v for m, v in (doc.get("means") or {}).items()}
         diverged = {float(m): n for m, n in (doc.get("diverged") or {}).items()}
         runs = {float(m): rs for m, rs in (doc.get("runs") or {}).items()}
-        lines += [f"**{label}**: anchor LR {doc['anchor_lr']:g}; chosen x{doc['chosen']:g} -> LR {doc['lr']:g}"
-                  + (f" (at the grid's {doc['edge']} edge: flagged)" if doc.get("edge") else ""), "",
+        done = sum(len(r) for r in runs.values())
+        head = (f"**{label}**: anchor LR {doc['anchor_lr']:g}; tuning in progress: {done} of {doc.get('planned') or '?'} "
+                "runs finished, no multiplier chosen yet (the means below are of the cells finished so far)"
+                if doc.get("in_progress") else
+                f"**{label}**: anchor LR {doc['anchor_lr']:g}; chosen x{doc['chosen']:g} -> LR {doc['lr']:g}"
+                + (f" (at the grid's {doc['edge']} edge: flagged)" if doc.get("edge") else ""))
+        lines += [head, "",
                   "| multiplier | LR | mean test accuracy | runs | diverged |", "| --- | --- | --- | --- | --- |"]
         for m in sorted(means):
             mark = " **(chosen)**" if m == doc["chosen"] else ""
@@ -86,7 +125,9 @@ def _plot(found: dict[str, dict[str, Any]], path: Path) -> Path:
     for i, (label, doc) in enumerate(found.items()):
         color = f"C{i}"
         means = sorted((float(m), v) for m, v in (doc.get("means") or {}).items())
-        ax.plot([m for m, _ in means], [v for _, v in means], "o-", color=color, label=f"{label} (x{doc['chosen']:g})")
+        chosen = doc.get("chosen")
+        ax.plot([m for m, _ in means], [v for _, v in means], "o-", color=color,
+                label=f"{label} (x{chosen:g})" if chosen is not None else f"{label} (in progress)")
         by_arch: dict[str, list[tuple[float, float]]] = {}
         for m, rs in (doc.get("runs") or {}).items():
             for r in rs:
@@ -96,7 +137,8 @@ def _plot(found: dict[str, dict[str, Any]], path: Path) -> Path:
         for pts in by_arch.values():
             pts.sort()
             ax.plot([m for m, _ in pts], [a for _, a in pts], "-", color=color, alpha=0.15, lw=0.8)
-        ax.axvline(doc["chosen"], color=color, ls=":", lw=1)
+        if chosen is not None:
+            ax.axvline(chosen, color=color, ls=":", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("multiplier of the anchor LR")
     ax.set_ylabel("test accuracy (%)")

@@ -255,3 +255,19 @@ def test_bad_stage_settings_exit_2_naming_the_key_before_anything_is_stored(tmp_
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "res").exists()
+
+
+def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path):
+    from nasrescale.report.report import write_report
+
+    pipeline = _load(tmp_path, staged_pipeline())
+    summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
+                           executor=Known(loss_at=0.3, best={"flat": 0.2, "principled": 0.2}))
+    with sqlite3.connect(summary.run_dir / "store.sqlite") as db:  # as a store stopped part-way through its tuning
+        db.execute("DELETE FROM meta WHERE key LIKE 'tuning:%' OR key = 'base_lr:flat'")
+        db.execute("DELETE FROM jobs WHERE protocol NOT LIKE 'tune:%' AND protocol NOT LIKE 'lr-search:%'")
+        db.execute("UPDATE jobs SET status = 'pending', test_accuracy = NULL WHERE protocol = 'tune:flat@x4'")
+    md = write_report(summary.run_dir, n_boot=10).read_text()
+    assert "**flat**: anchor LR 0.1; tuning in progress: 8 of 10 runs finished, no multiplier chosen yet" in md
+    assert "| x2 | 0.2 | 80.00 | 2 | 0 |" in md and "x4 |" not in md.split("**flat**")[1].split("**principled**")[0]
+    assert "flat: tuned: the LR tuning has not finished" in md
