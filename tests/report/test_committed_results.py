@@ -44,10 +44,26 @@ def test_there_are_committed_runs_to_check():
     assert RUNS, "no committed run with a per-architecture report under results/"
 
 
+def _stage(label: str) -> bool:
+    """An LR-search or tuning run: reported by the search and tuning sections, not per architecture."""
+    return label.startswith(("lr-search:", "tune:"))
+
+
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 def test_a_committed_report_is_recomputable_from_its_committed_store(run, tmp_path):
-    stored = finished_jobs(run / "store.sqlite.gz", tmp_path)
-    reported = reported_accuracies(json.loads((run / "report.json").read_text()))
+    everything = finished_jobs(run / "store.sqlite.gz", tmp_path)
+    stored = {k: acc for k, acc in everything.items() if not _stage(k[1])}
+    report = json.loads((run / "report.json").read_text())
+    reported = reported_accuracies(report)
+    tuned: dict[tuple[str, float], list[float]] = {}  # the tuning runs, by protocol and multiplier
+    for (_, label, _), acc in everything.items():
+        if label.startswith("tune:"):
+            arm, _, m = label[len("tune:"):].rpartition("@x")
+            tuned.setdefault((arm, float(m)), []).append(acc)
+    means = {(arm, float(m)): v for arm, t in (report.get("tuning") or {}).items() for m, v in t["means"].items()}
+    assert set(means) == set(tuned), f"{run.name}: the tuning in report.json is not the store's; report again"
+    for key, accs in tuned.items():
+        assert means[key] == pytest.approx(sum(accs) / len(accs), abs=1e-9), key
     missing = sorted(set(reported) - set(stored))
     assert not missing, (f"{run.name}: report.json lists {len(missing)} runs the committed store does not hold "
                          f"(e.g. {missing[0]}); pack the store after the last job (tools/pack_store.py) and report again")
