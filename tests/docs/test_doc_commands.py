@@ -28,9 +28,15 @@ MARKER = "<!-- runnable -->"
 #: fence -> the language its block runs in
 FENCES = {"```bash": "bash", "```sh": "bash", "```python": "python", "```py": "python"}
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-#: copied into each block's working folder; the package itself is imported from ROOT
-COPY_IGNORE = shutil.ignore_patterns(".git", ".data", "nasrescale", "tests", "__pycache__", "checkpoints",
-                                     "*.egg-info", ".hypothesis")
+_IGNORED_NAMES = shutil.ignore_patterns(".git", ".data", "nasrescale", "tests", "__pycache__", "checkpoints",
+                                        "*.egg-info", ".hypothesis")
+
+
+def COPY_IGNORE(folder: str, names: list[str]) -> set[str]:
+    """What each block's working folder leaves out: the package itself (imported from ROOT), caches,
+    data, and any virtual environment inside the checkout (a folder holding ``pyvenv.cfg``, several GB)."""
+    venvs = {n for n in names if (Path(folder) / n / "pyvenv.cfg").is_file()}
+    return set(_IGNORED_NAMES(folder, names)) | venvs
 BLOCK_TIMEOUT_S = 600
 #: the name of the design notes that never were in the repository, split so this file does not name it
 OUTSIDE_NOTES = "DESIGN" + ".md"
