@@ -6,7 +6,9 @@ group per node, one digit per incoming edge, the digit an op's position in the f
 list) where the family allows it, else as ``a1``, ``a2``, ... in the order given, with the full
 strings in the per-architecture table as the key. :func:`arch_rows` and :func:`arch_lines` are that table: per
 architecture, each protocol's accuracy per seed, their mean and the learning rate it trained
-with, and the reference's accuracy.
+with, and the reference's accuracy. A cell that computes the same function as another one of the
+table (an isomorphic duplicate, left out of every statistic) is marked with the cell kept for its
+class.
 
 >>> names, key = short_names(["|nor_conv_3x3~0|+|none~0|skip_connect~1|+|none~0|none~1|avg_pool_3x3~2|"], "nb201")
 >>> list(names.values()), key.split(":")[0]
@@ -20,7 +22,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..errors import NasRescaleError
-from ..ranking.compare import aggregate
+from ..ranking.compare import aggregate, isomorphic_duplicates
 from ..ranking.sources import Source
 from ..ranking.text import fmt
 from ..space.encodings import format_arch, parse_arch
@@ -73,7 +75,7 @@ def _runs(store: StoreData, label: str) -> pd.DataFrame:
 
 
 def arch_rows(store: StoreData, sources: dict[str, Source], names: dict[str, str],
-              reference: pd.Series | None = None) -> list[dict]:
+              reference: pd.Series | None = None, family: str | None = None) -> list[dict]:
     """The ``## Per architecture`` rows (for ``report.json``), sorted as the table shows them.
 
     Args:
@@ -81,12 +83,17 @@ def arch_rows(store: StoreData, sources: dict[str, Source], names: dict[str, str
         sources: each protocol's source, in report order (the first one sorts the rows, best first).
         names: short name of each architecture (:func:`short_names`).
         reference: the reference's accuracy per architecture (``None``: no reference).
+        family: the cells' family; a row's ``same_as`` names the cell kept for its isomorphism
+            class when the statistics drop it (the first of the class in string order, as
+            :func:`~nasrescale.ranking.compare.compare` keeps), else ``None``.
     """
     labels = list(sources)
+    twins = isomorphic_duplicates(sorted(names), family) if isinstance(family, str) else {}
     means = {label: aggregate(src)["accuracy"] for label, src in sources.items()}  # what the rankings use
     rows: list[dict] = []
     for arch in names:
-        row: dict[str, Any] = {"arch": arch, "short": names[arch], "degenerate": False, "protocols": {}}
+        row: dict[str, Any] = {"arch": arch, "short": names[arch], "degenerate": False, "protocols": {},
+                               "same_as": twins.get(arch)}
         for label in labels:
             runs = _runs(store, label)
             mine = runs[runs["arch"] == arch]
@@ -125,7 +132,9 @@ def arch_lines(store: StoreData, rows: list[dict], labels: list[str], names: dic
     head += [reference_label] if reference else []
     table = []
     for r in rows:
-        cells = [f"`{r['short']}`" + (" (degenerate)" if r["degenerate"] else "")]
+        twin = r.get("same_as")
+        cells = [f"`{r['short']}`" + (" (degenerate)" if r["degenerate"] else "")
+                 + (f" (= `{names.get(twin, twin)}`)" if twin else "")]
         cells += [f"`{r['arch']}`"] if numbered else []
         for label in labels:
             p = r["protocols"][label]
@@ -139,8 +148,18 @@ def arch_lines(store: StoreData, rows: list[dict], labels: list[str], names: dic
              "accuracy) and the learning rate the protocol trained it with"
              + (f"; {reference_label} is the reference's accuracy" if reference else "")
              + f". Sorted by the mean under {first}, best first; degenerate cells (no input-output path, recorded "
-               "at chance accuracy without training) last. " + key, ""]
+               "at chance accuracy without training) last. " + key + _twin_key(rows), ""]
     folded = len(table) > FOLD_ROWS  # a long table folds away (GitHub renders <details>)
     lines += [f"<details><summary>{len(table)} architectures</summary>", ""] if folded else []
     lines += [*md_table(head, table), ""] + (["</details>", ""] if folded else [])
     return lines
+
+
+def _twin_key(rows: list[dict]) -> str:
+    """The sentence on the table's isomorphic duplicates (empty for none)."""
+    twins = [r for r in rows if r.get("same_as")]
+    if not twins:
+        return ""
+    return (f" {len(twins)} cell{'s' if len(twins) > 1 else ''} marked (= X) compute{'' if len(twins) > 1 else 's'} "
+            "the same function as X (an isomorphic duplicate): the statistics count X for the class and leave the "
+            "marked cell out.")

@@ -138,7 +138,7 @@ class Pairs(_Lines):
 class Reference(_Lines):
     def lines(self, run: RunSummary) -> list[str]:
         return reference_section(run.reference_spec, run.reference, run.reference_missing, run.vs_reference,
-                                 run.run_dir, run.switch, run.names)
+                                 run.run_dir, run.switch, run.names, run.name)
 
 
 class Gaps(_Lines):
@@ -165,7 +165,7 @@ class Archs:
 
     def compute(self, run: RunSummary) -> Computed:
         ref = aggregate(run.reference)["accuracy"] if run.reference is not None else None
-        return Computed(arch_rows(run.store, run.sources, run.names, ref))
+        return Computed(arch_rows(run.store, run.sources, run.names, ref, run.family))
 
     def render(self, run: RunSummary, computed: Computed) -> list[str]:
         label = run.reference.label if run.reference is not None else None

@@ -23,9 +23,10 @@ __all__ = ["reference_section", "gap_section"]
 
 def reference_section(spec: str | None, ref: Source | None, missing: str | None,
                       comparisons: Mapping[str, Comparison], out: Path, switch: str,
-                      names: Mapping[str, str] | None = None) -> list[str]:
+                      names: Mapping[str, str] | None = None, run_name: str = "PIPELINE") -> list[str]:
     """``## Against the benchmark``: each protocol (B) against the reference (A), from their
-    ``comparisons`` (per protocol); ``missing`` says why the reference ``spec`` did not load."""
+    ``comparisons`` (per protocol); ``missing`` says why the reference ``spec`` did not load;
+    ``run_name`` is the pipeline the notes' ``nasrescale rank`` commands name."""
     if spec is None:
         return ["## Against the benchmark", "", "The pipeline names no reference.", ""]
     if ref is None:
@@ -33,7 +34,7 @@ def reference_section(spec: str | None, ref: Source | None, missing: str | None,
     lines = [f"## Against the benchmark ({ref.label})", "",
              f"Here A = the reference {ref.label} and B = each protocol: n is the number of architectures ranked, "
              "diff = B - A in accuracy points.", ""]
-    rows, curves, bands, points, notes = [], {}, {}, {}, []
+    rows, curves, bands, points, notes, twins = [], {}, {}, {}, [], {}
     for label, comparison in comparisons.items():
         result, merged = comparison.result, comparison.merged
         ci = result["ci"].get("kendall_tau")
@@ -44,8 +45,7 @@ def reference_section(spec: str | None, ref: Source | None, missing: str | None,
                      f"n = {top['n']})", fmt(result["mean_diff"], 2), fmt(result["mean_b"], 2),
                      fmt(result["mean_a"], 2)])
         notes.append(degenerate_note(result, switch))
-        notes.append(isomorphic_note(result, f"`nasrescale rank {ref.label} PIPELINE:{label} --include-isomorphic`",
-                                     dict(names or {})))
+        twins[label] = result
         if len(merged):
             curves[f"{label} vs {ref.label}"] = result["topk"]
             bands[label] = result["seed_noise"]["b"]
@@ -53,6 +53,8 @@ def reference_section(spec: str | None, ref: Source | None, missing: str | None,
     lines += md_table(["protocol (B)", "n", "Kendall tau", "95% CI", "Spearman",
                        f"tau, smallest top-K% of {MIN_TOPK_ROWS}+ cells", "diff (B - A)",
                        "mean acc. B", "mean acc. A (ref.)"], rows) + [""]
+    notes += _isomorphic_notes(twins, f"`nasrescale rank {ref.label} {run_name}:PROTOCOL --include-isomorphic`",
+                               dict(names or {}))
     lines += [note for note in dict.fromkeys(notes) if note][:2] + [""]
     if points:
         scatter = plots.reference_plot(points, ref.label, out / "reference_scatter.png")
@@ -60,6 +62,14 @@ def reference_section(spec: str | None, ref: Source | None, missing: str | None,
                               f"{ref.label} (the same cells for every curve)")
         lines += [f"![against the reference]({scatter.name}) ![top-K tau vs the reference]({topk.name})", ""]
     return lines
+
+
+def _isomorphic_notes(results: Mapping[str, dict], switch: str, names: dict[str, str]) -> list[str]:
+    """The isomorphic-duplicate notes of the protocols' ``results``: one note for all of them when
+    each dropped the same cells at the same n (``PROTOCOL`` left in ``switch``), else one each."""
+    notes = {label: isomorphic_note(result, switch.replace("PROTOCOL", label), names) for label, result in results.items()}
+    shared = {isomorphic_note(result, switch, names) for result in results.values()}
+    return list(shared) if len(shared) == 1 and len(results) > 1 else list(notes.values())
 
 
 def _gap_archs(means: dict[str, pd.DataFrame], protocols: list[str], ref: str | None,

@@ -94,3 +94,23 @@ def test_the_figures_read_the_lrs_used(study):
     text, _ = study
     assert "![gain vs the LR used](gain_default_vs_rescaled.png)" in text
     assert "![per-cell differences](paired_default_vs_rescaled.png)" in text
+
+
+def test_the_per_architecture_table_marks_a_duplicate_with_the_cell_kept(study):
+    text, numbers = study
+    kept, dropped = sorted(TWINS)  # the first in string order stands for the class
+    rows = {r["arch"]: r for r in numbers["archs"]}
+    assert rows[dropped]["same_as"] == kept and rows[kept]["same_as"] is None
+    assert sum(r["same_as"] is not None for r in rows.values()) == 1
+    short = {r["arch"]: r["short"] for r in numbers["archs"]}
+    table = text.split("## Per architecture")[1]
+    assert f"| `{short[dropped]}` (= `{short[kept]}`) |" in table
+    assert "1 cell marked (= X) computes the same function as X" in table
+
+
+def test_the_benchmark_section_says_its_duplicates_once_with_the_runs_name(study):
+    text, _ = study
+    section = text.split("## Against the benchmark")[1].split("\n## ")[0]
+    notes = [line for line in section.splitlines() if line.startswith("Statistics count each isomorphism class")]
+    assert len(notes) == 1, notes
+    assert "PIPELINE:" not in notes[0] and ":PROTOCOL --include-isomorphic" in notes[0]
