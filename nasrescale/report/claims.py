@@ -19,7 +19,7 @@ numbers show and no more.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
@@ -178,12 +178,13 @@ def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mappi
 
 def claims_section(pair: Mapping[str, Any] | None, reference: Mapping[str, Mapping[str, Any]],
                    dataset: str | None, proxy: Mapping[str, Any] | None, *, split: Mapping[str, Any] | None = None,
-                   setting: str = "") -> list[str]:
-    """The report's section: one bullet per claim (empty without a protocol pair)."""
+                   setting: str = "", trends: Sequence[str] = ()) -> list[str]:
+    """The report's section: one bullet per claim (empty without a protocol pair), then one per
+    budget trend built on the run (``trends``: :func:`~nasrescale.report.trend_link.trend_claim`)."""
     if not pair:
         return []
     bullets = [gain_claim(pair, dataset), ranking_claim(pair, setting), split_claim(split), top_claim(pair),
-               proxy_claim(proxy, reference, pair.get("a"))]
+               proxy_claim(proxy, reference, pair.get("a")), *trends]
     return ["## What this budget can say about the paper's claims", "",
             f"A = {pair.get('a')}, B = {pair.get('b')}; differences are B - A. The paper's figures are Chen et al., "
             "ICLR 2024, §4.3 (Fig. 4, Fig. 9): against NAS-Bench-201's published accuracies, with networks trained "

@@ -50,6 +50,7 @@ class TrendSummary:
         noise: per protocol label of that store that the trend also has: its seed-noise figures
             (:func:`~nasrescale.ranking.rank.seed_noise`) on the trend's cells; ``{"missing": why}``
             when the store cannot be read.
+        reuse: the run whose store the trend's runs were copied from (``None``: none named).
     """
 
     run_dir: Path
@@ -66,6 +67,7 @@ class TrendSummary:
     pairs: dict[tuple[str, int], Comparison]
     noise_store: str | None
     noise: dict[str, Any]
+    reuse: str | None = None
 
     @property
     def cells(self) -> list[str]:
@@ -76,7 +78,8 @@ class TrendSummary:
     def numbers(self) -> dict[str, Any]:
         """What ``report.json`` holds before the sections' own numbers."""
         return {"name": self.name, "protocols": self.labels, "epochs": self.epochs, "a": self.labels[0],
-                "reference": self.reference_spec, "cells": len(self.cells), "top_percent": self.top_percent}
+                "reference": self.reference_spec, "cells": len(self.cells), "top_percent": self.top_percent,
+                "reuse": self.reuse, "noise": self.noise_store}
 
 
 def _noise(name: str | None, results_root: Path, labels: list[str], cells: list[str]) -> dict[str, Any]:
@@ -119,6 +122,6 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
              for b in labels[1:] for e in epochs}
     name = str(store.meta.get("name") or run_dir.name)
     summary = TrendSummary(run_dir, store, name, labels, epochs, sources, n_boot, top, spec, ref, vs_ref, pairs,
-                           trend.get("noise"), {})
+                           trend.get("noise"), {}, trend.get("reuse"))
     noise = _noise(trend.get("noise"), run_dir.parent, labels, summary.cells)
     return TrendSummary(**{**summary.__dict__, "noise": noise})

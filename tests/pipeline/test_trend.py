@@ -14,6 +14,9 @@ import pytest
 
 from nasrescale.errors import ConfigError
 from nasrescale.pipeline.spec import load_pipeline
+from nasrescale.report.claims import PAPER_GAIN
+from nasrescale.report.report import write_report
+from nasrescale.store.read import dataset_name, read_store
 from nasrescale.ranking.rank import kendall_tau, spearman
 from nasrescale.space.benchmark import benchmark_accuracies
 
@@ -94,6 +97,20 @@ def test_a_trend_reuses_the_study_resumes_in_slices_and_reports_what_the_store_h
         "SELECT value FROM meta WHERE key = 'reused'").fetchone()[0])
     assert reused == {"source": "study", "runs": len(ARCHS) * 2}
     check_report(run_dir, stored)
+    check_study_links_the_trend(results / "study", json.loads((run_dir / "report.json").read_text()))
+
+
+def check_study_links_the_trend(study: Path, trend: dict) -> None:
+    """The study's claims end with the trend built on it: its link and the gain at its budgets."""
+    write_report(study, n_boot=50)
+    claims = (study / "report.md").read_text().split("## What this budget can say")[1].split("\n## ")[0]
+    (line,) = [line for line in claims.splitlines() if line.startswith("- With the budget")]
+    first, last = sorted((r for r in trend["pairs"] if r["b"] == "rescaled"), key=lambda r: r["epochs"])
+    assert "[trend](../trend/report.md), 3 cells" in line
+    assert f"{first['gain']:+.2f}" in line and f"{last['gain']:+.2f} " in line and "at 2 epochs" in line
+    dataset = dataset_name(read_store(study / "store.sqlite").pipeline)  # the shipped subset: no paper figure
+    assert ("consistent with the paper's" in line) == (dataset in PAPER_GAIN)
+    assert trend["reuse"] == "study" and trend["noise"] == "study"
 
 
 def check_report(run_dir: Path, stored: list[tuple]) -> None:

@@ -1,0 +1,89 @@
+"""A retrain run's link to the budget trends built on it.
+
+A trend (``kind = "trend"``, :mod:`nasrescale.report.trend`) that reuses a study's runs
+(``trend.reuse``) or reads its seed-noise floor (``trend.noise``) says how the study's 6-epoch
+comparison moves with the budget. The study's claims section then gives one sentence per such
+trend, read from the trend's own ``report.json`` (written by ``nasrescale report TREND``): which
+way the gain of B over A and tau(A, B) moved from the smallest to the largest budget, and
+whether the paper's gain "till converge" is consistent with that movement. Nothing is
+extrapolated past the largest measured budget.
+
+>>> rows = [{"a": "default", "b": "principled", "epochs": 6, "n": 24, "gain": -1.0, "gain_ci": [-1.5, -0.5],
+...          "kendall_tau": 0.6},
+...         {"a": "default", "b": "principled", "epochs": 24, "n": 24, "gain": 0.2, "gain_ci": [-0.3, 0.6],
+...          "kendall_tau": 0.7}]
+>>> text = trend_claim("trend", {"pairs": rows, "cells": 24}, 0.44)
+>>> "rose from -1.00 [-1.50, -0.50] at 6 epochs to +0.20 [-0.30, +0.60] at 24" in text
+True
+>>> "consistent with the paper's +0.44" in text, "not consistent" in text
+(True, False)
+>>> falling = [{**rows[0], "gain": -0.5, "gain_ci": [-0.8, -0.2]}, {**rows[1], "gain": -2.0, "gain_ci": [-2.6, -1.4]}]
+>>> text = trend_claim("trend", {"pairs": falling, "cells": 24}, 0.44)
+>>> "fell from -0.50" in text, "not consistent with the paper's +0.44" in text
+(True, True)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..ranking.text import fmt
+
+__all__ = ["linked_trends", "trend_claim"]
+
+
+def linked_trends(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(folder name, report.json)`` of every trend report beside ``run_dir`` (in the same results
+    folder) whose ``reuse`` or ``noise`` names the run ``name``, by folder name."""
+    found = []
+    for report in sorted(Path(run_dir).parent.glob("*/report.json")):
+        try:
+            numbers = json.loads(report.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue  # a report being rewritten, or not a report: nothing to link
+        if isinstance(numbers, dict) and "epochs" in numbers and isinstance(numbers.get("pairs"), list) \
+                and name in (numbers.get("reuse"), numbers.get("noise")) and report.parent != Path(run_dir):
+            found.append((report.parent.name, numbers))
+    return found
+
+
+def _gain(row: Mapping[str, Any]) -> str:
+    ci = row.get("gain_ci")
+    ci_text = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if isinstance(ci, list) and None not in ci else ""
+    return f"{row['gain']:+.2f}{ci_text} at {row['epochs']} epochs"
+
+
+def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], paper: float) -> str:
+    ci = last.get("gain_ci")
+    inside = isinstance(ci, list) and None not in ci and ci[0] <= paper <= ci[1]
+    toward = abs(last["gain"] - paper) < abs(first["gain"] - paper)
+    where = "inside" if inside else "outside"
+    moved = "moved toward it" if toward else "did not move toward it"
+    if inside or toward:
+        return (f"consistent with the paper's +{paper:.2f} (\"till converge\"): it is {where} the CI at "
+                f"{last['epochs']} epochs and the gain {moved}")
+    return (f"not consistent with the paper's +{paper:.2f} (\"till converge\") as far as {last['epochs']} epochs "
+            f"show: it is outside the CI there and the gain {moved}")
+
+
+def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) -> str:
+    """One sentence on the trend in results folder ``folder`` (its ``report.json`` ``numbers``):
+    per B, the gain and tau(A, B) at its smallest and largest budget, and, given the paper's
+    gain ``paper``, whether the movement is consistent with it; empty before two budgets have a gain."""
+    parts = []
+    for b in dict.fromkeys(r.get("b") for r in numbers["pairs"]):
+        rows = sorted((r for r in numbers["pairs"] if r.get("b") == b and r.get("gain") is not None),
+                      key=lambda r: r["epochs"])
+        if len(rows) < 2:
+            continue
+        first, last = rows[0], rows[-1]
+        way = "rose" if last["gain"] > first["gain"] else "fell" if last["gain"] < first["gain"] else "stayed"
+        text = (f"the gain of {b} over {first['a']} {way} from {_gain(first)} to {_gain(last)}, "
+                f"and tau(A, B) went from {fmt(first.get('kendall_tau'))} to {fmt(last.get('kendall_tau'))}")
+        parts.append(text + (f"; this is {_verdict(first, last, paper)}" if paper is not None else ""))
+    if not parts:
+        return ""
+    return (f"With the budget ([{folder}](../{folder}/report.md), {numbers.get('cells', '?')} cells): "
+            + "; ".join(parts) + ". No trend is extrapolated past the largest budget it measured.")
