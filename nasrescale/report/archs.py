@@ -84,12 +84,13 @@ def arch_rows(store: StoreData, sources: dict[str, Source], names: dict[str, str
         names: short name of each architecture (:func:`short_names`).
         reference: the reference's accuracy per architecture (``None``: no reference).
         family: the cells' family; a row's ``same_as`` names the cell kept for its isomorphism
-            class when the statistics drop it (the first of the class in string order, as
-            :func:`~nasrescale.ranking.compare.compare` keeps), else ``None``.
+            class when the statistics drop it (among the cells with a result, the first of the
+            class in string order, as :func:`~nasrescale.ranking.compare.compare` keeps), else ``None``.
     """
     labels = list(sources)
-    twins = isomorphic_duplicates(sorted(names), family) if isinstance(family, str) else {}
     means = {label: aggregate(src)["accuracy"] for label, src in sources.items()}  # what the rankings use
+    ranked = sorted(a for a in names if any(a in m.index for m in means.values()))
+    twins = isomorphic_duplicates(ranked, family) if isinstance(family, str) else {}
     rows: list[dict] = []
     for arch in names:
         row: dict[str, Any] = {"arch": arch, "short": names[arch], "degenerate": False, "protocols": {},
