@@ -39,7 +39,7 @@ from ..errors import ArchError, FamilyError
 from .ops import CellOp, get_op_kind
 from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
 
-__all__ = ["CellFamily", "parse_family", "read_family_file", "ENCODINGS", "KERNEL_RULES"]
+__all__ = ["CellFamily", "parse_family", "read_family_file", "ENCODINGS", "KERNEL_RULES", "MAX_CELL_SIZE"]
 
 #: every encoding a family may name, over all structures (each structure allows some of them)
 ENCODINGS = tuple(dict.fromkeys(e for s in STRUCTURES.values() for e in s.encodings))
@@ -180,8 +180,13 @@ def _check_keys(table: Mapping[str, Any], allowed: Any, source: str, prefix: str
             raise FamilyError(f"{_where(source, prefix + key)}: unknown key; allowed keys {where}: {', '.join(allowed)}")
 
 
+#: the largest node count or structure setting a family file may give: a cell beyond it has more
+#: architectures than any count or table here can hold (an int of 2**31 nodes would exhaust memory)
+MAX_CELL_SIZE = 64
+
+
 def _typed(table: Mapping[str, Any], key: str, typ: type, source: str, prefix: str,
-           default: Any = ..., positive: bool = False) -> Any:
+           default: Any = ..., positive: bool = False, maximum: int | None = None) -> Any:
     if key not in table:
         if default is ...:
             raise FamilyError(f"{_where(source, prefix + key)}: missing required key")
@@ -193,6 +198,9 @@ def _typed(table: Mapping[str, Any], key: str, typ: type, source: str, prefix: s
         )
     if positive and value <= 0:
         raise FamilyError(f"{_where(source, prefix + key)}: must be positive, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise FamilyError(f"{_where(source, prefix + key)}: {value!r} is more than {maximum}, the largest cell "
+                          f"size a family may declare; give a value from 1 to {maximum}")
     return value
 
 
@@ -250,7 +258,7 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
     kernel_rule = _typed(fam, "kernel_rule", str, source, "family.", default="none")
     if kernel_rule not in KERNEL_RULES:
         raise FamilyError(f"{_where(source, 'family.kernel_rule')}: {kernel_rule!r} is not one of {', '.join(KERNEL_RULES)}")
-    nodes = _typed(fam, "nodes", int, source, "family.", default=None)
+    nodes = _typed(fam, "nodes", int, source, "family.", default=None, maximum=MAX_CELL_SIZE)
     if nodes is not None and nodes < 2:
         raise FamilyError(f"{_where(source, 'family.nodes')}: a cell needs at least 2 nodes, got {nodes}")
     depth_offset = _typed(fam, "depth_offset", int, source, "family.")
@@ -286,7 +294,8 @@ def _parse_structure(table: Any, source: str) -> tuple[CellStructure, dict[str, 
     kind = _typed(table, "kind", str, source, "structure.", default=DEFAULT_STRUCTURE)
     structure = STRUCTURES.get(kind, _where(source, "structure.kind"))
     _check_keys(table, ("kind", *structure.settings), source, "structure.")
-    settings = {key: _typed(table, key, int, source, "structure.", default=default, positive=True)
+    settings = {key: _typed(table, key, int, source, "structure.", default=default, positive=True,
+                            maximum=MAX_CELL_SIZE)
                 for key, (_, default) in structure.settings.items()}
     return structure, settings
 

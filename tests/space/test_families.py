@@ -120,6 +120,7 @@ kind = "identity"
         (lambda s: s + "\n[extra]\n", "extra: unknown key; allowed keys at the top level: family, ops, macro"),
         (lambda s: s.replace("[family]", "[family\n"), "not valid TOML"),
         (lambda s: s.replace('nodes = 3', 'nodes = 3\nimports = ["no_such_module_xyz"]'), "cannot import 'no_such_module_xyz'"),
+        (lambda s: s.replace("nodes = 3", "nodes = 2147483648"), "family.nodes: 2147483648 is more than 64"),
     ],
 )
 def test_malformed_family_names_the_key(edit, fragment):
@@ -169,3 +170,13 @@ def test_nasrescale_cells_env_var(tmp_path, monkeypatch):
 def test_read_missing_file():
     with pytest.raises(FamilyError, match="cannot read cell family file"):
         read_family_file("/nonexistent/x.toml")
+
+
+def test_a_huge_structure_setting_is_refused_before_anything_is_built():
+    """Found by the long fuzz run: a DARTS family with ``steps = 2147483648`` exhausted memory
+    (23 GB) instead of being refused."""
+    text = (builtin_cells_dir() / "darts.toml").read_text()
+    assert "\nsteps = 4\n" in text
+    huge = text.replace("\nsteps = 4\n", "\nsteps = 2147483648\n", 1)
+    with pytest.raises(FamilyError, match=r"structure\.steps: 2147483648 is more than 64"):
+        parse_family(huge, source="darts.toml")
