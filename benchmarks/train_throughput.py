@@ -57,7 +57,7 @@ Usage:
         --jobs-per-gpu 1,2 --workers 0                                      # CPU smoke run (seconds)
     python benchmarks/train_throughput.py --width 8 --cells 1 --train-images 2048 --epochs 1 --ks 2,6 \
         --jobs-per-gpu "" --precisions fp32 --budget-images 10000 --profile 15  # the CPU study's budget
-    tools/gpu_visit.sh bench                 # the full-size run of a GPU visit (bf16 and fp32, JSON)
+    tools/gpu_allocation.sh bench            # full size in a time-limited GPU allocation (bf16 and fp32, JSON)
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 The index lists the runs whose store is versioned: a folder holding ``store.sqlite.gz`` (the form
 committed results ship in, written by ``tools/pack_store.py``; read from its copy unpacked beside
-it, :func:`~nasrescale.store.write.unpack_gzipped`), or one of :data:`PLAIN_STORE_RUNS`, whose
-plain ``store.sqlite`` is versioned. A local run (``store.sqlite`` alone) is never listed, so
-running and reporting it leaves the index, a versioned file, as it is: its own ``report.md`` is
-its page. For each listed run: the pipeline and its description, the data copy it
+it, :func:`~nasrescale.store.write.unpack_gzipped`). A local run (``store.sqlite`` alone) is never
+listed, so running and reporting it leaves the index, a versioned file, as it is: its own
+``report.md`` is its page. For each listed run: the pipeline and its description, the data copy it
 trained on, the hardware and software its finished jobs ran on (device, torch, CUDA, the
 precision actually used: the CPU always trains in fp32), the dates, jobs done / total, the
 slices recorded by :mod:`nasrescale.pipeline.slices`, and a ranking table (each protocol against
@@ -21,7 +20,6 @@ Markdown lines for a run's own ``report.md``.
 
 from __future__ import annotations
 
-import json
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -40,22 +38,12 @@ from .identical import identical_protocols
 from .report import protocol_order, reference_spec
 
 __all__ = ["provenance", "provenance_lines", "index_text", "write_index", "refresh_index", "run_folders",
-           "is_listed", "gpu_outputs_section", "PLAIN_STORE_RUNS"]
-
-#: run folders whose plain ``store.sqlite`` is versioned (``.gitignore``): the GPU-sliced re-evaluation
-PLAIN_STORE_RUNS = ("nb201_cifar10_gpu_slices",)
-
-#: folders under the results root that ``tools/gpu_allocation.sh collect`` fills (and its former name)
-GPU_OUTPUT_FOLDERS = ("gpu_allocations", "gpu_visits")
-#: each output folder's summary file (and its former name)
-GPU_SUMMARY_FILES = ("allocation.json", "visit.json")
+           "is_listed"]
 
 
 def is_listed(run_dir: Path) -> bool:
     """Whether the index lists the run folder ``run_dir``: its store is versioned (module docstring)."""
-    run_dir = Path(run_dir)
-    return (run_dir / "store.sqlite.gz").is_file() or (
-        run_dir.name in PLAIN_STORE_RUNS and (run_dir / "store.sqlite").is_file())
+    return (Path(run_dir) / "store.sqlite.gz").is_file()
 
 
 def run_folders(root: Path) -> list[Path]:
@@ -144,65 +132,17 @@ def _headline_lines(run_dir: Path) -> list[str]:
     return heads + [""] if heads else []
 
 
-def _key_values(path: Path) -> dict[str, str]:
-    """``key: value`` lines of a text file (``env.txt``, the lines of ``bench.txt``)."""
-    if not path.is_file():
-        return {}
-    out: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() not in out:
-            out[key.strip()] = value.strip()
-    return out
-
-
-def _bench_line(path: Path, prefix: str) -> str:
-    if not path.is_file():
-        return "-"
-    lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.startswith(prefix)]
-    return lines[-1][len(prefix):].strip() if lines else "-"
-
-
-def _summary(folder: Path) -> dict[str, Any]:
-    path = next((folder / n for n in GPU_SUMMARY_FILES if (folder / n).is_file()), None)
-    return json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
-
-
-def gpu_outputs_section(root: Path) -> list[str]:
-    """The GPU output folders that ``tools/gpu_allocation.sh collect`` put in ``<root>/gpu_allocations/``
-    (and the former ``<root>/gpu_visits/``)."""
-    folders = sorted((p for name in GPU_OUTPUT_FOLDERS for p in (Path(root) / name).glob("*") if p.is_dir()),
-                     key=lambda p: p.name)
-    if not folders:
-        return []
-    rows = []
-    for folder in folders:
-        env = _key_values(folder / "env.txt")
-        summary = _summary(folder)
-        steps = ", ".join(f"{s['step']} {s['status']}" for s in summary.get("steps", [])) or "-"
-        device = env.get("device") or env.get("nvidia-smi") or ("CPU" if env.get("CUDA available") == "False" else "?")
-        link = f"[{folder.name}]({folder.parent.name}/{folder.name}/)"
-        rows.append([link + (" (dry run)" if summary.get("dry_run") else ""),
-                     device, f"torch {env.get('torch', '?')}, CUDA {env.get('torch CUDA', '?')}", steps,
-                     _bench_line(folder / "bench.txt", "ratio="), _bench_line(folder / "bench.txt", "best:")])
-    return ["## GPU runs", "", "Files of each command run in a GPU allocation (`tools/gpu_allocation.sh collect`): "
-            "env.txt, pytest_gpu.txt, bench.txt (the throughput table), bench.json, reeval.log, allocation.json.", "",
-            *md_table(["started (UTC)", "device", "software", "steps", "ratio", "best configuration"], rows), ""]
-
-
 def index_text(root: Path) -> str:
     """The Markdown of ``<root>/README.md``."""
     folders = run_folders(root)
     lines = ["# Results", "",
              "Generated by `nasrescale report` (or `nasrescale report --index`) from the stores below; do not edit "
              "by hand. It lists the committed runs: those whose store is versioned, gzipped as `store.sqlite.gz` (which "
-             "any command unpacks beside it), or as is for the GPU-sliced run; a local run is not listed (its "
-             "`report.md` is its page). Each run folder holds `store.sqlite` (every job, its record and provenance) "
-             "and, once "
-             "reported, `report.md` and `report.json`; `nasrescale report PIPELINE` redraws the figures (the "
-             "GPU-sliced run keeps them out of git, so that what is copied to a GPU machine stays under 64 MiB).", ""]
+             "any command unpacks beside it); a local run is not listed (its `report.md` is its page). Each run folder "
+             "holds `store.sqlite` (every job, its record and provenance) and, once reported, `report.md` and "
+             "`report.json`; `nasrescale report PIPELINE` redraws the figures.", ""]
     if not folders:
-        return "\n".join(lines + (gpu_outputs_section(root) or ["No results yet.", ""]))
+        return "\n".join(lines + ["No results yet.", ""])
     summary = []
     for run_dir in folders:
         try:
@@ -217,7 +157,7 @@ def index_text(root: Path) -> str:
     lines += md_table(["pipeline", "data", "device", "jobs done/total"], summary) + [""]
     for run_dir in folders:
         lines += _run_section(run_dir)
-    return "\n".join(lines + gpu_outputs_section(root))
+    return "\n".join(lines)
 
 
 def write_index(root: str | Path) -> Path:

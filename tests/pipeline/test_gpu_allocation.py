@@ -1,176 +1,116 @@
-"""tools/gpu_allocation.sh: the dry run end to end on the CPU, its options at tiny size (budget, output
-folder, size cap, output limits), slices and the results index."""
+"""tools/gpu_allocation.sh: the dry run end to end on the CPU (every step, the store it grows through
+``nasrescale run --time-limit``, collect), and its options at tiny size (budget, output folder,
+size cap, output limits, refusals)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
-import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.report.results_index import index_text
-from nasrescale.pipeline.slices import copy_store, run_slice, spread_order, visit_cells, visit_records
+from nasrescale.pipeline.slices import visit_records
+from nasrescale.store.job_status import Status
+from nasrescale.store.read import reading
+from nasrescale.store.write import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "gpu_allocation.sh"
 EXPECTED = {"env/env.txt", "env/pytest_gpu.txt", "bench/bench.txt", "bench/bench.json", "reeval/reeval.log",
             "reeval/store.sqlite", "allocation.json"}
-TINY = ["pipeline.name=tiny_slices", "data.name=cifar10-subset", "data.path=", "archs.count=2", "budget.width=4",
-        "budget.cells=1", "budget.epochs=1", "budget.train_subset=128", "budget.test_subset=100",
-        "executor.device=cpu", "executor.jobs_per_gpu=1"]
 
 
-def _module(name: str):  # noqa: ANN202 - a tools/ script as a module
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # its dataclasses look their module up there
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+def _module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gpu_allocation", ROOT / "tools" / "gpu_allocation.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _tool(*args: str, out_env: Path | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "OUT"}
     env.update(OMP_NUM_THREADS="1", **({"OUT": str(out_env)} if out_env is not None else {}))
-    return subprocess.run([str(TOOL), *args], capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run([str(TOOL), *args], capture_output=True, text=True, env=env, timeout=3600)
 
 
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp_path_factory.mktemp("out")  # through $OUT, the fallback of --out
-    return out, _tool("all", "--dry-run", "--budget", "300", out_env=out)
+    return out, _tool("all", "--dry-run", "--cells", "1", "--budget", "3000", out_env=out)
 
 
 def test_dry_run_writes_every_step_within_the_default_limits(dry_run) -> None:  # noqa: ANN001
     out, proc = dry_run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
-    assert files == EXPECTED
-    assert len(files) <= 8
-    for f in files:
-        assert (out / f).stat().st_size <= 16 * 2**20, f
+    assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} == EXPECTED
     summary = json.loads((out / "allocation.json").read_text())
-    assert [s["step"] for s in summary["steps"]] == ["env", "bench", "reeval"]
-    assert {s["step"]: s["status"] for s in summary["steps"]} == {"env": "ok", "bench": "ok", "reeval": "ok"}
-    assert summary["limit_problems"] == []
+    assert [(s["step"], s["status"]) for s in summary["steps"]] == [("env", "ok"), ("bench", "ok"), ("reeval", "ok")]
+    assert summary["dry_run"] is True and summary["limit_problems"] == []
     env_txt = (out / "env" / "env.txt").read_text()
-    assert "torch:" in env_txt
+    assert "data: shipped CIFAR-10 subset (dry run)" in env_txt and "torch: " in env_txt
     assert "CUDA available: False" in env_txt
     assert "deselected" in (out / "env" / "pytest_gpu.txt").read_text()
     bench = (out / "bench" / "bench.txt").read_text()
-    assert "ratio=" in bench
-    assert "(c) fused K=2 bf16" in bench
-    assert "(c) fused K=2 fp32" in bench
+    assert "ratio=" in bench and "(c) fused K=2 bf16" in bench
     assert "bf16_vs_fp32" in json.loads((out / "bench" / "bench.json").read_text())
+    log = (out / "reeval" / "reeval.log").read_text()
+    assert "-m nasrescale run pipelines/nb201_cifar10_gpu_slices.toml --time-limit" in log
+    assert not (ROOT / "results" / "gpu_slices_dryrun").exists()  # the dry run's results root was thrown away
 
 
-def test_dry_run_store_comes_back_whole_with_its_slice(dry_run) -> None:  # noqa: ANN001
+def test_the_store_grew_by_one_cell_and_records_its_slice(dry_run) -> None:  # noqa: ANN001
     out, _ = dry_run
-    store = out / "reeval" / "store.sqlite"
-    assert not Path(str(store) + "-wal").exists()
-    db = sqlite3.connect(store)
-    statuses = [r[0] for r in db.execute("SELECT status FROM jobs")]
-    db.close()
-    assert statuses
-    assert set(statuses) == {"done"}
-    (record,) = visit_records(store)
-    assert record["dry_run"] is True
-    assert record["jobs_done"] == len(statuses)
-    assert record["data_copy"] == "shipped CIFAR-10 subset (dry run)"
+    assert not (out / "reeval" / "store.sqlite-wal").exists()
+    with reading(out / "reeval") as store:
+        statuses = [r["status"] for r in store.rows()]
+        assert store.get_meta("name") == "gpu_slices_dryrun"
+    # --cells 1: one cell of 4 (archs.count=4) under both protocols and both seeds: 4 of 16 jobs
+    assert sorted(statuses) == [Status.DONE] * 4 + [Status.PENDING] * 12
+    (record,) = visit_records(out / "reeval" / "store.sqlite")
+    assert (record["jobs_run"], record["jobs_done"], record["jobs_total"], record["cells_done"]) == (4, 4, 16, 1)
+    assert json.loads((out / "allocation.json").read_text())["reeval"] == record
 
 
-def test_collect_takes_the_store_report_and_files_into_results(dry_run, tmp_path: Path,  # noqa: ANN001
-                                                                capsys: pytest.CaptureFixture) -> None:
+def test_collect_takes_the_store_gzipped_its_report_and_the_files(dry_run, tmp_path: Path,  # noqa: ANN001
+                                                                  capsys: pytest.CaptureFixture) -> None:
     out, _ = dry_run
-    local = _module("gpu_allocation_local")
-    assert local.collect(out, tmp_path, n_boot=0) == 0
+    tool = _module()
+    assert tool.collect(out, tmp_path, n_boot=0) == 0
     run = tmp_path / "gpu_slices_dryrun"
-    assert (run / "store.sqlite").is_file()
+    assert (run / "store.sqlite.gz").is_file()  # committed as every committed run ships
     assert "## Provenance" in (run / "report.md").read_text()
+    assert "| [gpu_slices_dryrun](gpu_slices_dryrun/) | cifar10-subset |" in (tmp_path / "README.md").read_text()
     (copied,) = (tmp_path / "gpu_allocations").iterdir()
+    assert copied.name == json.loads((out / "allocation.json").read_text())["started_at"].replace("-", "").replace(":", "")
     assert {p.name for p in copied.iterdir()} == {"env.txt", "pytest_gpu.txt", "bench.txt", "bench.json",
                                                   "reeval.log", "allocation.json"}
-    index = (tmp_path / "README.md").read_text()
-    assert "## GPU runs" in index
-    assert f"| [{copied.name}](gpu_allocations/{copied.name}/) (dry run) | CPU |" in index
-    # the index lists versioned runs only: the dry run's store is not the versioned GPU-sliced one
-    assert "| [gpu_slices_dryrun](gpu_slices_dryrun/) |" not in index
-    db = sqlite3.connect(run / "store.sqlite")  # a store with fewer finished jobs is refused
-    db.execute("INSERT INTO jobs(key, status) VALUES ('extra', 'done')")
-    db.commit()
-    db.close()
+    assert tool.collect(out, tmp_path, n_boot=0) == 0  # the same store again: as many finished jobs
+    store = Store(run / "store.sqlite")  # the committed store moves on: one more finished job
+    store.add_jobs([{"key": "extra", "arch": "a", "protocol": "p", "seed": 0, "job_json": "{}"}])
+    store.finish("extra", Status.DONE, {})
+    store.close()
     capsys.readouterr()
-    assert local.collect(out, tmp_path, n_boot=0) == 2
-    assert "fewer than the" in capsys.readouterr().err
+    assert tool.collect(out, tmp_path, n_boot=0) == 2
+    assert "holds 4 finished jobs, fewer than the 5 of" in capsys.readouterr().err
 
 
-def test_spread_order_prefixes_cover_the_range() -> None:
-    order = spread_order(100)
-    assert sorted(order) == list(range(100))
-    for m in range(1, 101):  # any first m of 100 strata: gaps as narrow as for the power of two p <= m
-        p = 1 << (m.bit_length() - 1)
-        edges = [0, *sorted(order[:m]), 100]
-        widest = max(b - a for a, b in zip(edges, edges[1:]))
-        assert widest <= -(-100 // p), (m, widest)
-    assert visit_cells(["a", "b", "c", "d"]) == ["a", "c", "b", "d"]
-
-
-def test_slices_resume_one_store_and_stop_at_the_deadline(tmp_path: Path) -> None:
-    pipeline = load_pipeline(ROOT / "pipelines" / "nb201_cifar10_gpu_slices.toml", TINY)
-    lines: list[str] = []
-    first = run_slice(pipeline, tmp_path, max_cells=1, deadline_s=300, visit={"device": "cpu"}, log=lines.append)
-    assert (first.cells_done, first.jobs_done, first.jobs_total) == (1, 4, 8)
-    assert first.cells_run == visit_cells(pipeline.arch_list())[:1]
-    stopped = run_slice(pipeline, tmp_path, max_cells=2, deadline_s=0, log=lines.append)
-    assert stopped.jobs_run == 0
-    assert stopped.stopped.startswith("time")
-    second = run_slice(pipeline, tmp_path, max_cells=2, deadline_s=300, log=lines.append)
-    assert second.jobs_run == 4
-    assert second.cells_done == 2
-    assert [v["jobs_done"] for v in visit_records(tmp_path / "tiny_slices" / "store.sqlite")] == [4, 4, 8]
-    # the index lists the GPU-sliced run, whose plain store is versioned, and no local run
-    copy = copy_store(tmp_path / "tiny_slices" / "store.sqlite", tmp_path / "nb201_cifar10_gpu_slices" / "store.sqlite")
-    text = index_text(copy.parent.parent)
-    assert "| [nb201_cifar10_gpu_slices](nb201_cifar10_gpu_slices/) | cifar10-subset |" in text
-    assert "[tiny_slices](tiny_slices/)" not in text  # the local run the copy came from
-    assert "Jobs done 8/8" in text
-    assert "| precision | fp32 (CPU) |" in text
-    assert "| rescaled | default | 2 |" in text
-
-
-def test_size_check_fails_clearly_over_64_mib(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    local = _module("gpu_allocation_local")
-    small, big = tmp_path / "small.bin", tmp_path / "big.bin"
-    small.write_bytes(b"x" * 1000)
-    with open(big, "wb") as f:
-        f.truncate(65 * 2**20)  # sparse: du -b counts its apparent size, as the transfer would
-    assert local.check_size(ROOT, [small]) == 0
-    assert local.check_size(ROOT, [big]) == 2
-    assert "over the 64 MiB of --max-mib" in capsys.readouterr().err
-    assert local.check_size(ROOT, [tmp_path / "missing.npz"]) == 2
-    assert "does not exist" in capsys.readouterr().err
-
-
-def test_max_mib_sets_the_size_cap(tmp_path: Path) -> None:
+def test_size_counts_the_checkout_and_the_included_paths_against_max_mib(tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
     with open(big, "wb") as f:
-        f.truncate(65 * 2**20)
-    raised = _tool("size", "--include", str(big), "--max-mib", "100")
-    assert raised.returncode == 0, raised.stderr
-    assert "of 100 MiB" in raised.stdout
-    lowered = _tool("size", "--include", str(big), "--max-mib", "1")  # the checkout alone is over 1 MiB
-    assert lowered.returncode == 2
-    assert "over the 1 MiB of --max-mib" in lowered.stderr
+        f.truncate(65 * 2**20)  # sparse: its apparent size counts, as a transfer copies it
+    fits = _tool("size", "--include", str(big), "--max-mib", "100")
+    assert fits.returncode == 0, fits.stderr
+    assert "MiB of 100 MiB" in fits.stdout
+    over = _tool("size", "--include", str(big))
+    assert over.returncode == 2
+    assert "over the 64 MiB of --max-mib" in over.stderr
+    missing = _tool("size", "--include", str(tmp_path / "missing.npz"))
+    assert missing.returncode == 2 and "missing.npz' does not exist" in missing.stderr
 
 
 def test_budget_zero_skips_every_step_and_out_wins_over_the_environment(tmp_path: Path) -> None:
@@ -206,41 +146,28 @@ def test_output_limits_are_options(tmp_path: Path) -> None:
 
 
 def test_defaults_of_the_limits_and_the_budget_shares() -> None:
-    steps = _module("gpu_allocation_steps")
-    limits = _module("gpu_allocation_limits")
-    assert limits.OutputLimits() == limits.OutputLimits(max_files=8, max_file_mib=16.0, max_depth=2)
-    assert limits.DEFAULT_MAX_MIB == 64.0
-    hour = steps.Allocation(root=ROOT, out=Path("unused"), dry_run=False, data=Path("x"), pipeline="p",
-                            results=None, cells=1, deadline=time.monotonic() + 3300)
-    assert round(hour.share("env", ["bench", "reeval"])) == 150
-    assert round(hour.share("bench", ["reeval"])) == 330
-    assert 3280 < hour.share("reeval", []) <= 3290  # the rest, less 10 s to write the summary
+    tool = _module()
+    args = tool.parse_args(["all"])
+    assert (args.budget, args.max_mib, args.max_files, args.max_file_mib, args.max_depth) == (540, 64, 8, 16, 2)
+    hour = time.monotonic() + 3300
+    assert round(tool.share(args, hour, "env", ["bench", "reeval"])) == 150
+    assert round(tool.share(args, hour, "bench", ["reeval"])) == 330
+    assert 3280 < tool.share(args, hour, "reeval", []) <= 3290  # the rest, less 10 s to write the summary
+    short = time.monotonic() + 540  # the default budget: env and bench leave the steps after them 240 s each
+    assert round(tool.share(args, short, "env", ["bench", "reeval"])) == 60
+    assert round(tool.share(args, short - 60, "bench", ["reeval"])) == 240
 
 
-def test_bad_options_and_no_output_folder_are_refused(tmp_path: Path) -> None:
+def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
     no_out = _tool("reeval", "--dry-run")
     assert no_out.returncode == 2
     assert "no output folder: pass --out DIR" in no_out.stderr
     negative = _tool("env", "--out", str(tmp_path), "--max-files", "-1")
     assert negative.returncode == 2
-    assert "argument --max-files: '-1' is negative" in negative.stderr
+    assert "argument --max-files: -1 is negative" in negative.stderr
+    unknown = _tool("benchmark", "--out", str(tmp_path))
+    assert unknown.returncode == 2 and "unknown step 'benchmark'" in unknown.stderr
+    no_pack = _tool("reeval", "--out", str(tmp_path), "--data", "no/such/pack.npz")
+    assert no_pack.returncode == 2
+    assert "no/such/pack.npz' is missing" in no_pack.stderr and "size --include no/such/pack.npz" in no_pack.stderr
     assert not (tmp_path / "allocation.json").exists()
-
-
-def test_real_run_refuses_to_start_without_the_data_pack(tmp_path: Path) -> None:
-    proc = _tool("reeval", "--out", str(tmp_path), "--data", "no/such/pack.npz")
-    assert proc.returncode == 2
-    assert "no/such/pack.npz' is missing" in proc.stderr
-    assert "size --include no/such/pack.npz" in proc.stderr
-
-
-def test_the_index_still_lists_output_folders_under_their_former_name(tmp_path: Path) -> None:
-    old = tmp_path / "gpu_visits" / "20250101T000000Z"
-    new = tmp_path / "gpu_allocations" / "20250102T000000Z"
-    for folder, summary in ((old, "visit.json"), (new, "allocation.json")):
-        folder.mkdir(parents=True)
-        (folder / summary).write_text(json.dumps({"dry_run": True, "steps": [{"step": "env", "status": "ok"}]}))
-        (folder / "env.txt").write_text("torch: 2.0\nCUDA available: False\n")
-    text = index_text(tmp_path)
-    assert "| [20250101T000000Z](gpu_visits/20250101T000000Z/) (dry run) | CPU | torch 2.0, CUDA ? | env ok |" in text
-    assert "| [20250102T000000Z](gpu_allocations/20250102T000000Z/) (dry run) | CPU |" in text

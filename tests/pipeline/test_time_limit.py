@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.pipeline.slices import visit_cells, visit_records
+from nasrescale.pipeline.slices import spread_order, visit_cells, visit_records
 from nasrescale.pipeline.spec import load_pipeline
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
@@ -60,3 +60,14 @@ def test_a_pipeline_that_cannot_be_sliced_is_refused_before_anything_is_stored(c
     assert main(["run", str(path), "--results", str(tmp_path / "res"), "--max-cells", "1"]) == 2
     assert "lr_validation pipeline" in capsys.readouterr().err
     assert not (tmp_path / "res").exists()
+
+
+def test_spread_order_prefixes_cover_the_range() -> None:
+    order = spread_order(100)
+    assert sorted(order) == list(range(100))
+    for m in range(1, 101):  # any first m of 100 strata: gaps as narrow as for the power of two p <= m
+        p = 1 << (m.bit_length() - 1)
+        edges = [0, *sorted(order[:m]), 100]
+        widest = max(b - a for a, b in zip(edges, edges[1:]))
+        assert widest <= -(-100 // p), (m, widest)
+    assert visit_cells(["a", "b", "c", "d"]) == ["a", "c", "b", "d"]
