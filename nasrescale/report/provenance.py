@@ -59,8 +59,18 @@ def _slices(store: StoreData) -> list[dict[str, Any]]:
     return out
 
 
+def _jobs_run(visit: dict[str, Any]) -> str:
+    """A slice's evaluation jobs, with its LR-search and tuning jobs where it ran some.
+
+    >>> _jobs_run({"jobs_run": 0, "stage_jobs_run": 50}), _jobs_run({"jobs_run": 12})
+    ('0 (+50 LR-search/tuning)', '12')
+    """
+    stage = visit.get("stage_jobs_run")
+    return f"{visit.get('jobs_run', '?')}" + (f" (+{stage} LR-search/tuning)" if stage else "")
+
+
 def _slice_table(slices: list[dict[str, Any]]) -> list[str]:
-    rows = [[i + 1, v.get("finished_at", "?"), v.get("device", "?"), v.get("jobs_run", "?"),
+    rows = [[i + 1, v.get("finished_at", "?"), v.get("device", "?"), _jobs_run(v),
              f"{v.get('jobs_done', '?')}/{v.get('jobs_total', '?')}", fmt(v.get("wall_s"), 0), v.get("stopped", "")]
             for i, v in enumerate(slices)]
     return md_table(["slice", "finished (UTC)", "device", "jobs run", "jobs done/total", "wall (s)", "ended"], rows)
