@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 
-__all__ = ["PAPER_GAIN", "claims_pair", "gain_claim", "ranking_claim", "split_claim", "top_claim", "proxy_claim",
+__all__ = ["PAPER_GAIN", "claims_pair", "gain_claim", "ranking_claim", "effect_claim", "split_claim", "top_claim", "proxy_claim",
            "claims_section"]
 
 #: the paper's mean gain in accuracy points over NAS-Bench-201's published accuracies (§4.3)
@@ -65,6 +65,15 @@ def _noise_floor(pair: Mapping[str, Any]) -> list[float]:
     return [n for n in noise if n is not None]
 
 
+def _tau_level(tau: float, ci: tuple[float, float] | None, noise: list[float]) -> str:
+    """Where tau sits against the seed-noise floor: ``beyond`` (CI below it), ``unclear`` (tau
+    below it, CI reaching it) or ``seed`` (at or above it)."""
+    floor = min(noise)
+    if ci is not None and ci[1] < floor:
+        return "beyond"
+    return "unclear" if tau < floor else "seed"
+
+
 def ranking_claim(pair: Mapping[str, Any], setting: str = "") -> str:
     """Claim (2): tau between the protocols against tau between each protocol's seeds, a
     statement about the protocols as run here (``setting``: e.g. B's base LR and its range)."""
@@ -75,14 +84,43 @@ def ranking_claim(pair: Mapping[str, Any], setting: str = "") -> str:
     text = f"Kendall tau between A and B: {fmt(tau)}" + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else "")
     if not noise:
         return text + "; with one seed there is no noise floor to compare it with."
-    floor = min(noise)
     where = f" at this LR setting ({setting})" if setting else " as run here"
     text += f"; between one protocol's seeds: {', '.join(fmt(n) for n in noise)}"
-    if ci is not None and ci[1] < floor:
-        return text + f": over all cells, the protocols{where} rank them differently by more than seed noise does."
-    if tau < floor:
-        return text + ": below the seed-vs-seed tau, but its CI reaches it; not clearly beyond seed noise."
-    return text + ": the protocols agree about as well as two seeds do; no ranking change beyond noise."
+    return text + {
+        "beyond": f": over all cells, the protocols{where} rank them differently by more than seed noise does.",
+        "unclear": ": below the seed-vs-seed tau, but its CI reaches it; not clearly beyond seed noise.",
+        "seed": ": the protocols agree about as well as two seeds do; no ranking change beyond noise."}[
+        _tau_level(tau, ci, noise)]
+
+
+def effect_claim(row: Mapping[str, Any]) -> str:
+    """One effect of the 2x2 (a row of :func:`~nasrescale.report.effects.effect_rows`) in words:
+    its gain against none, its tau against the seed-noise tau of both arms on the same cells.
+
+    >>> effect_claim({"effect": "path-depth vs global LR, in-degree init", "a": "flat", "b": "principled",
+    ...               "n": 51, "gain": 0.1, "gain_ci": [-0.3, 0.5], "kendall_tau": 0.8,
+    ...               "kendall_tau_ci": [0.7, 0.87], "seed_tau_a": 0.8, "seed_tau_b": 0.77})
+    'path-depth vs global LR, in-degree init (principled - flat, 51 cells): gain +0.10 [-0.30, +0.50], no difference this budget can tell from zero; tau 0.800 [0.700, 0.870] against seed-vs-seed 0.800, 0.770, about as well as two seeds agree.'
+    """
+    gain, ci = row.get("gain"), row.get("gain_ci")
+    text = f"{row['effect']} ({row['b']} - {row['a']}, {row['n']} cells): "
+    if gain is None or not ci or None in ci:
+        text += "too few cells for a gain with a CI"
+    else:
+        verdict = (f"{row['b']} better" if ci[0] > 0 else f"{row['b']} worse" if ci[1] < 0
+                   else "no difference this budget can tell from zero")
+        text += f"gain {gain:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}], {verdict}"
+    tau, tau_ci = row.get("kendall_tau"), row.get("kendall_tau_ci")
+    tau_ci = (float(tau_ci[0]), float(tau_ci[1])) if tau_ci and None not in tau_ci else None
+    noise = [n for n in (row.get("seed_tau_a"), row.get("seed_tau_b")) if n is not None]
+    if tau is None:
+        return text + "."
+    text += f"; tau {fmt(tau)}" + (f" [{fmt(tau_ci[0])}, {fmt(tau_ci[1])}]" if tau_ci else "")
+    if not noise:
+        return text + " (one seed: no noise floor)."
+    return text + f" against seed-vs-seed {', '.join(fmt(n) for n in noise)}, " + {
+        "beyond": "a ranking change beyond seed noise.", "unclear": "below seed noise but its CI reaches it.",
+        "seed": "about as well as two seeds agree."}[_tau_level(tau, tau_ci, noise)]
 
 
 def split_claim(split: Mapping[str, Any] | None) -> str:
@@ -149,44 +187,61 @@ def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, Mapp
 
 
 def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mapping[str, Any] | None:
-    """The protocol pair the claims are read from: the baseline (A) against the first protocol
-    whose LR rule is the paper's ``path_depth`` (B), else the first pair (``None`` without one).
+    """The protocol pair the claims are read from: the baseline (A) against a protocol whose LR
+    rule is the paper's ``path_depth`` (B), else the first pair (``None`` without one). Among
+    the path-depth protocols, the first whose LR was tuned at the run's budget (``tune``) is
+    preferred once it has :data:`MIN_TOPK_ROWS` cells compared; until then, the first one.
 
-    ``pairs`` maps ``"B vs A"`` to a comparison with labels ``a`` and ``b``; ``protocols`` is the
-    pipeline's ``[protocols]`` table (label -> its resolved keys).
+    ``pairs`` maps ``"B vs A"`` to a comparison with labels ``a`` and ``b`` and its ``n``;
+    ``protocols`` is the pipeline's ``[protocols]`` table (label -> its resolved keys).
 
-    >>> pairs = {"elr_warmup vs default": {"a": "default", "b": "elr_warmup"},
-    ...          "rescaled vs default": {"a": "default", "b": "rescaled"}}
-    >>> claims_pair(pairs, {"elr_warmup": {"lr_rule": "fixed"}, "rescaled": {"lr_rule": "path_depth"}})["b"]
+    >>> pairs = {"elr_warmup vs default": {"a": "default", "b": "elr_warmup", "n": 50},
+    ...          "rescaled vs default": {"a": "default", "b": "rescaled", "n": 50},
+    ...          "principled vs default": {"a": "default", "b": "principled", "n": 12}}
+    >>> rules = {"elr_warmup": {"lr_rule": "fixed"}, "rescaled": {"lr_rule": "path_depth"},
+    ...          "principled": {"lr_rule": "path_depth", "tune": True}}
+    >>> claims_pair(pairs, rules)["b"]
+    'principled'
+    >>> pairs["principled vs default"]["n"] = 4  # too few cells yet: the untuned one
+    >>> claims_pair(pairs, rules)["b"]
     'rescaled'
     >>> claims_pair(pairs, None)["b"]  # no LR rules recorded: the first pair
     'elr_warmup'
     """
     tables = protocols if isinstance(protocols, Mapping) else {}
 
-    def rule(label: Any) -> Any:
+    def key(label: Any, name: str) -> Any:
         table = tables.get(label)
-        return table.get("lr_rule") if isinstance(table, Mapping) else None
+        return table.get(name) if isinstance(table, Mapping) else None
 
     first = next(iter(pairs.values()), None)
     if first is None:
         return None
     baseline = first.get("a")
-    return next((p for p in pairs.values() if p.get("a") == baseline and rule(p.get("b")) == "path_depth"
-                 and rule(baseline) != "path_depth"), first)
+    scaled = [p for p in pairs.values() if p.get("a") == baseline and key(p.get("b"), "lr_rule") == "path_depth"
+              and key(baseline, "lr_rule") != "path_depth"]
+    tuned = [p for p in scaled if key(p.get("b"), "tune") and (p.get("n") or 0) >= MIN_TOPK_ROWS]
+    return next(iter(tuned or scaled), first)
 
 
 def claims_section(pair: Mapping[str, Any] | None, reference: Mapping[str, Mapping[str, Any]],
                    dataset: str | None, proxy: Mapping[str, Any] | None, *, split: Mapping[str, Any] | None = None,
-                   setting: str = "", trends: Sequence[str] = ()) -> list[str]:
+                   setting: str = "", trends: Sequence[str] = (),
+                   effects: Sequence[Mapping[str, Any]] = ()) -> list[str]:
     """The report's section: one bullet per claim (empty without a protocol pair), then one per
-    budget trend built on the run (``trends``: :func:`~nasrescale.report.trend_link.trend_claim`)."""
+    effect of the 2x2 other than the pair itself (``effects``:
+    :func:`~nasrescale.report.effects.effect_rows`), then one per budget trend built on the run
+    (``trends``: :func:`~nasrescale.report.trend_link.trend_claim`)."""
     if not pair:
         return []
     bullets = [gain_claim(pair, dataset), ranking_claim(pair, setting), split_claim(split), top_claim(pair),
-               proxy_claim(proxy, reference, pair.get("a")), *trends]
+               proxy_claim(proxy, reference, pair.get("a"))]
+    others = [row for row in effects if (row.get("a"), row.get("b")) != (pair.get("a"), pair.get("b"))]
+    if others:
+        bullets.append("The 2x2, each arm's global LR tuned at this budget (tabulated in the next section):\n"
+                       + "\n".join(f"  - {effect_claim(row)}" for row in others))
     return ["## What this budget can say about the paper's claims", "",
             f"A = {pair.get('a')}, B = {pair.get('b')}; differences are B - A. The paper's figures are Chen et al., "
             "ICLR 2024, §4.3 (Fig. 4, Fig. 9): against NAS-Bench-201's published accuracies, with networks trained "
             "\"till converge\".", "",
-            *[f"- {b}" for b in bullets if b], ""]
+            *[f"- {b}" for b in [*bullets, *trends] if b], ""]

@@ -77,7 +77,8 @@ class Claims(_Lines):
         trends = [trend_claim(folder, trend, PAPER_GAIN.get(str(dataset)))
                   for folder, trend in linked_trends(run.run_dir, run.name)]
         return claims_section(pair, numbers["reference"], dataset, run.proxy,
-                              split=run.splits.get(key), setting=lr_setting(run, pair), trends=trends)
+                              split=run.splits.get(key), setting=lr_setting(run, pair), trends=trends,
+                              effects=run.effects)
 
 
 class Budget(_Lines):

@@ -24,6 +24,7 @@ from ..store.read import StoreData, dataset_name, pipeline_value, read_store
 from ..lrsearch.tuning import is_stage_label
 from .archs import short_names
 from .budget import budget_facts, budget_limits, searches
+from .effects import effect_rows
 from .tuning import tuning_progress, tunings
 from .identical import identical_protocols
 from .lr_split import lr_split
@@ -132,6 +133,8 @@ class RunSummary:
         splits: ``"B vs A"`` -> the pair compared on each side of A's fixed LR
             (:func:`~nasrescale.report.lr_split.lr_split`), for pairs where B's LR varies.
         cells: ``(cells with a finished run, cells the pipeline declares)``.
+        effects: the 2x2's effects among the protocols present
+            (:func:`~nasrescale.report.effects.effect_rows`; empty without two arms of one).
     """
 
     run_dir: Path
@@ -156,6 +159,7 @@ class RunSummary:
     identical: dict[str, str]
     splits: dict[str, dict[str, Any]]
     cells: tuple[int, int]
+    effects: list[dict[str, Any]]
 
     @property
     def compared(self) -> list[str]:
@@ -242,4 +246,5 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
               for p, s in usable.items()} if ref is not None else {}
     return RunSummary(run_dir, store, name, labels, sources, names, key, n_boot, include_degenerate,
                       f"`nasrescale report {name} --include-degenerate`", budget, searches(store), {**tuning_progress(store), **tunings(store)}, pairs, spec, ref,
-                      missing, vs_ref, proxy, same, splits, _cells(store, compared))
+                      missing, vs_ref, proxy, same, splits, _cells(store, compared),
+                      effect_rows(usable, n_boot=n_boot, include_degenerate=include_degenerate))

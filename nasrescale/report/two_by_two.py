@@ -14,10 +14,8 @@ its CI, the top-20% tau, and the seed-noise tau of A and of B on the same cells 
 
 Then per arm: its tau against the reference with CI, and the effective LR eta/||W||^2 of its
 scale-invariant convs (the median over layers, then over runs) in the first and the last
-epoch, from the runs whose history records it.
-
->>> [(name, a, b) for name, a, b in EFFECTS][:2]
-[('path-depth vs global LR, in-degree init', 'flat', 'principled'), ('path-depth vs global LR, PyTorch init', 'tuned', 'scaled')]
+epoch, from the runs whose history records it. The effects are computed once per report
+(:func:`~nasrescale.report.effects.effect_rows`, :attr:`RunSummary.effects`).
 """
 
 from __future__ import annotations
@@ -28,53 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ..ranking.compare import compare
 from ..ranking.text import fmt
 from ..store.job_status import Status
 from .markdown import md_table
+from .effects import ARMS
 from .section import Computed
 from .summary import RunSummary
 
-__all__ = ["EFFECTS", "ARMS", "TwoByTwo", "effect_rows", "elr_by_arm"]
-
-#: the 2x2's arms and the two protocols beside them
-ARMS = ("principled", "flat", "scaled", "tuned", "default", "rescaled")
-
-#: (effect, A, B): each row of the table is B - A
-EFFECTS = (
-    ("path-depth vs global LR, in-degree init", "flat", "principled"),
-    ("path-depth vs global LR, PyTorch init", "tuned", "scaled"),
-    ("in-degree vs PyTorch init, global LR", "tuned", "flat"),
-    ("in-degree vs PyTorch init, path-depth LR", "scaled", "principled"),
-    ("tuning alone (default's LR tuned)", "default", "tuned"),
-    ("the paper's comparison", "default", "principled"),
-    ("the paper's 200-epoch base LR kept", "principled", "rescaled"),
-)
-
-
-def _topk(result: dict[str, Any], k: int = 20) -> Any:
-    return next((row.get("kendall_tau") for row in result.get("topk") or [] if row.get("k_percent") == k), None)
-
-
-def _seed_tau(result: dict[str, Any], side: str) -> Any:
-    return ((result.get("seed_noise") or {}).get(side) or {}).get("kendall_tau")
-
-
-def effect_rows(run: RunSummary) -> list[dict[str, Any]]:
-    """One entry per effect whose two protocols both have finished cells."""
-    out = []
-    for name, a, b in EFFECTS:
-        if a not in run.sources or b not in run.sources or run.sources[a].runs.empty or run.sources[b].runs.empty:
-            continue
-        result, _ = compare(run.sources[a], run.sources[b], n_boot=run.n_boot, include_degenerate=run.include_degenerate)
-        if not result.get("n"):
-            continue
-        ci = result.get("ci") or {}
-        out.append({"effect": name, "a": a, "b": b, "n": result["n"], "gain": result.get("mean_diff"),
-                    "gain_ci": ci.get("mean_diff"), "kendall_tau": result.get("kendall_tau"),
-                    "kendall_tau_ci": ci.get("kendall_tau"), "top20_kendall_tau": _topk(result),
-                    "seed_tau_a": _seed_tau(result, "a"), "seed_tau_b": _seed_tau(result, "b")})
-    return out
+__all__ = ["TwoByTwo", "elr_by_arm"]
 
 
 def _elr_medians(record_json: Any) -> tuple[float, float]:
@@ -114,7 +73,7 @@ class TwoByTwo:
     key = "two_by_two"
 
     def compute(self, run: RunSummary) -> Computed:
-        rows = effect_rows(run)
+        rows = run.effects
         if not rows:
             return Computed(None)
         reference = {label: {"kendall_tau": c.result.get("kendall_tau"),

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from nasrescale.report.report import write_report
+from nasrescale.report.claims import effect_claim
 from nasrescale.report.two_by_two import _elr_medians
 
 from rank_store_builder import DEGENERATE, build_store
@@ -47,3 +48,25 @@ def test_a_runs_elr_is_the_median_over_layers_of_its_first_and_last_epoch():
     record = {"history": [{"epoch": 1, "elr": [1.0, 3.0, 2.0]}, {"epoch": 2}, {"epoch": 3, "elr": [0.5, 0.1, 0.2]}]}
     assert _elr_medians(json.dumps(record)) == (2.0, 0.2)
     assert all(np.isnan(v) for v in _elr_medians(json.dumps({"history": [{"epoch": 1}]})))
+
+
+def test_the_claims_read_the_tuned_path_depth_arm_and_state_every_other_effect_as_tabulated(tmp_path):
+    """With a tuned path-depth arm on enough cells the claims compare it (not the untuned
+    ``rescaled``) with the baseline, and say each other effect of the 2x2 in the numbers of the
+    2x2's table; ``rescaled`` appears as the base-LR sensitivity it is."""
+    protocols = ("default", "rescaled", "flat", "principled")
+    rules = {"default": {"lr_rule": "fixed"}, "rescaled": {"lr_rule": "path_depth"},
+             "flat": {"lr_rule": "fixed", "tune": True}, "principled": {"lr_rule": "path_depth", "tune": True}}
+    pipeline = {"pipeline": {"name": "arms", "family": "nb201", "seeds": [0, 1], "reference": "nb201:cifar10"},
+                "protocols": {p: {"source": p, **rules[p]} for p in protocols}}
+    run, _ = build_store(tmp_path / "arms", n_archs=14, seeds=(0, 1), protocols=protocols, pipeline=pipeline)
+    write_report(run.parent, n_boot=50)
+    effects = json.loads((run.parent / "report.json").read_text())["two_by_two"]["effects"]
+    md = (run.parent / "report.md").read_text()
+    claims = md.split("## What this budget can say about the paper's claims")[1].split("\n## ")[0]
+    assert "A = default, B = principled" in claims
+    stated = [row for row in effects if (row["a"], row["b"]) != ("default", "principled")]
+    assert {(r["a"], r["b"]) for r in stated} == {("flat", "principled"), ("principled", "rescaled")}
+    for row in stated:
+        assert f"  - {effect_claim(row)}" in claims
+    assert "the paper's 200-epoch base LR kept (rescaled - principled" in claims
