@@ -54,6 +54,20 @@ class _Lines:
         raise NotImplementedError
 
 
+def _interim_line(run: RunSummary) -> str:
+    """The interim line; where the protocols have finished different numbers of cells, it says
+    each one's and that every comparison is of the cells both its protocols finished."""
+    jobs = run.store.jobs
+    done = jobs[jobs["status"].isin([Status.DONE, Status.DIVERGED])]
+    counts = {label: done.loc[done["protocol"] == label, "arch"].nunique() for label in run.compared}
+    head = f"**Interim:** {run.cells[0]} of {run.cells[1]} cells have a finished run under every protocol"
+    if len(set(counts.values())) < 2:
+        return head + "; every figure below is of those cells and will change as the rest finish."
+    return (head + " (cells finished per protocol: " + ", ".join(f"{k} {v}" for k, v in counts.items())
+            + "); each comparison is of the cells both its protocols finished, and every figure below will change "
+            "as the rest finish.")
+
+
 class Title(_Lines):
     def lines(self, run: RunSummary) -> list[str]:
         facts = {"dataset": dataset_name(run.store.pipeline), "family": run.family,
@@ -62,8 +76,7 @@ class Title(_Lines):
                  ", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)",
                  ""]
         if run.interim:
-            lines += [f"**Interim:** {run.cells[0]} of {run.cells[1]} cells have a finished run under every protocol; "
-                      "every figure below is of those cells and will change as the rest finish.", ""]
+            lines += [_interim_line(run), ""]
         note = identical_note(run.identical)
         return lines + ([note, ""] if note else [])
 

@@ -70,3 +70,19 @@ def test_the_claims_read_the_tuned_path_depth_arm_and_state_every_other_effect_a
     for row in stated:
         assert f"  - {effect_claim(row)}" in claims
     assert "the paper's 200-epoch base LR kept (rescaled - principled" in claims
+
+
+def test_an_arm_still_catching_up_is_named_in_the_interim_line(tmp_path):
+    """While a new arm has fewer finished cells than the others, the interim line gives each
+    protocol's count instead of claiming every figure is of the common cells."""
+    run, _ = build_store(tmp_path / "catching_up", n_archs=10, seeds=(0,), protocols=("default", "principled"))
+    with sqlite3.connect(run) as db:
+        archs = sorted({a for (a,) in db.execute("SELECT arch FROM jobs WHERE protocol = 'principled'")})
+        db.executemany("DELETE FROM jobs WHERE protocol = 'principled' AND arch = ?", [(a,) for a in archs[:6]])
+        done = dict(db.execute("SELECT protocol, COUNT(DISTINCT arch) FROM jobs WHERE status IN ('done', 'diverged') "
+                               "GROUP BY protocol").fetchall())
+    write_report(run.parent, n_boot=10)
+    md = (run.parent / "report.md").read_text()
+    assert done["default"] != done["principled"]
+    assert (f"(cells finished per protocol: default {done['default']}, principled {done['principled']}); each "
+            "comparison is of the cells both its protocols finished") in md
