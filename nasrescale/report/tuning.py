@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..lrsearch.tuning import TUNE_PREFIX
+from ..lrsearch.tuning import TUNE_PREFIX, choose_multiplier, extend_multipliers
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, pipeline_value
 
@@ -55,7 +55,26 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
         anchor = store.meta.get(f"base_lr:{label}") if (protocols.get(label) or {}).get("base_lr") == "search" \
             else (protocols.get(label) or {}).get("lr")
         doc["anchor_lr"] = float(json.loads(anchor) if isinstance(anchor, str) else anchor or math.nan)
+    for doc in out.values():
+        _grid_state(doc, table)
     return out
+
+
+def _grid_state(doc: dict[str, Any], table: dict[str, Any]) -> None:
+    """Where a running tuning stands: ``planned`` counts the runs of every multiplier tried so far
+    (an extension's too); once each has all its runs, ``best`` and ``edge`` say whether the grid
+    extends (``next``: the multiplier it adds, ``extension``: which one, of ``extend``)."""
+    full = len(doc["cells"]) * max(len(doc["seeds"]), 1)
+    grid = sorted({*map(float, doc["means"]), *map(float, table.get("multipliers", []))})
+    doc["planned"] = full * len(grid)
+    if any(len(doc["runs"].get(f"{m:g}", [])) < full for m in grid):
+        return
+    choice = choose_multiplier({m: [r["test_accuracy"] for r in doc["runs"][f"{m:g}"]] for m in grid})
+    doc["best"], doc["edge"] = choice.chosen, choice.edge
+    if choice.edge is not None:
+        doc["next"] = extend_multipliers(grid, choice.edge)[0 if choice.edge == "low" else -1]
+        doc["extension"] = len(grid) - len(table.get("multipliers", grid)) + 1
+        doc["extend"] = table.get("extend", 0)
 
 
 def _arm_multiplier(label: str) -> tuple[str, float]:
@@ -83,6 +102,19 @@ def tuning_numbers(found: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
             for label, doc in found.items()}
 
 
+def _progress_head(label: str, doc: dict[str, Any], done: int) -> str:
+    """The head of a tuning still running: how far it is, or that its best sits at an edge and
+    the grid extends (or cannot extend further: the run stops there)."""
+    head = f"**{label}**: anchor LR {doc['anchor_lr']:g}; "
+    if doc.get("next") is None:
+        return head + (f"tuning in progress: {done} of {doc.get('planned') or '?'} runs finished, no multiplier "
+                       "chosen yet (the means below are of the cells finished so far)")
+    head += f"all {done} runs of the grid finished; its best, x{doc['best']:g}, is at the grid's {doc['edge']} edge"
+    if doc["extension"] > doc["extend"]:
+        return head + f" after {doc['extend']} extension(s): no multiplier can be chosen (the run stops there)"
+    return head + f", so the grid extends to x{doc['next']:g} (extension {doc['extension']} of {doc['extend']})"
+
+
 def tuning_lines(found: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
     """``## LR tuning``: a table per tuned protocol of ``found`` (:func:`tunings`) and the figure;
     nothing when no protocol was tuned."""
@@ -98,9 +130,7 @@ def tuning_lines(found: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
         diverged = {float(m): n for m, n in (doc.get("diverged") or {}).items()}
         runs = {float(m): rs for m, rs in (doc.get("runs") or {}).items()}
         done = sum(len(r) for r in runs.values())
-        head = (f"**{label}**: anchor LR {doc['anchor_lr']:g}; tuning in progress: {done} of {doc.get('planned') or '?'} "
-                "runs finished, no multiplier chosen yet (the means below are of the cells finished so far)"
-                if doc.get("in_progress") else
+        head = (_progress_head(label, doc, done) if doc.get("in_progress") else
                 f"**{label}**: anchor LR {doc['anchor_lr']:g}; chosen x{doc['chosen']:g} -> LR {doc['lr']:g}"
                 + (f" (at the grid's {doc['edge']} edge: flagged)" if doc.get("edge") else ""))
         lines += [head, "",

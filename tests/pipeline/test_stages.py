@@ -271,3 +271,21 @@ def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path):
     assert "**flat**: anchor LR 0.1; tuning in progress: 8 of 10 runs finished, no multiplier chosen yet" in md
     assert "| x2 | 0.2 | 80.00 | 2 | 0 |" in md and "x4 |" not in md.split("**flat**")[1].split("**principled**")[0]
     assert "flat: tuned: the LR tuning has not finished" in md
+
+
+def test_a_tuning_whose_finished_grid_peaks_at_its_edge_says_the_grid_extends(tmp_path):
+    """A store stopped after the first grid, best at its high edge: the report says which
+    multiplier comes next rather than "no multiplier chosen yet"."""
+    from nasrescale.report.report import write_report
+
+    pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 2"))
+    summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
+                           executor=Known(loss_at=0.3, best={"flat": 0.8, "principled": 0.2}))
+    with sqlite3.connect(summary.run_dir / "store.sqlite") as db:  # stopped before flat's extension ran
+        assert db.execute("SELECT COUNT(*) FROM jobs WHERE protocol = 'tune:flat@x8'").fetchone()[0] == 2
+        db.execute("DELETE FROM meta WHERE key LIKE 'tuning:%' OR key = 'base_lr:flat'")
+        db.execute("DELETE FROM jobs WHERE protocol NOT LIKE 'tune:%' AND protocol NOT LIKE 'lr-search:%'")
+        db.execute("DELETE FROM jobs WHERE protocol IN ('tune:flat@x8', 'tune:flat@x16')")
+    md = write_report(summary.run_dir, n_boot=10).read_text()
+    assert ("**flat**: anchor LR 0.1; all 10 runs of the grid finished; its best, x4, is at the grid's high edge, "
+            "so the grid extends to x8 (extension 1 of 2)") in md
