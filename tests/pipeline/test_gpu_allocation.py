@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import ModuleType
@@ -171,3 +172,54 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
     assert no_pack.returncode == 2
     assert "no/such/pack.npz' is missing" in no_pack.stderr and "size --include no/such/pack.npz" in no_pack.stderr
     assert not (tmp_path / "allocation.json").exists()
+
+
+def _bench_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """benchmarks/train_throughput.py as a module."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports machine_peak beside it
+    spec = importlib.util.spec_from_file_location("train_throughput", ROOT / "benchmarks" / "train_throughput.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "train_throughput", module)  # its dataclasses look it up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_accuracy_parity_is_judged_by_the_standard_error_of_the_difference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two tight groups 5.5 points apart are not at parity (a spread pooled over both groups would
+    have called them so); one point apart they are, under the 1-point floor."""
+    parity = _bench_module(monkeypatch).parity
+    assert parity([63.5, 64.0], [58.0, 58.5])[0] is False
+    assert parity([60.0, 61.0], [60.2, 60.6])[0] is True
+    ok, text = parity([61.0, 65.0], [58.0, 62.0])  # seeds 4 points apart: SE sqrt(8/2 + 8/2), 3 points within 2 SE
+    assert ok and "band 5.66" in text
+    assert parity([62.0], [60.5])[0] is False  # one run each: the 1-point floor alone
+
+
+def test_a_benchmark_whose_time_budget_skips_one_precisions_accuracy_still_ends_with_its_table(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget cut the fp32 engine's accuracy but not bf16's: the verdicts that ran stand, the
+    bf16-vs-fp32 parity is left out (not computed from a missing side), and the table is written."""
+    bench_module = _bench_module(monkeypatch)
+    monkeypatch.setattr("sys.argv", ["train_throughput.py", "--device", "cpu", "--width", "4", "--cells", "1",
+                                     "--train-images", "128", "--epochs", "1", "--ks", "", "--jobs-per-gpu", "",
+                                     "--workers", "0", "--acc-images", "128", "--acc-epochs", "1", "--seeds", "1",
+                                     "--precisions", "bf16,fp32"])
+    bench = bench_module.Bench(bench_module.parse_args())
+    bench.limits()
+    bench.timing()
+
+    class SkipsFp32Accuracy(bench_module.Clock):
+        def run(self, label: str, fn):  # noqa: ANN001, ANN201
+            if label.startswith("accuracy") and label.endswith("fp32"):
+                self.skipped.append(label)
+                return None
+            return fn()
+
+    bench.clock = SkipsFp32Accuracy(None)
+    extra = bench.accuracy()
+    assert "bf16_vs_fp32" not in extra
+    assert bench.clock.skipped == ["accuracy (b) engine, 1 run fp32"]
+    checked = {r.label: r.checked for r in bench.rows}
+    assert checked == {"(a) reference loop": True, "(b) engine, 1 run bf16": True, "(b) engine, 1 run fp32": False}
+    table = bench.table(extra)
+    assert table["skipped"] == ["accuracy (b) engine, 1 run fp32"] and len(table["rows"]) == 3
