@@ -185,13 +185,14 @@ def _bench_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
 
 def test_accuracy_parity_is_judged_by_the_standard_error_of_the_difference(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two tight groups 5.5 points apart are not at parity (a spread pooled over both groups would
-    have called them so); one point apart they are, under the 1-point floor."""
+    """Welch's band: two tight groups 5.5 points apart are not at parity (a spread pooled over both
+    groups would have called them so); 2 seeds 4 points apart leave 3 points well inside the band
+    (t(0.975, 2 df) = 4.303 standard errors); one point apart is parity under the 1-point floor."""
     parity = _bench_module(monkeypatch).parity
     assert parity([63.5, 64.0], [58.0, 58.5])[0] is False
     assert parity([60.0, 61.0], [60.2, 60.6])[0] is True
-    ok, text = parity([61.0, 65.0], [58.0, 62.0])  # seeds 4 points apart: SE sqrt(8/2 + 8/2), 3 points within 2 SE
-    assert ok and "band 5.66" in text
+    ok, text = parity([61.0, 65.0], [58.0, 62.0])  # SE sqrt(8/2 + 8/2) = 2.83, df 2: band 4.303 x 2.83
+    assert ok and "band 12.17" in text
     assert parity([62.0], [60.5])[0] is False  # one run each: the 1-point floor alone
 
 
