@@ -22,14 +22,17 @@ __all__ = ["tunings", "tuning_progress", "tuning_numbers", "tuning_lines", "tune
 
 
 def tunings(store: StoreData) -> dict[str, dict[str, Any]]:
-    """label -> its finished tuning's meta (``anchor_lr``, ``means``, ``runs``, ``chosen``, ``lr``...)."""
+    """label -> its finished tuning's meta (``anchor_lr``, ``means``, ``runs``, ``chosen``, ``lr``...),
+    with ``added``: the multipliers past the pipeline's first grid, which extensions tried."""
     out = {}
+    first = set(map(float, (pipeline_value(store.pipeline, "tuning") or {}).get("multipliers", [])))
     for key, value in store.meta.items():
         if key.startswith("tuning:") and isinstance(value, str):
             try:
-                out[key[len("tuning:"):]] = json.loads(value)
+                doc = out[key[len("tuning:"):]] = json.loads(value)
             except json.JSONDecodeError:
                 continue
+            doc["added"] = sorted(set(map(float, doc.get("means") or {})) - first) if first else []
     return out
 
 
@@ -67,6 +70,7 @@ def _grid_state(doc: dict[str, Any], table: dict[str, Any]) -> None:
     full = len(doc["cells"]) * max(len(doc["seeds"]), 1)
     grid = sorted({*map(float, doc["means"]), *map(float, table.get("multipliers", []))})
     doc["planned"] = full * len(grid)
+    doc["added"] = sorted(set(grid) - set(map(float, table.get("multipliers", grid))))  # by extensions
     if any(len(doc["runs"].get(f"{m:g}", [])) < full for m in grid):
         return
     choice = choose_multiplier({m: [r["test_accuracy"] for r in doc["runs"][f"{m:g}"]] for m in grid})
@@ -132,7 +136,9 @@ def tuning_lines(found: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
         done = sum(len(r) for r in runs.values())
         head = (_progress_head(label, doc, done) if doc.get("in_progress") else
                 f"**{label}**: anchor LR {doc['anchor_lr']:g}; chosen x{doc['chosen']:g} -> LR {doc['lr']:g}"
-                + (f" (at the grid's {doc['edge']} edge: flagged)" if doc.get("edge") else ""))
+                + (f" (at the grid's {doc['edge']} edge: flagged)" if doc.get("edge") else "")
+                + (f"; the first grid's best sat at its edge, so it was extended by "
+                   f"{', '.join(f'x{m:g}' for m in doc['added'])}" if doc.get("added") else ""))
         lines += [head, "",
                   "| multiplier | LR | mean test accuracy | runs | diverged |", "| --- | --- | --- | --- | --- |"]
         for m in sorted(means):
@@ -157,7 +163,8 @@ def _plot(found: dict[str, dict[str, Any]], path: Path) -> Path:
         means = sorted((float(m), v) for m, v in (doc.get("means") or {}).items())
         chosen = doc.get("chosen")
         ax.plot([m for m, _ in means], [v for _, v in means], "o-", color=color,
-                label=f"{label} (x{chosen:g})" if chosen is not None else f"{label} (in progress)")
+                label=f"{label} (x{chosen:g})" if chosen is not None else
+                f"{label} ({'extending' if doc.get('next') is not None else 'in progress'})")
         by_arch: dict[str, list[tuple[float, float]]] = {}
         for m, rs in (doc.get("runs") or {}).items():
             for r in rs:

@@ -289,3 +289,18 @@ def test_a_tuning_whose_finished_grid_peaks_at_its_edge_says_the_grid_extends(tm
     md = write_report(summary.run_dir, n_boot=10).read_text()
     assert ("**flat**: anchor LR 0.1; all 10 runs of the grid finished; its best, x4, is at the grid's high edge, "
             "so the grid extends to x8 (extension 1 of 2)") in md
+
+
+def test_a_finished_tuning_says_in_words_which_multipliers_its_extensions_added(tmp_path):
+    """flat's best (x8 of its anchor) lies past the first grid's high edge: the finished tuning's head
+    names the multipliers the extensions added, and principled's, chosen inside the first grid, none."""
+    from nasrescale.report.report import write_report
+
+    pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 2"))
+    summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
+                           executor=Known(loss_at=0.3, best={"flat": 0.8, "principled": 0.2}))
+    md = write_report(summary.run_dir, n_boot=10).read_text()
+    flat = next(line for line in md.splitlines() if line.startswith("**flat**"))
+    principled = next(line for line in md.splitlines() if line.startswith("**principled**"))
+    assert flat.endswith("the first grid's best sat at its edge, so it was extended by x8, x16"), flat
+    assert "extended" not in principled, principled
