@@ -189,9 +189,10 @@ def run_steps(args: argparse.Namespace, steps: list[str], out: Path) -> int:
     return 0 if ok else 1
 
 
-def size(include: list[Path], max_mib: float) -> int:
+def size(include: list[Path], max_mib: float, pipeline: Path) -> int:
     """Print the MiB copied to the GPU machine (the files git lists, tracked or untracked but not
-    ignored, and the included paths); 2 if an included path is missing or it all exceeds ``max_mib``."""
+    ignored, and the included paths), and how much of it lies in results/ folders no step reads
+    (every run's but the pipeline's own); 2 if an included path is missing or it all exceeds ``max_mib``."""
     missing = [str(p) for p in include if not (ROOT / p).exists()]
     if missing:
         return _refuse(f"size: included path {missing[0]!r} does not exist; make it first ({PACK_HINT})")
@@ -199,10 +200,34 @@ def size(include: list[Path], max_mib: float) -> int:
                             capture_output=True, check=True).stdout.decode().split("\0")
     files = [ROOT / n for n in listed if n] + [f for p in include for f in [ROOT / p, *(ROOT / p).rglob("*")]]
     total = sum(f.stat().st_size for f in files if f.is_file()) / MIB
+    own = _run_name(pipeline)
+    unread = sum(f.stat().st_size for f in files if f.is_file() and _unread_result(f, own)) / MIB
     print(f"gpu_allocation size: {total:.2f} MiB of {max_mib:g} MiB ({max_mib - total:.2f} MiB to spare): the "
-          f"checkout's files and {', '.join(map(str, include))}")
+          f"checkout's files and {', '.join(map(str, include))}; of it {unread:.2f} MiB in results/ folders no "
+          f"step reads (every run's but {own}'s)")
     return _refuse(f"size: what must be copied is {total:.1f} MiB, over the {max_mib:g} MiB of --max-mib: delete or "
-                   "git-ignore untracked files, include less, or raise --max-mib") if total > max_mib else 0
+                   f"git-ignore untracked files, include less, of results/ copy results/{own}/ alone (no "
+                   f"step reads the others: docs/gpu_allocation.md, 'What is copied'), or raise "
+                   "--max-mib") if total > max_mib else 0
+
+
+def _run_name(pipeline: Path) -> str:
+    """The run (results/ folder) a pipeline file names; its file stem where it cannot be read."""
+    import tomllib
+
+    try:
+        return str(tomllib.loads((ROOT / pipeline).read_text())["pipeline"]["name"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return Path(pipeline).stem
+
+
+def _unread_result(path: Path, own: str) -> bool:
+    """Whether ``path`` lies in a results/ folder other than the run ``own`` (and the index)."""
+    try:
+        parts = path.resolve().relative_to(ROOT / "results").parts
+    except ValueError:
+        return False
+    return len(parts) > 1 and parts[0] != own
 
 
 def collect(out: Path, results: Path, n_boot: int = 1000) -> int:
@@ -284,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     # the steps' subprocesses import the checkout's package, whatever is installed
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     if args.steps[0] == "size":
-        return size(args.include or [args.data], args.max_mib)
+        return size(args.include or [args.data], args.max_mib, Path(args.pipeline))
     if args.steps[0] == "collect":
         if len(args.steps) != 2:
             return _refuse("collect FOLDER (the output folder, copied back from the GPU machine)")

@@ -107,9 +107,11 @@ def test_size_counts_the_checkout_and_the_included_paths_against_max_mib(tmp_pat
     fits = _tool("size", "--include", str(big), "--max-mib", "100")
     assert fits.returncode == 0, fits.stderr
     assert "MiB of 100 MiB" in fits.stdout
+    assert "in results/ folders no step reads (every run's but nb201_cifar10_gpu_slices's)" in fits.stdout
     over = _tool("size", "--include", str(big))
     assert over.returncode == 2
     assert "over the 64 MiB of --max-mib" in over.stderr
+    assert "of results/ copy results/nb201_cifar10_gpu_slices/ alone" in over.stderr
     missing = _tool("size", "--include", str(tmp_path / "missing.npz"))
     assert missing.returncode == 2 and "missing.npz' does not exist" in missing.stderr
 
