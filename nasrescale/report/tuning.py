@@ -70,7 +70,6 @@ def _grid_state(doc: dict[str, Any], table: dict[str, Any]) -> None:
     full = len(doc["cells"]) * max(len(doc["seeds"]), 1)
     grid = sorted({*map(float, doc["means"]), *map(float, table.get("multipliers", []))})
     doc["planned"] = full * len(grid)
-    doc["added"] = sorted(set(grid) - set(map(float, table.get("multipliers", grid))))  # by extensions
     if any(len(doc["runs"].get(f"{m:g}", [])) < full for m in grid):
         return
     choice = choose_multiplier({m: [r["test_accuracy"] for r in doc["runs"][f"{m:g}"]] for m in grid})
