@@ -85,15 +85,16 @@ def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: LrSear
 
 
 def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | None,
-               log: Callable[[str], None], what: str = "chunk") -> tuple[int, str]:
+               log: Callable[[str], None], what: str = "chunk", per_job: float | None = None) -> tuple[int, str]:
     """Run chunk after chunk until done, or until the next one would end past ``deadline``
-    (``time.monotonic()`` seconds; ``None``: no limit), judged by the slowest chunk so far per job.
+    (``time.monotonic()`` seconds; ``None``: no limit), judged by the slowest chunk so far per job,
+    and before the first chunk by ``per_job`` (seconds a job, e.g. an earlier slice's) if given.
 
     Returns:
         ``(jobs run, why it stopped)``: ``""`` when every chunk ran.
     """
-    per_job: float | None = None
     ran = 0
+    timed: float | None = None
     for i, chunk in enumerate(chunks):
         if deadline is not None:
             left = deadline - time.monotonic()
@@ -106,6 +107,7 @@ def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | Non
         took = time.monotonic() - t0
         ran += todo
         if todo:
-            per_job = max(per_job or 0.0, took / len(chunk))  # the slowest chunk so far: a cautious estimate
+            timed = max(timed or 0.0, took / len(chunk))  # the slowest chunk so far: a cautious estimate
+            per_job = timed  # a timed chunk replaces the prior estimate
             log(f"slice: {what} {i + 1}/{len(chunks)}: {todo} jobs in {took:.1f} s")
     return ran, ""

@@ -168,9 +168,21 @@ def _evaluate(store: Store, pipeline: Pipeline, archs: list[str], size: int, max
         return out
 
     final = _final_keys(store)
+    prior = _prior_per_job(store, _device_text(pipeline.executor.device))
+    if prior is not None and chunks:
+        log(f"slice: {prior:.1f} s a job, as the last slice on this device took (until a chunk is timed)")
     _, stopped = run_chunks(run_chunk, [[j for a in chunk for j in jobs_by_arch[a] if j.key() not in final]
-                                        for chunk in chunks], deadline, log)
+                                        for chunk in chunks], deadline, log, per_job=prior)
     summary.stopped = stopped or "slice finished"
+
+
+def _prior_per_job(store: Store, device: str) -> float | None:
+    """Seconds a job of the last slice that ran evaluation jobs alone on ``device`` (its wall clock,
+    start and report included, over its jobs: a cautious estimate), or ``None`` if none did."""
+    for visit in reversed(visit_records(store.path, store)):
+        if visit.get("device") == device and visit.get("jobs_run") and not visit.get("stage_jobs_run"):
+            return float(visit["wall_s"]) / int(visit["jobs_run"])
+    return None
 
 
 def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float) -> None:

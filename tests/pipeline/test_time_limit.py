@@ -3,12 +3,13 @@ rerun continues, and pipelines that cannot be sliced are refused before anything
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.pipeline.slices import spread_order, visit_cells, visit_records
+from nasrescale.pipeline.slices import run_slice, spread_order, visit_cells, visit_records
 from nasrescale.pipeline.spec import load_pipeline
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
@@ -38,6 +39,25 @@ def test_max_cells_runs_whole_cells_in_spread_order_and_a_rerun_continues(capsys
     assert "3/4 cells" in err
     slices = visit_records(store)  # one record per slice, each naming the device it ran on
     assert [v["jobs_done"] for v in slices] == [2, 6] and all(v["device"].startswith("cpu (") for v in slices)
+
+
+def test_a_slice_judges_its_first_chunk_by_the_last_slice_on_the_same_device(tmp_path):
+    """Before any chunk is timed, a slice that the last one's seconds a job say would end past the
+    time limit is not started (a GPU allocation's limit would otherwise be overrun by one chunk)."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_pipeline("sliced", archs=ARCHS))
+    pipeline, results, logged = load_pipeline(path), tmp_path / "res", []
+    run_slice(pipeline, results, max_cells=1, deadline_s=3600, progress=False, log=lambda _: None)
+    store = results / "sliced" / "store.sqlite"
+    with sqlite3.connect(store) as db:  # the first slice, as if each of its jobs had taken 1000 s
+        (key, text), = db.execute("SELECT key, value FROM meta WHERE key LIKE 'visit:%'").fetchall()
+        record = json.loads(text)
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps({**record, "wall_s": 1000.0 * record["jobs_run"]}), key))
+    summary = run_slice(pipeline, results, max_cells=1, deadline_s=600, progress=False, log=logged.append)
+    assert summary.jobs_run == 0 and summary.stopped.startswith("time: 1 chunk(s) left")
+    assert "slice: 1000.0 s a job, as the last slice on this device took (until a chunk is timed)" in logged
+    summary = run_slice(pipeline, results, max_cells=1, deadline_s=3 * 3600, progress=False, log=logged.append)
+    assert summary.jobs_run == 2 and _finished(store) == {c: 2 for c in visit_cells(pipeline.arch_list())[:2]}
 
 
 @pytest.mark.parametrize("argv, fragment", [
