@@ -24,6 +24,7 @@ import os
 import zipfile
 from importlib import resources
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -61,6 +62,20 @@ def write_npz(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
     os.chmod(path, 0o644)  # the temporary file was private (0600); this one is shipped data
 
 
+def _first_per_class(labels: np.ndarray, classes: Sequence[str], per_class: int | None, split: str,
+                     root: Path) -> list[int]:
+    """Indices of the first ``per_class`` images of each class (all if ``None``), class by class,
+    each class's in sorted file order; DataError naming the class that has too few."""
+    chosen: list[int] = []
+    for label, name in enumerate(classes):
+        members = np.flatnonzero(labels == label)  # already in sorted file order
+        if per_class is not None and len(members) < per_class:
+            raise DataError(f"{split}/{name} of {root} has {len(members)} images, fewer than {per_class}; "
+                            "ask for fewer per class")
+        chosen.extend(members[:per_class].tolist())
+    return chosen
+
+
 def pack_imagefolder(
     src: str | Path, out: str | Path, train_per_class: int | None = 500, test_per_class: int | None = 100
 ) -> dict[str, int]:
@@ -90,18 +105,7 @@ def pack_imagefolder(
     for split, per_class in (("train", train_per_class), ("test", test_per_class)):
         files = listing.train_files if split == "train" else listing.test_files
         labels = np.asarray(listing.train_labels if split == "train" else listing.test_labels)
-        chosen: list[int] = []
-        for label, name in enumerate(listing.classes):
-            members = np.flatnonzero(labels == label)  # already in sorted file order
-            if per_class is None:
-                chosen.extend(members.tolist())
-                continue
-            if len(members) < per_class:
-                raise DataError(
-                    f"{split}/{name} of {listing.root} has {len(members)} images, fewer than {per_class}; "
-                    "ask for fewer per class"
-                )
-            chosen.extend(members[:per_class].tolist())
+        chosen = _first_per_class(labels, listing.classes, per_class, split, listing.root)
         blobs = [Path(files[i]).read_bytes() for i in chosen]
         names = ["/".join(Path(files[i]).relative_to(listing.root).parts[1:]) for i in chosen]  # <class>/<file>
         offsets = np.concatenate([[0], np.cumsum([len(b) for b in blobs])]).astype(np.int64)

@@ -163,12 +163,7 @@ def train_jobs_fused(jobs: Sequence[TrainSpec], options: RunOptions) -> list[dic
         run, head = start_run(jobs[i], data, options)
         members.append(FusedMember(run.model, jobs[i].protocol, run.param_groups(), jobs[i].seed, jobs[i].identity()))
         heads.append(head)
-    path = Path(options.checkpoint) if options.checkpoint is not None else None
-    if path is None and options.checkpoint_dir is not None:
-        path = Path(options.checkpoint_dir) / group_checkpoint_name([jobs[i] for i in trained])
-        discarded = discard_unreadable(path)
-        for head in heads:
-            head["checkpoint_discarded"] = discarded
+    path = _group_checkpoint([jobs[i] for i in trained], options, heads)
     on_epoch, keys = options.on_epoch, [jobs[i].key() for i in trained]
     report = None if on_epoch is None else (lambda e: on_epoch({**e, "key": keys[e["member"]]}))
     results = train_fused(members, data, options.replace(checkpoint=path, on_epoch=report))
@@ -180,6 +175,21 @@ def train_jobs_fused(jobs: Sequence[TrainSpec], options: RunOptions) -> list[dic
         head["provenance"] = dict(where)
         records[i] = head
     return [r for r in records if r is not None]
+
+
+def _group_checkpoint(jobs: Sequence[TrainSpec], options: RunOptions, heads: list[dict[str, Any]]) -> Path | None:
+    """The group's checkpoint: ``options.checkpoint``, else :func:`group_checkpoint_name` in
+    ``options.checkpoint_dir`` (a torn one moved aside, noted in each head's
+    ``checkpoint_discarded``), else ``None``."""
+    if options.checkpoint is not None:
+        return Path(options.checkpoint)
+    if options.checkpoint_dir is None:
+        return None
+    path = Path(options.checkpoint_dir) / group_checkpoint_name(jobs)
+    discarded = discard_unreadable(path)
+    for head in heads:
+        head["checkpoint_discarded"] = discarded
+    return path
 
 
 def _check_fusable(jobs: Sequence[TrainSpec]) -> None:
