@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
 from ..errors import ConfigError
+from ..space.benchmark import dataset_classes
 
-__all__ = ["TUNE_PREFIX", "TuningChoice", "choose_multiplier", "extend_multipliers", "tune_label", "is_stage_label"]
+__all__ = ["TUNE_PREFIX", "TuningChoice", "chance_accuracy", "choose_multiplier", "extend_multipliers", "tune_label", "is_stage_label"]
 
 #: the store's ``protocol`` column of a tuning job: ``tune:<protocol label>@x<multiplier>``
 TUNE_PREFIX = "tune:"
@@ -71,6 +72,16 @@ class TuningChoice:
         """JSON-ready (multipliers as strings, as JSON keys must be)."""
         return {"chosen": self.chosen, "edge": self.edge, "means": {f"{m:g}": v for m, v in self.means.items()},
                 "diverged": {f"{m:g}": n for m, n in self.diverged.items()}}
+
+
+def chance_accuracy(dataset: str) -> float:
+    """The accuracy (percent) a diverged tuning run counts as: 100 / the dataset's classes
+    (10 classes for a dataset the benchmark does not have).
+
+    >>> chance_accuracy("cifar10"), chance_accuracy("cifar100"), chance_accuracy("imagenet16-120")
+    (10.0, 1.0, 0.8333333333333334)
+    """
+    return 100.0 / (dataset_classes(dataset) or 10)
 
 
 def choose_multiplier(accuracies: Mapping[float, Sequence[float | None]], chance: float = 10.0) -> TuningChoice:

@@ -85,13 +85,16 @@ def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: LrSear
 
 
 def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | None,
-               log: Callable[[str], None], what: str = "chunk", per_job: float | None = None) -> tuple[int, str]:
+               log: Callable[[str], None], what: str = "chunk", per_job: float | None = None
+               ) -> tuple[int, str, float | None]:
     """Run chunk after chunk until done, or until the next one would end past ``deadline``
-    (``time.monotonic()`` seconds; ``None``: no limit), judged by the slowest chunk so far per job,
-    and before the first chunk by ``per_job`` (seconds a job, e.g. an earlier slice's) if given.
+    (``time.monotonic()`` seconds; ``None``: no limit), judged by the slowest chunk so far (its
+    seconds per job trained), and before the first chunk by ``per_job`` (seconds a job, e.g. an
+    earlier slice's) if given.
 
     Returns:
-        ``(jobs run, why it stopped)``: ``""`` when every chunk ran.
+        ``(jobs run, why it stopped, the slowest chunk's seconds per job trained)``: ``""`` when
+        every chunk ran; ``None`` when no chunk trained anything.
     """
     ran = 0
     timed: float | None = None
@@ -99,15 +102,16 @@ def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | Non
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0 or (per_job is not None and per_job * len(chunk) > left):
-                stopped = f"time: {len(chunks) - i} {what}(s) left for the next slice ({left:.0f} s left)"
+                need = "" if per_job is None else f", the next needs ~{per_job * len(chunk):.0f} s"
+                stopped = f"time: {len(chunks) - i} {what}(s) left for the next slice ({left:.0f} s left{need})"
                 log(f"slice: stopping before {what} {i + 1}/{len(chunks)}: {stopped}")
-                return ran, stopped
+                return ran, stopped, timed
         t0 = time.monotonic()
         _, _, todo = run(chunk)
         took = time.monotonic() - t0
         ran += todo
         if todo:
-            timed = max(timed or 0.0, took / len(chunk))  # the slowest chunk so far: a cautious estimate
+            timed = max(timed or 0.0, took / todo)  # the slowest chunk so far: a cautious estimate
             per_job = timed  # a timed chunk replaces the prior estimate
             log(f"slice: {what} {i + 1}/{len(chunks)}: {todo} jobs in {took:.1f} s")
-    return ran, ""
+    return ran, "", timed

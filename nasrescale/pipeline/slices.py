@@ -58,6 +58,7 @@ class SliceSummary:
     wall_s: float = 0.0
     stopped: str = ""
     failed: int = 0
+    job_s: float | None = None  # the slowest chunk's seconds per job trained (the next slice's first estimate)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (the run folder as a string)."""
@@ -171,17 +172,17 @@ def _evaluate(store: Store, pipeline: Pipeline, archs: list[str], size: int, max
     prior = _prior_per_job(store, _device_text(pipeline.executor.device))
     if prior is not None and chunks:
         log(f"slice: {prior:.1f} s a job, as the last slice on this device took (until a chunk is timed)")
-    _, stopped = run_chunks(run_chunk, [[j for a in chunk for j in jobs_by_arch[a] if j.key() not in final]
-                                        for chunk in chunks], deadline, log, per_job=prior)
+    todo_jobs = [[j for a in chunk for j in jobs_by_arch[a] if j.key() not in final] for chunk in chunks]
+    _, stopped, summary.job_s = run_chunks(run_chunk, todo_jobs, deadline, log, per_job=prior)
     summary.stopped = stopped or "slice finished"
 
 
 def _prior_per_job(store: Store, device: str) -> float | None:
-    """Seconds a job of the last slice that ran evaluation jobs alone on ``device`` (its wall clock,
-    start and report included, over its jobs: a cautious estimate), or ``None`` if none did."""
+    """The seconds a job of the slowest chunk of the last slice on ``device`` that timed one
+    (its record's ``job_s``), or ``None`` if none did."""
     for visit in reversed(visit_records(store.path, store)):
-        if visit.get("device") == device and visit.get("jobs_run") and not visit.get("stage_jobs_run"):
-            return float(visit["wall_s"]) / int(visit["jobs_run"])
+        if visit.get("device") == device and visit.get("job_s"):
+            return float(visit["job_s"])
     return None
 
 

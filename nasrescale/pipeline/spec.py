@@ -214,22 +214,38 @@ class Pipeline:
 
 
 def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether identity ``new`` is ``old`` grown by protocols: every stored protocol unchanged,
-    new ones added, and the tables only new protocols use (``lr_search``, ``tuning``) added with
-    them. The stored jobs are then jobs of the grown pipeline too (job keys are content hashes).
+    """Whether identity ``new`` is ``old`` grown: by protocols (every stored protocol unchanged,
+    new ones added, and the tables only new protocols use, ``lr_search`` and ``tuning``, added
+    with them) and/or by a trend's budgets (``trend.epochs`` a superset, the rest of ``[trend]``
+    unchanged). The stored jobs are then jobs of the grown pipeline too (job keys are content hashes).
 
-    >>> old = {"budget": {"epochs": 6}, "protocols": {"a": {"lr": 0.1}}}
+    >>> old = {"budget": {"epochs": 6}, "protocols": {"a": {"lr": 0.1}}, "trend": {"epochs": [6, 12]}}
     >>> identity_grows(old, {**old, "protocols": {"a": {"lr": 0.1}, "b": {"lr": 0.2}}, "tuning": {"cells": 12}})
     True
     >>> identity_grows(old, {**old, "protocols": {"a": {"lr": 0.2}, "b": {"lr": 0.1}}})
     False
+    >>> identity_grows(old, {**old, "trend": {"epochs": [6, 12, 24]}}), identity_grows(old, {**old, "trend": {"epochs": [6]}})
+    (True, False)
     """
     if set(old) - set(new) or set(new) - set(old) - {"lr_search", "tuning"}:
         return False
-    if any(old[k] != new[k] for k in old if k != "protocols"):
+    if any(old[k] != new[k] for k in old if k not in ("protocols", "trend")):
         return False
     stored, grown = old.get("protocols", {}), new.get("protocols", {})
-    return set(grown) > set(stored) and all(grown[label] == table for label, table in stored.items())
+    if not (set(grown) >= set(stored) and all(grown[label] == table for label, table in stored.items())):
+        return False
+    before, after = old.get("trend"), new.get("trend")
+    if before != after and not _budgets_grow(before, after):
+        return False
+    return set(grown) > set(stored) or before != after
+
+
+def _budgets_grow(before: Any, after: Any) -> bool:
+    """Whether ``[trend]`` ``after`` is ``before`` with budgets added to ``epochs`` and nothing else changed."""
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return False
+    rest = {k: v for k, v in before.items() if k != "epochs"} == {k: v for k, v in after.items() if k != "epochs"}
+    return rest and set(after.get("epochs", [])) > set(before.get("epochs", []))
 
 
 #: keys that do not determine stored results, so a store made under other values (or before

@@ -27,11 +27,11 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..jobs.job import TrainJob
 from ..lrsearch.search import SEARCH_PREFIX, format_table, search_jobs
 from ..lrsearch.select import Selection
-from ..lrsearch.tuning import TuningChoice, choose_multiplier, extend_multipliers, tune_label
+from ..lrsearch.tuning import TuningChoice, chance_accuracy, choose_multiplier, extend_multipliers, tune_label
 from ..store.job_status import Status
 from ..store.write import Store
 from .execute import RunJobs, run_chunks, run_search
@@ -43,7 +43,6 @@ __all__ = ["resolve_lrs", "tuning_cells", "tuned_lr", "SEARCH_EXTEND_STEPS"]
 #: grid steps a search's grid grows past its edge per extension
 SEARCH_EXTEND_STEPS = 4
 #: classes per dataset (a diverged tuning run counts at chance accuracy, 100 / classes)
-_CLASSES = {"cifar100": 100, "imagenet16-120": 120}
 
 
 def resolve_lrs(pipeline: Pipeline, archs: Sequence[str], store: Store, run_dir: Path, run: RunJobs, *,
@@ -138,7 +137,7 @@ def _tuning_stage(pipeline: Pipeline, archs: Sequence[str], anchors: dict[str, f
     """label -> anchor x best multiplier for every ``tune = true`` protocol, or ``(None, why)``."""
     t, cells = pipeline.tuning, tuning_cells(pipeline, archs)
     grids = {label: list(t.multipliers) for label in anchors}
-    chance = 100.0 / _CLASSES.get(pipeline.data.name, 10)
+    chance = chance_accuracy(pipeline.data.name)
     for round_ in range(t.extend + 1):
         jobs = {label: {m: _tuning_jobs(pipeline, label, anchors[label], m, cells) for m in grid}
                 for label, grid in grids.items()}
@@ -146,9 +145,10 @@ def _tuning_stage(pipeline: Pipeline, archs: Sequence[str], anchors: dict[str, f
         chunks = [[j for per in jobs.values() for js in per.values() for j in js if j.arch == cell and j.key() not in final]
                   for cell in cells]
         chunks = [c for c in chunks if c]
-        _, stopped = run_chunks(run, chunks, deadline, log, what="tuning cell")
+        _, stopped, _ = run_chunks(run, chunks, deadline, log, what="tuning cell")
         if stopped:
             return None, stopped
+        _refuse_failed(store, [j for per in jobs.values() for js in per.values() for j in js])
         accuracies = _accuracies(store)
         choices = {label: choose_multiplier({m: [accuracies.get(j.key()) for j in js] for m, js in per.items()}, chance)
                    for label, per in jobs.items()}
@@ -179,6 +179,17 @@ def tuned_lr(anchor: float, multiplier: float) -> float:
     (0.025, 0.9268)
     """
     return float(f"{anchor * multiplier:.6g}")
+
+
+def _refuse_failed(store: Store, jobs: list[TrainJob]) -> None:
+    """DataError if a tuning run failed: a multiplier chosen without it could differ from the one
+    chosen once it is retried, and the evaluation would then mix two LRs under one label."""
+    status = {r["key"]: r["status"] for r in store.rows()}
+    failed = [j for j in jobs if status.get(j.key()) == Status.FAILED]
+    if failed:
+        raise DataError(f"tuning: {len(failed)} run(s) of the grid failed (the first: {failed[0].label}, "
+                        f"{failed[0].arch}, seed {failed[0].seed}); no multiplier is chosen without them: "
+                        "rerun the same command to retry them (`nasrescale status` shows their errors)")
 
 
 def _accuracies(store: Store) -> dict[str, float | None]:

@@ -24,11 +24,20 @@ from typing import Any, Mapping, Sequence
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 
-__all__ = ["PAPER_GAIN", "claims_pair", "gain_claim", "ranking_claim", "effect_claim", "split_claim", "top_claim", "proxy_claim",
+__all__ = ["PAPER_GAIN", "paper_gain", "claims_pair", "gain_claim", "ranking_claim", "effect_claim", "split_claim", "top_claim", "proxy_claim",
            "claims_section"]
 
 #: the paper's mean gain in accuracy points over NAS-Bench-201's published accuracies (§4.3)
 PAPER_GAIN = {"cifar10": 0.44, "cifar100": 1.24, "imagenet16_120": 2.09}
+
+
+def paper_gain(dataset: str | None) -> float | None:
+    """The paper's gain on a benchmark dataset, named as a pipeline's ``data.name`` names it.
+
+    >>> paper_gain("imagenet16-120"), paper_gain("cifar10"), paper_gain("cifar10-subset")
+    (2.09, 0.44, None)
+    """
+    return PAPER_GAIN.get(str(dataset).replace("-", "_"))
 
 
 def _ci(pair: Mapping[str, Any], key: str) -> tuple[float, float] | None:
@@ -40,7 +49,7 @@ def gain_claim(pair: Mapping[str, Any], dataset: str | None) -> str:
     """Claim (1): the mean gain (B - A) with its CI, beside the paper's figure, which is against
     the benchmark's published accuracies with networks trained "till converge" (§4.3)."""
     gain, ci = pair.get("mean_diff"), _ci(pair, "mean_diff")
-    paper = PAPER_GAIN.get(str(dataset))
+    paper = paper_gain(dataset)
     if gain is None or ci is None:
         return "Mean gain: not enough finished cells for a confidence interval."
     text = f"Mean gain of B over A: {gain:+.2f} points, 95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}] over {pair.get('n')} cells"

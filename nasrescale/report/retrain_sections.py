@@ -19,7 +19,7 @@ from ..store.job_status import Status
 from ..store.read import StoreData, dataset_name, pipeline_value
 from .archs import arch_lines, arch_rows
 from .budget import budget_lines, search_lines
-from .claims import PAPER_GAIN, claims_pair, claims_section
+from .claims import claims_pair, claims_section, paper_gain
 from .identical import identical_note
 from .method import method_section
 from .pair_section import lr_setting, pair_lines
@@ -87,7 +87,7 @@ class Claims(_Lines):
         pair = claims_pair(numbers["pairs"], pipeline_value(run.store.pipeline, "protocols"))
         key = f"{pair.get('b')} vs {pair.get('a')}" if pair else ""
         dataset = dataset_name(run.store.pipeline)
-        trends = [trend_claim(folder, trend, PAPER_GAIN.get(str(dataset)))
+        trends = [trend_claim(folder, trend, paper_gain(dataset))
                   for folder, trend in linked_trends(run.run_dir, run.name)]
         return claims_section(pair, numbers["reference"], dataset, run.proxy,
                               split=run.splits.get(key), setting=lr_setting(run, pair), trends=trends,

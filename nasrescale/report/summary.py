@@ -29,7 +29,7 @@ from .tuning import tuning_progress, tunings
 from .identical import identical_protocols
 from .lr_split import lr_split
 
-__all__ = ["Comparison", "RunSummary", "summarize", "protocol_order", "reference_spec", "load_reference"]
+__all__ = ["Comparison", "RunSummary", "summarize", "protocol_order", "baseline_first", "reference_spec", "load_reference"]
 
 _BASELINES = ("default", "nb201", "baseline", "standard")  # labels drawn on the x axis when present
 
@@ -40,7 +40,16 @@ def protocol_order(store: StoreData) -> list[str]:
     order = list(declared) if isinstance(declared, (dict, list)) else []
     order = [str(p if not isinstance(p, dict) else p.get("label", p.get("name", ""))) for p in order]
     labels = [p for p in order if p in store.protocols] + [p for p in store.protocols if p not in order]
-    labels = [p for p in labels if not is_stage_label(p)]  # LR-search and tuning runs are no protocol
+    return baseline_first([p for p in labels if not is_stage_label(p)])  # LR-search and tuning runs are no protocol
+
+
+def baseline_first(labels: list[str]) -> list[str]:
+    """``labels`` with a baseline-like one (``default``, ``nb201``, ``baseline``, ``standard``) first,
+    the rest in their order: the protocol every other one is compared with (A).
+
+    >>> baseline_first(["mup", "nb201", "rescaled"])
+    ['nb201', 'mup', 'rescaled']
+    """
     return sorted(labels, key=lambda p: (p.lower() not in _BASELINES, labels.index(p)))
 
 

@@ -123,7 +123,9 @@ def _direction(rows: list[dict[str, Any]]) -> list[str]:
                    f"the gain goes from "
                    f"{fmt(first['gain'], 2)} {_ci(first['gain_ci'], 2)} to {fmt(last['gain'], 2)} "
                    f"{_ci(last['gain_ci'], 2)} points, and tau(A, B) from {fmt(first['kendall_tau'])} to "
-                   f"{fmt(last['kendall_tau'])}; nothing is extrapolated past {last['epochs']} epochs.")
+                   f"{fmt(last['kendall_tau'])}"
+                   + (f" (on {first['n']} and {last['n']} cells: not the same cells)" if first["n"] != last["n"] else "")
+                   + f"; nothing is extrapolated past {last['epochs']} epochs.")
     return out
 
 

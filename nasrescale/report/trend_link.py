@@ -5,8 +5,10 @@ A trend (``kind = "trend"``, :mod:`nasrescale.report.trend`) that reuses a study
 comparison moves with the budget. The study's claims section then gives one sentence per such
 trend, read from the trend's own ``report.json`` (written by ``nasrescale report TREND``): which
 way the gain of B over A and tau(A, B) moved from the smallest to the largest budget, and
-whether the paper's gain "till converge" is consistent with that movement. Nothing is
-extrapolated past the largest measured budget.
+whether the paper's gain "till converge" is consistent with that movement. A gain "rose" or
+"fell" only when its 95% CIs at the two budgets do not overlap; the paper's gain is consistent
+when it lies inside the CI at the largest budget. Nothing is extrapolated past the largest
+measured budget.
 
 >>> rows = [{"a": "default", "b": "principled", "epochs": 6, "n": 24, "gain": -1.0, "gain_ci": [-1.5, -0.5],
 ...          "kendall_tau": 0.6},
@@ -21,6 +23,10 @@ True
 >>> text = trend_claim("trend", {"pairs": falling, "cells": 24}, 0.44)
 >>> "fell from -0.50" in text, "not consistent with the paper's +0.44" in text
 (True, True)
+>>> flat = [rows[0], {**rows[1], "gain": -0.95, "gain_ci": [-1.4, -0.5], "n": 20}]
+>>> text = trend_claim("trend", {"pairs": flat, "cells": 24}, 0.44)
+>>> "did not move beyond its CIs (from -1.00" in text, "on 24 and 20 cells" in text, "not consistent" in text
+(True, True, True)
 """
 
 from __future__ import annotations
@@ -55,17 +61,39 @@ def _gain(row: Mapping[str, Any]) -> str:
     return f"{row['gain']:+.2f}{ci_text} at {row['epochs']} epochs"
 
 
+def _apart(first: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
+    """Whether the gain's 95% CIs at the two budgets do not overlap: a change the trend can tell."""
+    a, b = first.get("gain_ci"), last.get("gain_ci")
+    if not (isinstance(a, list) and isinstance(b, list) and None not in a and None not in b):
+        return False
+    return a[1] < b[0] or b[1] < a[0]
+
+
 def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], paper: float) -> str:
     ci = last.get("gain_ci")
     inside = isinstance(ci, list) and None not in ci and ci[0] <= paper <= ci[1]
-    toward = abs(last["gain"] - paper) < abs(first["gain"] - paper)
-    where = "inside" if inside else "outside"
-    moved = "moved toward it" if toward else "did not move toward it"
-    if inside or toward:
-        return (f"consistent with the paper's +{paper:.2f} (\"till converge\"): it is {where} the CI at "
-                f"{last['epochs']} epochs and the gain {moved}")
-    return (f"not consistent with the paper's +{paper:.2f} (\"till converge\") as far as {last['epochs']} epochs "
-            f"show: it is outside the CI there and the gain {moved}")
+    toward = _apart(first, last) and abs(last["gain"] - paper) < abs(first["gain"] - paper)
+    moved = "moved toward it beyond its CIs" if toward else "did not move toward it beyond its CIs"
+    head = f"the paper's +{paper:.2f} (\"till converge\")"
+    if inside:
+        return f"consistent with {head}: it is inside the CI at {last['epochs']} epochs, and the gain {moved}"
+    if toward:
+        return (f"not yet consistent with {head}: it is outside the CI at {last['epochs']} epochs, "
+                f"though the gain {moved}")
+    return (f"not consistent with {head} as far as {last['epochs']} epochs show: it is outside the CI there "
+            f"and the gain {moved}")
+
+
+def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
+    """How the gain of ``b`` over A changed between two budgets, on how many cells."""
+    if _apart(first, last):
+        way = "rose" if last["gain"] > first["gain"] else "fell"
+        text = f"the gain of {b} over {first['a']} {way} from {_gain(first)} to {_gain(last)}"
+    else:
+        text = f"the gain of {b} over {first['a']} did not move beyond its CIs (from {_gain(first)} to {_gain(last)})"
+    if first.get("n") != last.get("n"):
+        text += f" (on {first.get('n')} and {last.get('n')} cells: not the same cells)"
+    return text
 
 
 def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) -> str:
@@ -79,8 +107,7 @@ def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) ->
         if len(rows) < 2:
             continue
         first, last = rows[0], rows[-1]
-        way = "rose" if last["gain"] > first["gain"] else "fell" if last["gain"] < first["gain"] else "stayed"
-        text = (f"the gain of {b} over {first['a']} {way} from {_gain(first)} to {_gain(last)}, "
+        text = (f"{_change(b, first, last)}, "
                 f"and tau(A, B) went from {fmt(first.get('kendall_tau'))} to {fmt(last.get('kendall_tau'))}")
         parts.append(text + (f"; this is {_verdict(first, last, paper)}" if paper is not None else ""))
     if not parts:

@@ -12,10 +12,10 @@ from typing import Any
 
 from ..errors import NasRescaleError
 from ..ranking.compare import compare, per_seed
-from ..ranking.rank import seed_noise
+from ..ranking.rank import seed_noise, topk_mask
 from ..ranking.sources import Source, store_source
 from ..store.read import StoreData, pipeline_value, read_store, store_path
-from .summary import Comparison, load_reference, reference_spec
+from .summary import Comparison, baseline_first, load_reference, reference_spec
 
 __all__ = ["TrendSummary", "summarize_trend", "label_at"]
 
@@ -37,7 +37,8 @@ class TrendSummary:
         run_dir: the run folder (figures go there).
         store: the run's store.
         name: the pipeline's name.
-        labels: the protocols in the pipeline's order; the first is A, every other one a B.
+        labels: the protocols, A first (a baseline-like label: ``default``, ``nb201``, ``baseline``,
+            ``standard``; else the first in the stored pipeline, whose keys are sorted), then every B.
         epochs: the budgets, ascending.
         sources: ``(label, epochs)`` -> the runs of that protocol at that budget.
         n_boot: bootstrap resamples for every CI.
@@ -82,20 +83,25 @@ class TrendSummary:
                 "reuse": self.reuse, "noise": self.noise_store}
 
 
-def _noise(name: str | None, results_root: Path, labels: list[str], cells: list[str]) -> dict[str, Any]:
-    """The seed-noise figures of store ``name``'s protocols that share a label with the trend, on the trend's cells."""
+def _noise(name: str | None, results_root: Path, labels: list[str], cells: list[str], top: int) -> dict[str, Any]:
+    """The seed-noise figures of store ``name``'s protocols that share a label with the trend, on
+    the trend's cells, and at ``top`` % on the best of them by A's (``labels[0]``) mean over its
+    seeds there (the same cells for every protocol, as the pairs' top-K% tau takes A's best)."""
     if name is None:
         return {}
     try:
         store = read_store(store_path(name, results_root))
     except NasRescaleError as err:
         return {"missing": str(err)}
-    out: dict[str, Any] = {}
-    for label in labels:
-        if label in store.protocols:
-            wide = per_seed(store_source(store, label, label))
-            out[label] = seed_noise(wide[wide.index.isin(cells)])
-    return out
+    wides = {label: per_seed(store_source(store, label, label)) for label in labels if label in store.protocols}
+    wides = {label: wide[wide.index.isin(cells)] for label, wide in wides.items()}
+    subsets = None
+    if labels and labels[0] in wides and len(wides[labels[0]]):
+        mean = wides[labels[0]].mean(axis=1)
+        best = mean.index[topk_mask(mean.to_numpy(float), mean.to_numpy(float), top, "first",
+                                    mean.index.to_numpy(dtype=object))]
+        subsets = {100: list(mean.index), top: list(best)}
+    return {label: seed_noise(wide, subsets) for label, wide in wides.items()}
 
 
 def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
@@ -107,7 +113,7 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
     run_dir = Path(run_dir)
     store = read_store(run_dir / "store.sqlite")
     declared = pipeline_value(store.pipeline, "protocols")
-    labels = [str(p) for p in declared] if isinstance(declared, dict) else []
+    labels = baseline_first([str(p) for p in declared] if isinstance(declared, dict) else [])  # A first
     trend = pipeline_value(store.pipeline, "trend") or {}
     epochs = [int(e) for e in trend.get("epochs", [])]
     top = int(trend.get("top_percent", 50))
@@ -123,5 +129,5 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
     name = str(store.meta.get("name") or run_dir.name)
     summary = TrendSummary(run_dir, store, name, labels, epochs, sources, n_boot, top, spec, ref, vs_ref, pairs,
                            trend.get("noise"), {}, trend.get("reuse"))
-    noise = _noise(trend.get("noise"), run_dir.parent, labels, summary.cells)
+    noise = _noise(trend.get("noise"), run_dir.parent, labels, summary.cells, top)
     return TrendSummary(**{**summary.__dict__, "noise": noise})

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..lrsearch.tuning import TUNE_PREFIX, choose_multiplier, extend_multipliers
+from ..lrsearch.tuning import TUNE_PREFIX, chance_accuracy, choose_multiplier, extend_multipliers
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, pipeline_value
 
@@ -43,6 +43,7 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
     tune = jobs[jobs["protocol"].astype(str).str.startswith(TUNE_PREFIX) & jobs["status"].isin(list(FINAL))]
     protocols = pipeline_value(store.pipeline, "protocols") or {}
     table = pipeline_value(store.pipeline, "tuning") or {}
+    chance = chance_accuracy(str((pipeline_value(store.pipeline, "data") or {}).get("name", "")))
     out: dict[str, dict[str, Any]] = {}
     for (label, m), rows in tune.groupby(tune["protocol"].map(_arm_multiplier)):
         doc = out.setdefault(label, {"in_progress": True, "chosen": None, "edge": None, "means": {}, "runs": {},
@@ -50,7 +51,7 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
                                      "criterion": "mean test accuracy over the tuning cells and seeds",
                                      "planned": table.get("cells", 0) * len(table.get("seeds", [])) *
                                      len(table.get("multipliers", []))})
-        accs = [10.0 if st == Status.DIVERGED else a for st, a in zip(rows["status"], rows["test_accuracy"])]
+        accs = [chance if st == Status.DIVERGED else a for st, a in zip(rows["status"], rows["test_accuracy"])]
         doc["means"][f"{m:g}"] = float(sum(accs) / len(accs))
         doc["runs"][f"{m:g}"] = [{"arch": a, "seed": int(sd), "test_accuracy": acc}
                                  for a, sd, acc in zip(rows["arch"], rows["seed"], accs)]
@@ -59,20 +60,21 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
             else (protocols.get(label) or {}).get("lr")
         doc["anchor_lr"] = float(json.loads(anchor) if isinstance(anchor, str) else anchor or math.nan)
     for doc in out.values():
-        _grid_state(doc, table)
+        _grid_state(doc, table, chance)
     return out
 
 
-def _grid_state(doc: dict[str, Any], table: dict[str, Any]) -> None:
+def _grid_state(doc: dict[str, Any], table: dict[str, Any], chance: float) -> None:
     """Where a running tuning stands: ``planned`` counts the runs of every multiplier tried so far
-    (an extension's too); once each has all its runs, ``best`` and ``edge`` say whether the grid
-    extends (``next``: the multiplier it adds, ``extension``: which one, of ``extend``)."""
-    full = len(doc["cells"]) * max(len(doc["seeds"]), 1)
+    (an extension's too) on all the planned tuning cells (``tuning.cells``); once each has all its
+    runs, ``best`` and ``edge`` say whether the grid extends (``next``: the multiplier it adds,
+    ``extension``: which one, of ``extend``)."""
+    full = int(table.get("cells") or len(doc["cells"])) * max(len(doc["seeds"]), 1)
     grid = sorted({*map(float, doc["means"]), *map(float, table.get("multipliers", []))})
     doc["planned"] = full * len(grid)
     if any(len(doc["runs"].get(f"{m:g}", [])) < full for m in grid):
         return
-    choice = choose_multiplier({m: [r["test_accuracy"] for r in doc["runs"][f"{m:g}"]] for m in grid})
+    choice = choose_multiplier({m: [r["test_accuracy"] for r in doc["runs"][f"{m:g}"]] for m in grid}, chance)
     doc["best"], doc["edge"] = choice.chosen, choice.edge
     if choice.edge is not None:
         doc["next"] = extend_multipliers(grid, choice.edge)[0 if choice.edge == "low" else -1]

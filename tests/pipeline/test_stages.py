@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.errors import ConfigError
+from nasrescale.errors import ConfigError, DataError
 from nasrescale.executors.base import Outcome
 from nasrescale.jobs.job import TrainJob
 from nasrescale.lrsearch.tuning import is_stage_label
@@ -198,6 +198,19 @@ def test_a_tuning_edge_that_persists_is_refused_naming_the_grid(tmp_path):
     assert all(is_stage_label(label) for label in _labels(tmp_path / "res" / "staged" / "store.sqlite"))
 
 
+def test_a_failed_tuning_run_stops_the_stage_before_a_multiplier_is_chosen_and_a_rerun_retries_it(tmp_path):
+    pipeline = _load(tmp_path, staged_pipeline())
+    broken = Known(best={"flat": 0.2, "principled": 0.2}, fails=lambda job: job.label == "tune:flat@x2")
+    with pytest.raises(DataError, match=r"tuning: 2 run\(s\) of the grid failed \(the first: tune:flat@x2"):
+        run_slice(pipeline, tmp_path / "res", max_cells=5, deadline_s=3600, executor=broken, log=lambda _: None)
+    store = tmp_path / "res" / "staged" / "store.sqlite"
+    assert "tuning:flat" not in _meta(store) and all(is_stage_label(label) for label in _labels(store))
+    fixed = Known(best={"flat": 0.2, "principled": 0.2})
+    second = run_slice(pipeline, tmp_path / "res", max_cells=5, deadline_s=3600, executor=fixed, log=lambda _: None)
+    assert [j.label for j in fixed.ran if is_stage_label(j.label)] == ["tune:flat@x2"] * 2  # only the failed ones
+    assert _meta(store)["tuning:flat"]["chosen"] == 2.0 and second.cells_done == len(ARCHS)
+
+
 def test_a_deadline_stops_the_tuning_and_the_next_slice_finishes_it(tmp_path):
     pipeline = _load(tmp_path, staged_pipeline())
     known = Known(best={"flat": 0.2, "principled": 0.2})
@@ -289,6 +302,24 @@ def test_a_tuning_whose_finished_grid_peaks_at_its_edge_says_the_grid_extends(tm
     md = write_report(summary.run_dir, n_boot=10).read_text()
     assert ("**flat**: anchor LR 0.1; all 10 runs of the grid finished; its best, x4, is at the grid's high edge, "
             "so the grid extends to x8 (extension 1 of 2)") in md
+
+
+def test_a_tuning_with_some_of_its_cells_finished_is_in_progress_even_at_an_edge(tmp_path):
+    """One of the two tuning cells finished (tuning runs in chunks of a cell, every multiplier):
+    the grid is not finished, whatever the finished cell's best says."""
+    from nasrescale.report.report import write_report
+
+    pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 2"))
+    summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
+                           executor=Known(loss_at=0.3, best={"flat": 0.8, "principled": 0.2}))
+    second = tuning_cells(pipeline, pipeline.arch_list())[1]
+    with sqlite3.connect(summary.run_dir / "store.sqlite") as db:  # stopped after the first tuning cell
+        db.execute("DELETE FROM meta WHERE key LIKE 'tuning:%' OR key = 'base_lr:flat'")
+        db.execute("DELETE FROM jobs WHERE protocol NOT LIKE 'tune:%' AND protocol NOT LIKE 'lr-search:%'")
+        db.execute("DELETE FROM jobs WHERE protocol IN ('tune:flat@x8', 'tune:flat@x16')")
+        db.execute("DELETE FROM jobs WHERE protocol LIKE 'tune:flat@%' AND arch = ?", (second,))
+    md = write_report(summary.run_dir, n_boot=10).read_text()
+    assert "**flat**: anchor LR 0.1; tuning in progress: 5 of 10 runs finished, no multiplier chosen yet" in md
 
 
 def test_a_finished_tuning_says_in_words_which_multipliers_its_extensions_added(tmp_path):

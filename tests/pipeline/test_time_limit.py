@@ -52,12 +52,15 @@ def test_a_slice_judges_its_first_chunk_by_the_last_slice_on_the_same_device(tmp
     with sqlite3.connect(store) as db:  # the first slice, as if each of its jobs had taken 1000 s
         (key, text), = db.execute("SELECT key, value FROM meta WHERE key LIKE 'visit:%'").fetchall()
         record = json.loads(text)
-        db.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps({**record, "wall_s": 1000.0 * record["jobs_run"]}), key))
+        assert record["jobs_run"] == 2 and 0 < record["job_s"] <= record["wall_s"]  # a timed chunk, recorded
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps({**record, "job_s": 1000.0}), key))
     summary = run_slice(pipeline, results, max_cells=1, deadline_s=600, progress=False, log=logged.append)
-    assert summary.jobs_run == 0 and summary.stopped.startswith("time: 1 chunk(s) left")
+    assert summary.jobs_run == 0 and summary.job_s is None
+    assert summary.stopped.startswith("time: 1 chunk(s) left") and summary.stopped.endswith("the next needs ~2000 s)")
     assert "slice: 1000.0 s a job, as the last slice on this device took (until a chunk is timed)" in logged
     summary = run_slice(pipeline, results, max_cells=1, deadline_s=3 * 3600, progress=False, log=logged.append)
     assert summary.jobs_run == 2 and _finished(store) == {c: 2 for c in visit_cells(pipeline.arch_list())[:2]}
+    assert visit_records(store)[-1]["job_s"] < 1000.0  # the chunk timed now is the next slice's estimate
 
 
 @pytest.mark.parametrize("argv, fragment", [

@@ -98,6 +98,22 @@ def test_a_trend_reuses_the_study_resumes_in_slices_and_reports_what_the_store_h
     assert reused == {"source": "study", "runs": len(ARCHS) * 2}
     check_report(run_dir, stored)
     check_study_links_the_trend(results / "study", json.loads((run_dir / "report.json").read_text()))
+    check_a_budget_is_added_to_the_same_store(capsys, tmp_path, results, stored)
+
+
+def check_a_budget_is_added_to_the_same_store(capsys, tmp_path: Path, results: Path, stored: list[tuple]) -> None:
+    """trend.epochs grown by a budget: the same store, its finished runs kept, only the new budget's
+    jobs trained; fewer budgets than stored is another experiment, refused before anything runs."""
+    grown = trend_file(tmp_path, 'epochs = [1, 2, 3]\nreuse = "study"\nnoise = "study"')
+    code, _, err = cli(capsys, "run", str(grown), "--results", str(results), "--max-cells", "1")
+    assert code == 0, err
+    now = rows(results / "trend")
+    added = set(now) - set(stored)  # the new budget's jobs, stored as pending; one cell's trained
+    assert set(stored) <= set(now) and {r[1] for r in added} == {"default@3ep", "rescaled@3ep"}
+    assert len(added) == len(ARCHS) * 2 and sorted(r[1] for r in added if r[3] == "done") == ["default@3ep", "rescaled@3ep"]
+    shrunk = trend_file(tmp_path, 'epochs = [1]\nreuse = "study"\nnoise = "study"')
+    code, _, err = cli(capsys, "run", str(shrunk), "--results", str(results))
+    assert code == 2 and "trend.epochs" in err and sorted(rows(results / "trend")) == sorted(now)
 
 
 def check_study_links_the_trend(study: Path, trend: dict) -> None:
