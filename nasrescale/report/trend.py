@@ -25,6 +25,7 @@ from .calibration import cpus_per_run
 from .markdown import md_table
 from .provenance import provenance_lines
 from .section import Computed, Section, assemble, write_markdown_json
+from .trend_link import cells_note
 from .trend_plots import gain_epochs_plot, tau_epochs_plot
 from .trend_summary import TrendSummary, label_at, summarize_trend
 
@@ -124,7 +125,7 @@ def _direction(rows: list[dict[str, Any]]) -> list[str]:
                    f"{fmt(first['gain'], 2)} {_ci(first['gain_ci'], 2)} to {fmt(last['gain'], 2)} "
                    f"{_ci(last['gain_ci'], 2)} points, and tau(A, B) from {fmt(first['kendall_tau'])} to "
                    f"{fmt(last['kendall_tau'])}"
-                   + (f" (on {first['n']} and {last['n']} cells: not the same cells)" if first["n"] != last["n"] else "")
+                   + cells_note(first, last)
                    + f"; nothing is extrapolated past {last['epochs']} epochs.")
     return out
 

@@ -37,7 +37,7 @@ from typing import Any, Mapping
 
 from ..ranking.text import fmt
 
-__all__ = ["linked_trends", "trend_claim"]
+__all__ = ["cells_note", "linked_trends", "trend_claim"]
 
 
 def linked_trends(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
@@ -84,6 +84,19 @@ def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], paper: float) ->
             f"and the gain {moved}")
 
 
+def cells_note(first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
+    """A clause for two budgets measured on different numbers of cells; empty on the same count.
+
+    >>> cells_note({"n": 24}, {"n": 10})
+    ' (on 24 and 10 cells: not the same cells)'
+    >>> cells_note({"n": 24}, {"n": 24})
+    ''
+    """
+    if first.get("n") == last.get("n"):
+        return ""
+    return f" (on {first.get('n')} and {last.get('n')} cells: not the same cells)"
+
+
 def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
     """How the gain of ``b`` over A changed between two budgets, on how many cells."""
     if _apart(first, last):
@@ -91,9 +104,7 @@ def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
         text = f"the gain of {b} over {first['a']} {way} from {_gain(first)} to {_gain(last)}"
     else:
         text = f"the gain of {b} over {first['a']} did not move beyond its CIs (from {_gain(first)} to {_gain(last)})"
-    if first.get("n") != last.get("n"):
-        text += f" (on {first.get('n')} and {last.get('n')} cells: not the same cells)"
-    return text
+    return text + cells_note(first, last)
 
 
 def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) -> str:
