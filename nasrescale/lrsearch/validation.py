@@ -29,7 +29,8 @@ from ..errors import ConfigError, DataError
 from ..jobs.job import DataSpec, TrainJob
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
-from ..space.topology import is_degenerate, kernel_factor, lr_scale, sum_depth_cubed
+from ..space.edge_factors import kernel_factor
+from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
 from .search import LrSearchSettings, losses_from_rows, search_jobs
 from .select import select_lr
 from .stats import correlations

@@ -23,7 +23,7 @@ from torch import nn
 
 from ..errors import FamilyError
 from ..space.families import CellFamily
-from ..space.topology import stem_kernel
+from ..space.edge_factors import stem_kernel
 from .cell import Cell
 from .network import CellNetwork, register_macro
 
@@ -73,7 +73,7 @@ class CNNNetwork(CellNetwork):
         prune: whether the cell runs the pruned plan.
 
     Attributes:
-        stem: ``Conv2d(in_channels, width, q, same padding, bias)`` -> ReLU, ``q`` = :func:`~nasrescale.space.topology.stem_kernel`.
+        stem: ``Conv2d(in_channels, width, q, same padding, bias)`` -> ReLU, ``q`` = :func:`~nasrescale.space.edge_factors.stem_kernel`.
         cell: the cell.
         pool: global average pool -> flatten.
         readout: ``Linear(width, num_classes)``.

@@ -60,7 +60,7 @@ from torch import nn
 
 from ..errors import ConfigError
 from ..space.families import KERNEL_RULES, CellFamily
-from ..space.topology import edge_kernel_factors, init_divisors, kernel_factor
+from ..space.edge_factors import edge_kernel_factors, init_divisors, kernel_factor
 
 __all__ = ["InitSpec", "ParamScale", "MappedNetwork", "SCALED_INIT_RULES", "build_scaling_map"]
 

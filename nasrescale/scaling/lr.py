@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from torch import nn
 
 from ..protocol import Protocol
-from ..space.topology import kernel_factor, lr_scale
+from ..space.edge_factors import kernel_factor
+from ..space.topology import lr_scale
 from .init import require_cell_network
 
 __all__ = ["LrPlan", "lr_plan", "param_groups"]

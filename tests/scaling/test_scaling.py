@@ -18,7 +18,8 @@ from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family
 from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
 from nasrescale.scaling.diagnose import diagnose_rule
-from nasrescale.space.topology import init_divisors, lr_scale
+from nasrescale.space.edge_factors import init_divisors
+from nasrescale.space.topology import lr_scale
 
 from pathlib import Path
 

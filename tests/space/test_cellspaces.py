@@ -13,7 +13,8 @@ from nasrescale.space.analysis import analyze
 from nasrescale.space.darts import DARTS_V2, tokenize
 from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.space.registry import get_family
-from nasrescale.space.topology import effective_in_degrees, init_divisors, path_depths
+from nasrescale.space.edge_factors import init_divisors
+from nasrescale.space.topology import effective_in_degrees, path_depths
 
 DARTS = get_family("darts")
 NB101 = get_family("nb101")

@@ -14,17 +14,14 @@ from hypothesis import strategies as st
 from nasrescale.space.analysis import analyze, analyze_graph, enumerate_space
 from nasrescale.space.encodings import make_graph, parse_arch
 from nasrescale.errors import ArchError
+from nasrescale.space.edge_factors import edge_kernel_factors, init_divisors, kernel_factor, network_kernel
 from nasrescale.space.topology import (
     depth_histogram,
-    edge_kernel_factors,
     effective_graph,
     effective_in_degrees,
     enumerate_paths,
-    init_divisors,
     is_degenerate,
-    kernel_factor,
     lr_scale,
-    network_kernel,
     path_depths,
     path_moments,
     sum_depth_cubed,
