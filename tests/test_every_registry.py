@@ -24,7 +24,7 @@ import torch
 from PIL import Image
 
 import nasrescale
-from nasrescale.config import Registry
+from nasrescale.registry import Registry
 from nasrescale.data.datasets import DATASETS, load_dataset
 from nasrescale.errors import ArchError, DataError
 from nasrescale.executors.base import ExecutorSettings

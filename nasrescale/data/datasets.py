@@ -31,7 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import DataError
 from .benchmark_splits import apply_test_split, check_test_split, default_test_split
 from .cifar import load_cifar

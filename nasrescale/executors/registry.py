@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import Registry
+from ..registry import Registry
 
 __all__ = ["EXECUTORS", "ExecutorFactory", "ExecutorEntry", "register_executor", "executor_kinds", "executor_entry",
            "get_executor"]

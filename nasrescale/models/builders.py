@@ -24,7 +24,7 @@ from typing import Callable
 
 from torch import nn
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import ArchError, FamilyError
 from ..space.ops import CellOp
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar, Mapping
 import networkx as nx
 from torch import nn
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import ConfigError
 from ..space.encodings import as_graph
 from ..space.families import CellFamily

@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..store.write import Store

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config import Registry
+from ..registry import Registry
 from ..store.read import StoreData, pipeline_value, read_store
 from .calibration import calibration_text, proxy_validity, write_calibration_report
 from .lr_validation import summary_text, write_validation_report

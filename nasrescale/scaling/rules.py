@@ -28,7 +28,7 @@ import networkx as nx
 import torch
 from torch import nn
 
-from ..config import Registry
+from ..registry import Registry
 from ..data.types import ImageData
 from ..models import build_model, macro_settings
 from ..protocol import Protocol

@@ -18,7 +18,7 @@ from typing import Callable
 
 import networkx as nx
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import ArchError
 from .families import CellFamily
 

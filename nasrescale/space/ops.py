@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import FamilyError
 
 __all__ = ["OpKind", "CellOp", "OP_KINDS", "register_op_kind", "get_op_kind", "op_kinds"]

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import ArchError, FamilyError
 from ..fileio import shipped_toml_dir
 from .encodings import FAMILY_RESOLVER, parse_arch

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import ArchError, ConfigError, NasRescaleError
 from .analysis import space_size
 from .benchmark import benchmark_accuracies

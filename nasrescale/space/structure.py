@@ -38,7 +38,7 @@ from typing import Mapping, NamedTuple
 
 import networkx as nx
 
-from ..config import Registry
+from ..registry import Registry
 from ..errors import FamilyError
 
 __all__ = ["CellStructure", "CellSpan", "STRUCTURES", "DEFAULT_STRUCTURE", "cell_spans", "input_nodes",
