@@ -29,7 +29,8 @@ from ..store.write import Store
 from .execute import RunJobs, run_jobs, run_search
 from .lock import driver_lock
 from .preflight import check_data, check_executor, check_reference
-from .spec import ANALYSIS_ONLY, Pipeline, identity_grows, strip_keys
+from .identity import ANALYSIS_ONLY, identity_grows, strip_keys
+from .spec import Pipeline
 from .stages import resolve_lrs, tuning_cells
 
 __all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store"]
@@ -115,7 +116,7 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
 
 def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[str, str]) -> None:
     """Bind ``pipeline`` to ``store`` as every driver does (``run``, a slice): the same identity,
-    or one grown by protocols (:func:`~nasrescale.pipeline.spec.identity_grows`), else refused."""
+    or one grown by protocols (:func:`~nasrescale.pipeline.identity.identity_grows`), else refused."""
     store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra,
                         normalize=lambda old: strip_keys(old, ANALYSIS_ONLY), grows=identity_grows)
 

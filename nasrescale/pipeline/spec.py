@@ -59,13 +59,14 @@ from ..space.registry import family_names_in, resolve_family
 from ..space.selection import select_archs
 from .calibration import Candidate, candidate_data, candidate_keys, candidates_table, parse_candidates
 from .files import pipeline_names, resolve_pipeline_path
+from .identity import ANALYSIS_ONLY, strip_keys
 from .kinds import PipelineKind, get_kind
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
 from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, TuningSettings
 from .trend import TrendSettings
 
-__all__ = ["ANALYSIS_ONLY", "strip_keys", "identity_grows", "TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
+__all__ = ["TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
            "Pipeline",
            "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
 
@@ -199,8 +200,8 @@ class Pipeline:
 
     def identity(self, archs: Sequence[str]) -> dict[str, Any]:
         """What determines the run's results: :meth:`resolved` without the executor, data path,
-        description, reference and the LR search's analysis-only keys (:data:`ANALYSIS_ONLY`:
-        changing those never changes a stored result)."""
+        description, reference and the analysis-only keys
+        (:data:`~nasrescale.pipeline.identity.ANALYSIS_ONLY`: changing those never changes a stored result)."""
         out = self.resolved(archs)
         out.pop("executor")
         out["data"].pop("path", None)
@@ -211,63 +212,6 @@ class Pipeline:
             for table in out["budgets"].values():
                 table.pop("seeds", None)
         return strip_keys(out, ANALYSIS_ONLY)
-
-
-def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether identity ``new`` is ``old`` grown: by protocols (every stored protocol unchanged,
-    new ones added, and the tables only new protocols use, ``lr_search`` and ``tuning``, added
-    with them) and/or by a trend's budgets (``trend.epochs`` a superset, the rest of ``[trend]``
-    unchanged). The stored jobs are then jobs of the grown pipeline too (job keys are content hashes).
-
-    >>> old = {"budget": {"epochs": 6}, "protocols": {"a": {"lr": 0.1}}, "trend": {"epochs": [6, 12]}}
-    >>> identity_grows(old, {**old, "protocols": {"a": {"lr": 0.1}, "b": {"lr": 0.2}}, "tuning": {"cells": 12}})
-    True
-    >>> identity_grows(old, {**old, "protocols": {"a": {"lr": 0.2}, "b": {"lr": 0.1}}})
-    False
-    >>> identity_grows(old, {**old, "trend": {"epochs": [6, 12, 24]}}), identity_grows(old, {**old, "trend": {"epochs": [6]}})
-    (True, False)
-    """
-    if set(old) - set(new) or set(new) - set(old) - {"lr_search", "tuning"}:
-        return False
-    if any(old[k] != new[k] for k in old if k not in ("protocols", "trend")):
-        return False
-    stored, grown = old.get("protocols", {}), new.get("protocols", {})
-    if not (set(grown) >= set(stored) and all(grown[label] == table for label, table in stored.items())):
-        return False
-    before, after = old.get("trend"), new.get("trend")
-    if before != after and not _budgets_grow(before, after):
-        return False
-    return set(grown) > set(stored) or before != after
-
-
-def _budgets_grow(before: Any, after: Any) -> bool:
-    """Whether ``[trend]`` ``after`` is ``before`` with budgets added to ``epochs`` and nothing else changed."""
-    if not (isinstance(before, dict) and isinstance(after, dict)):
-        return False
-    rest = {k: v for k, v in before.items() if k != "epochs"} == {k: v for k, v in after.items() if k != "epochs"}
-    return rest and set(after.get("epochs", [])) > set(before.get("epochs", []))
-
-
-#: keys that do not determine stored results, so a store made under other values (or before
-#: the key existed) is the same experiment: how stored runs are read (the maximal-LR rule, its
-#: loss and tolerance, how often a grid may be extended), ``archs.sample_degenerate`` and
-#: ``archs.unique`` (the identity holds the ``arch_list`` they produced)
-ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
-                 "archs.sample_degenerate", "archs.unique", "trend.reuse", "trend.noise", "trend.top_percent")
-
-
-def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:
-    """``doc`` without the dotted key ``paths`` (a copy of the tables touched).
-
-    >>> strip_keys({"a": {"b": 1, "c": 2}, "d": 3}, ["a.b", "x.y"])
-    {'a': {'c': 2}, 'd': 3}
-    """
-    out = dict(doc)
-    for path in paths:
-        table, key = path.split(".")
-        if isinstance(out.get(table), dict) and key in out[table]:
-            out[table] = {k: v for k, v in out[table].items() if k != key}
-    return out
 
 
 def _apply_overrides(doc: dict[str, Any], overrides: Overrides) -> None:

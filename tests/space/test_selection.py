@@ -39,7 +39,8 @@ def test_the_stored_study_keeps_its_cells_and_identity(tmp_path):
     import gzip
     from pathlib import Path
 
-    from nasrescale.pipeline.spec import ANALYSIS_ONLY, load_pipeline, strip_keys
+    from nasrescale.pipeline.identity import ANALYSIS_ONLY, strip_keys
+    from nasrescale.pipeline.spec import load_pipeline
     from nasrescale.store.read import pipeline_value, read_store
 
     root = Path(__file__).resolve().parents[2] / "results" / "nb201_cifar10_cpu"
