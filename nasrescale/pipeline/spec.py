@@ -258,14 +258,24 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     needs_lr = kind.needs_base_lr
     entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())
     _check_stages(entries, sections["lr_search"], kind)
-    seen: dict[str, str] = {}
+    _check_distinct(entries)
+    return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets)
+
+
+def _check_distinct(entries: Sequence[ProtocolEntry]) -> None:
+    """No two labels with the same protocol (their jobs would be the same jobs); where one of them
+    is tuned, the error says how to keep its jobs its own."""
+    seen: dict[str, ProtocolEntry] = {}
     for e in entries:
         text = repr(sorted(to_table(e.protocol).items()))
         if text in seen:
-            raise ConfigError(f"protocols.{e.label}: resolves to the same protocol as protocols.{seen[text]}; "
-                              "their jobs would be the same jobs")
-        seen[text] = e.label
-    return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets)
+            tuned = next((x for x in (e, seen[text]) if x.tune), None)
+            hint = "" if tuned is None else (
+                f"; protocols.{tuned.label} is tuned from the other's protocol: give it a name of its own "
+                f"(name = \"{tuned.protocol.name}_{tuned.label}\"), so its jobs stay its own at any multiplier")
+            raise ConfigError(f"protocols.{e.label}: resolves to the same protocol as protocols.{seen[text].label}; "
+                              f"their jobs would be the same jobs{hint}")
+        seen[text] = e
 
 
 def _check_stages(entries: Sequence[ProtocolEntry], search: LrSearchSettings, kind: PipelineKind) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,17 @@ def test_rescaled_without_base_lr_and_duplicate_protocols(tmp_path):
         load_pipeline(write(tmp_path, TINY.replace("[protocols.rescaled]", "[protocols.r]").replace("base_lr = 0.3", "")))
     with pytest.raises(ConfigError, match="same protocol as protocols.default"):
         load_pipeline(write(tmp_path, TINY + '\n[protocols.again]\nprotocol = "nb201"\n'))
+
+
+def test_a_tuned_copy_of_a_protocol_needs_a_name_of_its_own(tmp_path):
+    tuned = '\n[protocols.tuned]\nprotocol = "nb201"\nbase_lr = 0.1\ntune = true\n'
+    with pytest.raises(ConfigError, match=r'same protocol as protocols.default; .*protocols.tuned is tuned from '
+                                          r'the other\'s protocol: give it a name of its own \(name = "nb201_tuned"\)'):
+        load_pipeline(write(tmp_path, TINY + tuned))
+    named = load_pipeline(write(tmp_path, TINY + tuned.replace("tune = true", 'tune = true\nname = "nb201_tuned"')))
+    default, mine = (next(e for e in named.protocols if e.label == label) for label in ("default", "tuned"))
+    assert mine.tune and mine.protocol.name == "nb201_tuned"
+    assert dataclasses.replace(mine.protocol, name="nb201") == default.protocol  # the recipe is default's
 
 
 def test_uniform_selection_is_seeded_and_distinct(nb201):
