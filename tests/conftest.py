@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 import torch
 
-from nasrescale.space.families import parse_family
+from nasrescale.space.family_file import parse_family
 from nasrescale.space.registry import get_family
 
 #: the folder of the shared test helpers

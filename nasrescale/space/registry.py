@@ -24,7 +24,8 @@ from ..registry import Registry
 from ..errors import ArchError, FamilyError
 from ..fileio import shipped_toml_dir
 from .encodings import FAMILY_RESOLVER, parse_arch
-from .families import CellFamily, read_family_file
+from .families import CellFamily
+from .family_file import read_family_file
 from .topology import is_degenerate
 
 __all__ = ["builtin_cells_dir", "family_files", "load_families", "get_family", "as_family", "resolve_family",

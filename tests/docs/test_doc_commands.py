@@ -189,7 +189,7 @@ def test_cells_page_documents_every_family_key_macro_kind_and_op_kind() -> None:
     """docs/cells.md's family-file reference lists what the code accepts: every ``[family]``
     key, every ``[macro]`` kind with its settings, every shipped op kind."""
     from nasrescale.models import macro_kinds
-    from nasrescale.space.families import _FAMILY_KEYS
+    from nasrescale.space.family_file import _FAMILY_KEYS
     from nasrescale.space.ops import op_kinds
 
     page = (ROOT / "docs" / "cells.md").read_text()

@@ -19,7 +19,7 @@ from hypothesis import event, strategies as st
 from nasrescale.config import parse_toml
 from nasrescale.errors import NasRescaleError
 from nasrescale.protocol import builtin_protocols_dir, load_protocol
-from nasrescale.space.families import parse_family
+from nasrescale.space.family_file import parse_family
 from nasrescale.space.registry import builtin_cells_dir
 from nasrescale.store.job_status import Status
 from nasrescale.store.reproduce import toml_literal

@@ -20,7 +20,7 @@ from torch import nn
 from nasrescale.space.analysis import analyze
 from nasrescale.space.encodings import format_arch, make_graph, parse_arch
 from nasrescale.errors import ArchError, ConfigError, FamilyError
-from nasrescale.space.families import parse_family
+from nasrescale.space.family_file import parse_family
 from nasrescale.models import (
     Cell,
     CellNetwork,

@@ -17,7 +17,7 @@ ARCH = "|dil_conv_3x3~0|+|skip_connect~0|dil_conv_3x3~1|+|skip_connect~0|none~1|
 READ_BUILD_PICKLE = """
 import pickle, sys, torch
 from nasrescale.models import build_model
-from nasrescale.space.families import read_family_file
+from nasrescale.space.family_file import read_family_file
 family = read_family_file(sys.argv[2])
 assert family.imports == ("dilated_ops",), family.imports
 model = build_model(sys.argv[1], family, width=4, cells=1)

@@ -12,7 +12,7 @@ from torch import nn
 
 from nasrescale.space.encodings import parse_arch
 from nasrescale.errors import ConfigError
-from nasrescale.space.families import read_family_file
+from nasrescale.space.family_file import read_family_file
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family

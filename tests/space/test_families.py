@@ -9,7 +9,7 @@ import pytest
 from nasrescale.space.analysis import analyze, enumerate_space, space_size
 from nasrescale.space.encodings import make_graph
 from nasrescale.errors import FamilyError
-from nasrescale.space.families import parse_family, read_family_file
+from nasrescale.space.family_file import parse_family, read_family_file
 from nasrescale.space.registry import builtin_cells_dir, get_family, load_families, resolve_family
 
 SHIPPED = sorted(p.stem for p in builtin_cells_dir().glob("*.toml"))
