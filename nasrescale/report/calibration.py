@@ -53,7 +53,7 @@ def cpus_per_run(store: StoreData) -> float:
     executor = pipeline_value(store.pipeline, "executor") or {}
     if executor.get("kind") == "ray":
         return float(executor.get("cpus_per_job", 1.0))
-    threads = [json.loads(r).get("provenance", {}).get("threads") for r in store.jobs.get("record_json", []) if r]
+    threads = [json.loads(r).get("provenance", {}).get("threads") for r in store.jobs.get("record_json", []) if isinstance(r, str)]
     threads = [t for t in threads if t]
     return float(np.median(threads)) if threads else float("nan")
 

@@ -37,12 +37,14 @@ def _ci(ci: Any, digits: int = 3) -> str:
 
 
 def protocol_row(run: TrendSummary, label: str, epochs: int, cpus: float) -> dict[str, Any]:
-    """One protocol at one budget: runs, mean accuracy, CPU-hours, tau and rho against the reference."""
+    """One protocol at one budget: runs finished (of all), mean accuracy (on the compared cells),
+    CPU-hours (of every finished run), tau and rho against the reference."""
     jobs = run.store.jobs[run.store.jobs["protocol"] == label_at(label, epochs)]
     done = jobs[jobs["status"].isin(FINAL)]
     seconds = float(done["wall_time_s"].dropna().sum())
+    compared = done[done["arch"].isin(run.compared)]
     out: dict[str, Any] = {"protocol": label, "epochs": epochs, "runs": len(jobs), "runs_done": len(done),
-                           "mean_accuracy": float(done["test_accuracy"].mean()) if len(done) else None,
+                           "mean_accuracy": float(compared["test_accuracy"].mean()) if len(compared) else None,
                            "cpu_hours": seconds * cpus / 3600 if len(done) and np.isfinite(cpus) else None}
     comparison = run.vs_reference.get((label, epochs))
     if comparison is not None:
@@ -71,7 +73,11 @@ class Title:
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         a, others = run.labels[0] if run.labels else "?", ", ".join(run.labels[1:]) or "-"
         description = str(run.store.pipeline.get("pipeline", {}).get("description") or "")
-        return [f"# Budget trend: {run.name}", "", *([description, ""] if description else []),
+        interim = [] if len(run.compared) == len(run.cells) else [
+            f"**Interim:** {len(run.compared)} of {len(run.cells)} cells have a finished run under every protocol "
+            "at every budget; every accuracy, gain and tau below is of those cells, the same ones throughout, and "
+            "will change as the rest finish (runs and CPU-hours count every finished run).", ""]
+        return [f"# Budget trend: {run.name}", "", *([description, ""] if description else []), *interim,
                 f"Every protocol trains the same {len(run.cells)} cells at {', '.join(map(str, run.epochs))} epochs. "
                 f"A = {a}; B = {others}. Does the comparison of B with A, and how each ranks the cells against "
                 f"the reference ({run.reference_spec or 'none'}), move with the budget?", ""]

@@ -6,7 +6,8 @@ the seed-noise floor of a named store.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from ..ranking.sources import Source, store_source
 from ..store.read import StoreData, pipeline_value, read_store, store_path
 from .summary import Comparison, baseline_first, load_reference, reference_spec
 
-__all__ = ["TrendSummary", "summarize_trend", "label_at"]
+__all__ = ["TrendSummary", "summarize_trend", "label_at", "compared_cells"]
 
 
 def label_at(label: str, epochs: int) -> str:
@@ -52,6 +53,8 @@ class TrendSummary:
             (:func:`~nasrescale.ranking.rank.seed_noise`) on the trend's cells; ``{"missing": why}``
             when the store cannot be read.
         reuse: the run whose store the trend's runs were copied from (``None``: none named).
+        compared: the cells every figure is of: those with a finished run under every protocol at
+            every budget (a partial run compares the same cells throughout; the others wait).
     """
 
     run_dir: Path
@@ -69,6 +72,7 @@ class TrendSummary:
     noise_store: str | None
     noise: dict[str, Any]
     reuse: str | None = None
+    compared: list[str] = field(default_factory=list)
 
     @property
     def cells(self) -> list[str]:
@@ -80,7 +84,19 @@ class TrendSummary:
         """What ``report.json`` holds before the sections' own numbers."""
         return {"name": self.name, "protocols": self.labels, "epochs": self.epochs, "a": self.labels[0],
                 "reference": self.reference_spec, "cells": len(self.cells), "top_percent": self.top_percent,
-                "reuse": self.reuse, "noise": self.noise_store}
+                "reuse": self.reuse, "noise": self.noise_store, "compared": len(self.compared)}
+
+
+def compared_cells(sources: dict[tuple[str, int], Source]) -> list[str]:
+    """The cells with a finished run in every source (sorted).
+
+    >>> import pandas as pd
+    >>> runs = lambda *archs: Source("x", "store", pd.DataFrame({"arch": list(archs)}), None, "nb201")
+    >>> compared_cells({("a", 6): runs("c1", "c2"), ("a", 12): runs("c2"), ("b", 6): runs("c2", "c3")})
+    ['c2']
+    """
+    cells = [set(src.runs["arch"]) for src in sources.values()]
+    return sorted(set.intersection(*cells)) if cells else []
 
 
 def _noise(name: str | None, results_root: Path, labels: list[str], cells: list[str], top: int) -> dict[str, Any]:
@@ -119,6 +135,9 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
     top = int(trend.get("top_percent", 50))
     sources = {(label, e): store_source(store, label_at(label, e), label_at(label, e))
                for label in labels for e in epochs}
+    compared = compared_cells(sources)
+    sources = {key: dataclasses.replace(src, runs=src.runs[src.runs["arch"].isin(compared)])
+               for key, src in sources.items()}
     spec, nats_file = reference_spec(store.pipeline)
     ref, _ = load_reference(spec, nats_file)
     vs_ref = {key: Comparison(*compare(ref, src, n_boot=n_boot)) for key, src in sources.items()
@@ -128,6 +147,6 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
              for b in labels[1:] for e in epochs}
     name = str(store.meta.get("name") or run_dir.name)
     summary = TrendSummary(run_dir, store, name, labels, epochs, sources, n_boot, top, spec, ref, vs_ref, pairs,
-                           trend.get("noise"), {}, trend.get("reuse"))
-    noise = _noise(trend.get("noise"), run_dir.parent, labels, summary.cells, top)
+                           trend.get("noise"), {}, trend.get("reuse"), compared)
+    noise = _noise(trend.get("noise"), run_dir.parent, labels, compared, top)
     return TrendSummary(**{**summary.__dict__, "noise": noise})

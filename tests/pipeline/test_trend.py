@@ -15,6 +15,7 @@ import pytest
 from nasrescale.errors import ConfigError
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.report.claims import PAPER_GAIN
+from nasrescale.report.kinds import write_run_report
 from nasrescale.report.report import write_report
 from nasrescale.store.read import dataset_name, read_store
 from nasrescale.ranking.rank import kendall_tau, spearman
@@ -99,6 +100,23 @@ def test_a_trend_reuses_the_study_resumes_in_slices_and_reports_what_the_store_h
     check_report(run_dir, stored)
     check_study_links_the_trend(results / "study", json.loads((run_dir / "report.json").read_text()))
     check_a_budget_is_added_to_the_same_store(capsys, tmp_path, results, stored)
+    check_a_partial_trend_compares_the_same_cells(results / "trend")
+
+
+def check_a_partial_trend_compares_the_same_cells(run_dir: Path) -> None:
+    """With the 3-epoch budget trained on one cell of three, every figure is of that one cell: the
+    pairs at 1 and 2 epochs too (not the three cells they have), and the report says it is interim."""
+    write_run_report(run_dir, n_boot=50)
+    report = json.loads((run_dir / "report.json").read_text())
+    done_at_3 = {arch for arch, label, _, status, _ in rows(run_dir) if label == "default@3ep" and status == "done"}
+    assert report["compared"] == len(done_at_3) == 1 and report["cells"] == len(ARCHS)
+    assert {r["epochs"] for r in report["pairs"]} == {1, 2, 3} and all(r["n"] == 1 for r in report["pairs"])
+    (arch,) = done_at_3
+    acc = {label: a for a_, label, _, _, a in rows(run_dir) if a_ == arch}
+    for row in report["vs_reference"]:
+        assert row["mean_accuracy"] == pytest.approx(acc[f"{row['protocol']}@{row['epochs']}ep"])
+    assert "**Interim:** 1 of 3 cells have a finished run under every protocol at every budget" in (
+        run_dir / "report.md").read_text()
 
 
 def check_a_budget_is_added_to_the_same_store(capsys, tmp_path: Path, results: Path, stored: list[tuple]) -> None:
