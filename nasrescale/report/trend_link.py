@@ -27,6 +27,10 @@ True
 >>> text = trend_claim("trend", {"pairs": flat, "cells": 24}, 0.44)
 >>> "did not move beyond its CIs (from -1.00" in text, "on 24 and 20 cells" in text, "not consistent" in text
 (True, True, True)
+>>> few = [{**r, "n": 2, "gain_ci": None} for r in rows]  # a partial trend: 2 of its 24 cells compared
+>>> text = trend_claim("trend", {"pairs": few, "cells": 24, "compared": 2}, 0.44)
+>>> "2 cells)" in text, "no verdict yet" in text, "consistent" in text
+(True, True, False)
 """
 
 from __future__ import annotations
@@ -71,7 +75,10 @@ def _apart(first: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
 
 def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], paper: float) -> str:
     ci = last.get("gain_ci")
-    inside = isinstance(ci, list) and None not in ci and ci[0] <= paper <= ci[1]
+    if not (isinstance(ci, list) and None not in ci):
+        return (f"too few cells for a CI at {last['epochs']} epochs, so no verdict yet on the paper's "
+                f"+{paper:.2f} (\"till converge\")")
+    inside = ci[0] <= paper <= ci[1]
     toward = _apart(first, last) and abs(last["gain"] - paper) < abs(first["gain"] - paper)
     moved = "moved toward it beyond its CIs" if toward else "did not move toward it beyond its CIs"
     head = f"the paper's +{paper:.2f} (\"till converge\")"
@@ -123,5 +130,6 @@ def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) ->
         parts.append(text + (f"; this is {_verdict(first, last, paper)}" if paper is not None else ""))
     if not parts:
         return ""
-    return (f"With the budget ([{folder}](../{folder}/report.md), {numbers.get('cells', '?')} cells): "
+    cells = numbers.get("compared", numbers.get("cells", "?"))
+    return (f"With the budget ([{folder}](../{folder}/report.md), {cells} cells): "
             + "; ".join(parts) + ". No trend is extrapolated past the largest budget it measured.")
