@@ -24,14 +24,20 @@ def _bars(ax: Any, xs: Sequence[float], ys: Sequence[float | None], cis: Sequenc
                 label=label)
 
 
-def _epochs_axis(ax: Any, epochs: Sequence[int], ylabel: str) -> None:
+def _epochs_axis(ax: Any, epochs: Sequence[int], ylabel: str, empty: str) -> None:
+    """The log epochs axis (a margin either side of the budgets), and a legend; with nothing
+    plotted, ``empty`` says why in the middle of the axes instead."""
     ax.set_xscale("log")
+    ax.set_xlim(min(epochs) / 1.25, max(epochs) * 1.25)
     ax.set_xticks(list(epochs), [str(e) for e in epochs])
     ax.minorticks_off()
     ax.set_xlabel("training epochs (log scale)")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, empty, transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
 def gain_epochs_plot(epochs: Sequence[int], gains: Mapping[str, Sequence[tuple[float | None, Any]]],
@@ -42,7 +48,7 @@ def gain_epochs_plot(epochs: Sequence[int], gains: Mapping[str, Sequence[tuple[f
     ax.axhline(0.0, color="grey", lw=0.8)
     for i, (name, rows) in enumerate(gains.items()):
         _bars(ax, epochs, [r[0] for r in rows], [r[1] for r in rows], name, f"C{i}", 1.0 + 0.02 * i)
-    _epochs_axis(ax, epochs, "mean gain of B over A (accuracy points)")
+    _epochs_axis(ax, epochs, "mean gain of B over A (accuracy points)", "no gain yet: no cell compared")
     ax.set_title("gain against the budget (95% paired-bootstrap CI)")
     return _save(fig, path)
 
@@ -57,6 +63,6 @@ def tau_epochs_plot(epochs: Sequence[int], taus: Mapping[str, Sequence[tuple[flo
         _bars(ax, epochs, [r[0] for r in rows], [r[1] for r in rows], name, f"C{i}", 1.0 + 0.02 * i)
     for j, (name, tau) in enumerate(floors.items()):
         ax.axhline(tau, color=f"C{len(taus) + j}", ls="--", lw=1.0, label=name)
-    _epochs_axis(ax, epochs, "Kendall tau")
+    _epochs_axis(ax, epochs, "Kendall tau", "no tau yet: fewer than 3 cells compared")
     ax.set_title("rank agreement against the budget (95% CI)")
     return _save(fig, path)
