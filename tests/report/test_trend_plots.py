@@ -15,4 +15,4 @@ def test_an_empty_trend_axis_says_why_and_a_plotted_one_has_a_legend():
     drawn = Figure().add_subplot()
     drawn.plot([6, 12], [0.5, 0.6], label="default")
     _epochs_axis(drawn, [6, 12], "Kendall tau", "no tau yet")
-    assert drawn.texts == [] and [t.get_text() for t in drawn.get_legend().get_texts()] == ["default"]
+    assert list(drawn.texts) == [] and [t.get_text() for t in drawn.get_legend().get_texts()] == ["default"]
