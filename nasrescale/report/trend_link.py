@@ -27,10 +27,12 @@ True
 >>> text = trend_claim("trend", {"pairs": flat, "cells": 24}, 0.44)
 >>> "did not move beyond its CIs (from -1.00" in text, "on 24 and 20 cells" in text, "not consistent" in text
 (True, True, True)
->>> few = [{**r, "n": 2, "gain_ci": None} for r in rows]  # a partial trend: 2 of its 24 cells compared
+>>> few = [{**r, "n": 2, "gain_ci": None, "kendall_tau": None} for r in rows]  # a partial trend: 2 of its 24 cells compared
 >>> text = trend_claim("trend", {"pairs": few, "cells": 24, "compared": 2}, 0.44)
 >>> "2 cells)" in text, "no verdict yet" in text, "consistent" in text
 (True, True, False)
+>>> "went from -1.00 at 6 epochs to +0.20 at 24 epochs" in text, "beyond its CIs" in text, "tau(A, B)" in text
+(True, False, False)
 """
 
 from __future__ import annotations
@@ -61,21 +63,21 @@ def linked_trends(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
 
 def _gain(row: Mapping[str, Any]) -> str:
     ci = row.get("gain_ci")
-    ci_text = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if isinstance(ci, list) and None not in ci else ""
+    ci_text = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if _has_ci(row) else ""
     return f"{row['gain']:+.2f}{ci_text} at {row['epochs']} epochs"
 
 
 def _apart(first: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
     """Whether the gain's 95% CIs at the two budgets do not overlap: a change the trend can tell."""
-    a, b = first.get("gain_ci"), last.get("gain_ci")
-    if not (isinstance(a, list) and isinstance(b, list) and None not in a and None not in b):
+    if not (_has_ci(first) and _has_ci(last)):
         return False
+    a, b = first["gain_ci"], last["gain_ci"]
     return a[1] < b[0] or b[1] < a[0]
 
 
 def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], paper: float) -> str:
     ci = last.get("gain_ci")
-    if not (isinstance(ci, list) and None not in ci):
+    if not _has_ci(last):
         return (f"too few cells for a CI at {last['epochs']} epochs, so no verdict yet on the paper's "
                 f"+{paper:.2f} (\"till converge\")")
     inside = ci[0] <= paper <= ci[1]
@@ -104,9 +106,17 @@ def cells_note(first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
     return f" (on {first.get('n')} and {last.get('n')} cells: not the same cells)"
 
 
+def _has_ci(row: Mapping[str, Any]) -> bool:
+    ci = row.get("gain_ci")
+    return isinstance(ci, list) and None not in ci
+
+
 def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
-    """How the gain of ``b`` over A changed between two budgets, on how many cells."""
-    if _apart(first, last):
+    """How the gain of ``b`` over A changed between two budgets, on how many cells; without a CI
+    at either budget it only gives the two gains, claiming no movement or stillness."""
+    if not (_has_ci(first) and _has_ci(last)):
+        text = f"the gain of {b} over {first['a']} went from {_gain(first)} to {_gain(last)}"
+    elif _apart(first, last):
         way = "rose" if last["gain"] > first["gain"] else "fell"
         text = f"the gain of {b} over {first['a']} {way} from {_gain(first)} to {_gain(last)}"
     else:
@@ -125,8 +135,10 @@ def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) ->
         if len(rows) < 2:
             continue
         first, last = rows[0], rows[-1]
-        text = (f"{_change(b, first, last)}, "
-                f"and tau(A, B) went from {fmt(first.get('kendall_tau'))} to {fmt(last.get('kendall_tau'))}")
+        text = _change(b, first, last)
+        if first.get("kendall_tau") is not None or last.get("kendall_tau") is not None:
+            text += (f", and tau(A, B) went from {fmt(first.get('kendall_tau'))} "
+                     f"to {fmt(last.get('kendall_tau'))}")
         parts.append(text + (f"; this is {_verdict(first, last, paper)}" if paper is not None else ""))
     if not parts:
         return ""
