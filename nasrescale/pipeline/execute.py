@@ -21,7 +21,7 @@ from ..lrsearch.select import Selection, select_lr
 from ..store.job_status import Status
 from ..store.write import Store
 
-__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "RunJobs"]
+__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "RunJobs"]
 
 #: runs jobs through the store and executor; returns ``(jobs, new jobs, jobs run now)``
 RunJobs = Callable[[list[TrainJob]], tuple[int, int, int]]
@@ -90,7 +90,9 @@ def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | Non
     """Run chunk after chunk until done, or until the next one would end past ``deadline``
     (``time.monotonic()`` seconds; ``None``: no limit), judged by the slowest chunk so far (its
     seconds per job trained), and before the first chunk by ``per_job`` (seconds a job, e.g. an
-    earlier slice's) if given.
+    earlier slice's) if given. A chunk that does not fit whole runs the whole cells of it that
+    do (:func:`whole_cells_within`), and the slice stops after them: the time left is used, and
+    the next slice picks the rest up.
 
     Returns:
         ``(jobs run, why it stopped, the slowest chunk's seconds per job trained)``: ``""`` when
@@ -99,19 +101,62 @@ def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | Non
     ran = 0
     timed: float | None = None
     for i, chunk in enumerate(chunks):
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or (per_job is not None and per_job * len(chunk) > left):
-                need = "" if per_job is None else f", the next needs ~{per_job * len(chunk):.0f} s"
-                stopped = f"time: {len(chunks) - i} {what}(s) left for the next slice ({left:.0f} s left{need})"
-                log(f"slice: stopping before {what} {i + 1}/{len(chunks)}: {stopped}")
-                return ran, stopped, timed
+        fits, left = _what_fits(chunk, deadline, per_job)
+        if chunk and not fits:
+            need = "" if per_job is None else f", the next needs ~{per_job * len(chunk):.0f} s"
+            stopped = f"time: {len(chunks) - i} {what}(s) left for the next slice ({left:.0f} s left{need})"
+            log(f"slice: stopping before {what} {i + 1}/{len(chunks)}: {stopped}")
+            return ran, stopped, timed
+        if len(fits) < len(chunk):
+            log(f"slice: {what} {i + 1}/{len(chunks)} cut to the {len(fits)} of its {len(chunk)} jobs "
+                f"(whole cells) that fit the {left:.0f} s left")
         t0 = time.monotonic()
-        _, _, todo = run(chunk)
+        _, _, todo = run(fits)
         took = time.monotonic() - t0
         ran += todo
         if todo:
             timed = max(timed or 0.0, took / todo)  # the slowest chunk so far: a cautious estimate
             per_job = timed  # a timed chunk replaces the prior estimate
             log(f"slice: {what} {i + 1}/{len(chunks)}: {todo} jobs in {took:.1f} s")
+        if len(fits) < len(chunk):
+            left = (deadline or 0.0) - time.monotonic()
+            return ran, (f"time: the rest of {what} {i + 1} and {len(chunks) - i - 1} more {what}(s) left for "
+                         f"the next slice ({left:.0f} s left)"), timed
     return ran, "", timed
+
+
+def _what_fits(chunk: list[TrainJob], deadline: float | None, per_job: float | None
+               ) -> tuple[list[TrainJob], float]:
+    """``(the jobs of chunk to run before deadline, the seconds left)``: the whole chunk when it fits
+    (or no estimate says otherwise), else its whole cells that fit, or none."""
+    if deadline is None:
+        return chunk, float("inf")
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return [], left
+    if per_job is None or per_job * len(chunk) <= left:
+        return chunk, left
+    return whole_cells_within(chunk, int(left // per_job)), left
+
+
+def whole_cells_within(jobs: list[TrainJob], limit: int) -> list[TrainJob]:
+    """The longest prefix of ``jobs`` that holds whole cells only (every job of each of its
+    architectures, in order of first appearance) and at most ``limit`` jobs: what of a chunk
+    fits the time left. Empty when not even its first cell fits.
+
+    >>> from types import SimpleNamespace as Job
+    >>> chunk = [Job(arch=a, seed=s) for a in "abc" for s in (0, 1)]
+    >>> [f"{j.arch}{j.seed}" for j in whole_cells_within(chunk, 5)]
+    ['a0', 'a1', 'b0', 'b1']
+    >>> whole_cells_within(chunk, 1)
+    []
+    """
+    cells: dict[str, list[TrainJob]] = {}
+    for job in jobs:
+        cells.setdefault(job.arch, []).append(job)
+    out: list[TrainJob] = []
+    for cell_jobs in cells.values():
+        if len(out) + len(cell_jobs) > limit:
+            break
+        out += cell_jobs
+    return out
