@@ -58,6 +58,7 @@ from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
 from ..space.selection import select_archs
 from .calibration import Candidate, candidate_data, candidate_keys, candidates_table, parse_candidates
+from .checks import check_distinct, check_stages, check_tuning_seeds
 from .files import pipeline_names, resolve_pipeline_path
 from .identity import ANALYSIS_ONLY, strip_keys
 from .kinds import PipelineKind, get_kind
@@ -257,36 +258,10 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     budgets = _candidates(doc, kind.name, sections["budget"], sections["pipeline"].seeds)
     needs_lr = kind.needs_base_lr
     entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())
-    _check_stages(entries, sections["lr_search"], kind)
-    _check_distinct(entries)
+    check_stages(entries, sections["lr_search"], kind)
+    check_tuning_seeds(entries, sections["tuning"].seeds, sections["pipeline"].seeds)
+    check_distinct(entries)
     return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets)
-
-
-def _check_distinct(entries: Sequence[ProtocolEntry]) -> None:
-    """No two labels with the same protocol (their jobs would be the same jobs); where one of them
-    is tuned, the error says how to keep its jobs its own."""
-    seen: dict[str, ProtocolEntry] = {}
-    for e in entries:
-        text = repr(sorted(to_table(e.protocol).items()))
-        if text in seen:
-            tuned = next((x for x in (e, seen[text]) if x.tune), None)
-            hint = "" if tuned is None else (
-                f"; protocols.{tuned.label} is tuned from the other's protocol: give it a name of its own "
-                f"(name = \"{tuned.protocol.name}_{tuned.label}\"), so its jobs stay its own at any multiplier")
-            raise ConfigError(f"protocols.{e.label}: resolves to the same protocol as protocols.{seen[text].label}; "
-                              f"their jobs would be the same jobs{hint}")
-        seen[text] = e
-
-
-def _check_stages(entries: Sequence[ProtocolEntry], search: LrSearchSettings, kind: PipelineKind) -> None:
-    """``tune = true`` and ``lr_search.protocol`` only where the kind runs these stages, naming a protocol."""
-    labels = [e.label for e in entries]
-    tuned = [e.label for e in entries if e.tune]
-    if tuned and not kind.searches:
-        raise ConfigError(f"protocols.{tuned[0]}.tune: a {kind.name} pipeline does not tune; drop the key")
-    if search.protocol is not None and search.protocol not in labels:
-        raise ConfigError(f"lr_search.protocol: {search.protocol!r} is not a protocol of this pipeline; "
-                          f"protocols: {', '.join(labels)}")
 
 
 def _candidates(doc: dict[str, Any], kind: str, budget: Budget, seeds: Sequence[int]) -> tuple[Candidate, ...]:

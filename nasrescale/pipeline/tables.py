@@ -125,14 +125,15 @@ class TuningSettings:
         offset: the tuning cells are the pipeline's cells at positions ``offset`` to
             ``offset + cells - 1`` of the order slices visit them (spread order): cells the
             evaluation reaches only later, so the cells compared first are not the cells tuned on.
-        seeds: the tuning runs' seeds (other seeds than the evaluation's keep its runs independent).
+        seeds: the tuning runs' seeds: none of them an evaluation seed (a pipeline with both
+            refuses to load), so the tuning's runs are never the evaluation's own jobs.
         extend: how many times a best multiplier at the grid's edge extends the grid past it.
     """
 
     multipliers: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
     cells: int = 12
     offset: int = 0
-    seeds: tuple[int, ...] = (0,)
+    seeds: tuple[int, ...] = (100,)
     extend: int = 2
 
     def __post_init__(self) -> None:

@@ -191,6 +191,19 @@ def test_a_search_still_at_its_edge_exits_2_before_any_evaluation_job_is_stored(
     assert labels and all(is_stage_label(label) for label in labels)
 
 
+def test_tuning_seeds_that_are_also_evaluation_seeds_exit_2_before_anything_is_stored(tmp_path, capsys):
+    """A tuning run at the chosen multiplier on an evaluation seed would be the evaluation job of its
+    (later evaluated) cell, stored under the tuning's label: the protocol would miss it."""
+    path = tmp_path / "staged.toml"
+    path.write_text(staged_pipeline().replace("seeds = [7]", "seeds = [7, 0]"))
+    assert main(["run", str(path), "--results", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert "tuning.seeds: [0] is also an evaluation seed (pipeline.seeds = [0])" in err and "tuning.seeds = [100]" in err
+    assert not (tmp_path / "res").exists()
+    default = staged_pipeline().replace("seeds = [7]\n", "")  # the default tuning seeds are apart from 0
+    assert _load(tmp_path, default).tuning.seeds == (100,)
+
+
 def test_a_tuning_edge_that_persists_is_refused_naming_the_grid(tmp_path):
     pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 1"))
     with pytest.raises(ConfigError, match=r"tuning: the best multiplier of protocols\.\w+ is still at the grid's"):
