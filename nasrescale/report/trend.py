@@ -5,7 +5,8 @@ Per budget (``trend.epochs``): each protocol's Kendall tau and Spearman rho agai
 reference with 95% paired-bootstrap CIs, its mean accuracy and the CPU-hours its runs took; the
 gain of each protocol B over the first protocol A (mean of the per-cell differences, 95%
 paired-bootstrap CI), tau(A, B) with its CI and the tau of A's top-K% cells, beside the
-seed-noise floor of the store ``trend.noise`` names (its seeds at its own budget). Figures: the
+seed-noise floor of the store ``trend.noise`` names (its seeds at its own budget); per B, the
+change of its gain from the smallest to the largest budget, paired over the cells. Figures: the
 gain against the epochs, and tau(A, B) with each protocol's tau against the reference against
 the epochs (log axes, CI bars). Everything is recomputed from the store (``nasrescale report
 NAME``); a partial run reports what is finished.
@@ -27,7 +28,7 @@ from .provenance import provenance_lines
 from .section import Computed, Section, assemble, write_markdown_json
 from .trend_link import cells_note
 from .trend_plots import gain_epochs_plot, tau_epochs_plot
-from .trend_summary import TrendSummary, label_at, summarize_trend
+from .trend_summary import TrendSummary, gain_changes, label_at, summarize_trend
 
 __all__ = ["TREND_SECTIONS", "protocol_row", "pair_row", "write_trend_report", "trend_text"]
 
@@ -36,15 +37,26 @@ def _ci(ci: Any, digits: int = 3) -> str:
     return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]" if isinstance(ci, (list, tuple)) and None not in ci else "-"
 
 
+def _mean_accuracy(run: TrendSummary, label: str, epochs: int) -> float | None:
+    """The mean accuracy the pairs at ``epochs`` rank ``label`` by (over the cells they rank, each
+    cell's mean over its seeds, a diverged run at chance), so that B's mean - A's mean is the gain;
+    without a pair, the mean of the finished runs on the compared cells."""
+    for (b, e), comparison in run.pairs.items():
+        if e == epochs and label in (run.labels[0], b) and comparison.result.get("n"):
+            return comparison.result["mean_a" if label == run.labels[0] else "mean_b"]
+    jobs = run.store.jobs[(run.store.jobs["protocol"] == label_at(label, epochs))
+                          & run.store.jobs["status"].isin(FINAL) & run.store.jobs["arch"].isin(run.compared)]
+    return float(jobs["test_accuracy"].mean()) if len(jobs) else None
+
+
 def protocol_row(run: TrendSummary, label: str, epochs: int, cpus: float) -> dict[str, Any]:
-    """One protocol at one budget: runs finished (of all), mean accuracy (on the compared cells),
-    CPU-hours (of every finished run), tau and rho against the reference."""
+    """One protocol at one budget: runs finished (of all), mean accuracy (on the cells the pairs
+    rank), CPU-hours (of every finished run), tau and rho against the reference."""
     jobs = run.store.jobs[run.store.jobs["protocol"] == label_at(label, epochs)]
     done = jobs[jobs["status"].isin(FINAL)]
     seconds = float(done["wall_time_s"].dropna().sum())
-    compared = done[done["arch"].isin(run.compared)]
     out: dict[str, Any] = {"protocol": label, "epochs": epochs, "runs": len(jobs), "runs_done": len(done),
-                           "mean_accuracy": float(compared["test_accuracy"].mean()) if len(compared) else None,
+                           "mean_accuracy": _mean_accuracy(run, label, epochs),
                            "cpu_hours": seconds * cpus / 3600 if len(done) and np.isfinite(cpus) else None}
     comparison = run.vs_reference.get((label, epochs))
     if comparison is not None:
@@ -55,7 +67,12 @@ def protocol_row(run: TrendSummary, label: str, epochs: int, cpus: float) -> dic
 
 
 def pair_row(run: TrendSummary, b: str, epochs: int) -> dict[str, Any]:
-    """B against A at one budget: the gain (B - A) and tau(A, B) with CIs, the top-K% tau, own seed noise."""
+    """B against A at one budget: the gain (B - A) and tau(A, B) with CIs, the top-K% tau, own seed
+    noise; every figure ``None`` (and ``n`` 0) while A or B has no finished run at that budget."""
+    if (b, epochs) not in run.pairs:
+        return {"a": run.labels[0], "b": b, "epochs": epochs, "n": 0, "gain": None, "gain_ci": None,
+                "kendall_tau": None, "kendall_tau_ci": None, "topk_kendall_tau": None,
+                "seed_noise": {"a": None, "b": None}}
     r = run.pairs[(b, epochs)].result
     top = next((e["kendall_tau"] for e in r["topk"] if e["k_percent"] == run.top_percent), None)
     noise = {side: (r["seed_noise"].get(side) or {}).get("kendall_tau") for side in ("a", "b")}
@@ -77,6 +94,10 @@ class Title:
             f"**Interim:** {len(run.compared)} of {len(run.cells)} cells have a finished run under every protocol "
             "at every budget; every accuracy, gain and tau below is of those cells, the same ones throughout, and "
             "will change as the rest finish (runs and CPU-hours count every finished run).", ""]
+        if run.waiting:
+            interim += [f"**Waiting:** no finished run yet for "
+                        f"{', '.join(f'{label} at {e} epochs' for label, e in run.waiting)}; left out of the "
+                        "cells compared until they have one.", ""]
         return [f"# Budget trend: {run.name}", "", *([description, ""] if description else []), *interim,
                 f"Every protocol trains the same {len(run.cells)} cells at {', '.join(map(str, run.epochs))} epochs. "
                 f"A = {a}; B = {others}. Does the comparison of B with A, and how each ranks the cells against "
@@ -114,26 +135,34 @@ class Pairs:
                  f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] for r in computed.numbers]
         return ["## B against A, per budget", "",
                 *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
-                           f"tau top {run.top_percent}%", "seed-noise tau A / B"], rows), "",
-                *_direction(computed.numbers), ""]
+                           f"tau top {run.top_percent}%", "seed-noise tau A / B"], rows), ""]
 
 
-def _direction(rows: list[dict[str, Any]]) -> list[str]:
-    """One sentence per pair: the gain and tau(A, B) at the smallest and the largest budget."""
-    out = []
-    for b in dict.fromkeys(r["b"] for r in rows):
-        mine = [r for r in rows if r["b"] == b and r["gain"] is not None]
-        if len(mine) < 2:
-            continue
-        first, last = mine[0], mine[-1]
-        out.append(f"- Against the budget, {b} vs {first['a']}: from {first['epochs']} to {last['epochs']} epochs "
-                   f"the gain goes from "
-                   f"{fmt(first['gain'], 2)} {_ci(first['gain_ci'], 2)} to {fmt(last['gain'], 2)} "
-                   f"{_ci(last['gain_ci'], 2)} points, and tau(A, B) from {fmt(first['kendall_tau'])} to "
-                   f"{fmt(last['kendall_tau'])}"
-                   + cells_note(first, last)
-                   + f"; nothing is extrapolated past {last['epochs']} epochs.")
-    return out
+class GainChanges:
+    """Per B, the change of its gain from the smallest to the largest budget, tested paired."""
+
+    key = "gain_changes"
+
+    def compute(self, run: TrendSummary) -> Computed:
+        rows = {(r["b"], r["epochs"]): r for r in Pairs().compute(run).numbers}
+        return Computed(gain_changes(run), rows)
+
+    def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        out = []
+        for change in computed.numbers:
+            first, last = computed.detail[(change["b"], change["from"])], computed.detail[(change["b"], change["to"])]
+            ci = change["change_ci"]
+            verdict = ("too few cells for a CI" if ci is None else
+                       "a change its CI tells from none" if ci[0] > 0 or ci[1] < 0 else "its CI holds no change")
+            delta = "-" if change["change"] is None else f"{change['change']:+.2f}"
+            taus = (first["kendall_tau"], last["kendall_tau"])
+            tau = "" if taus == (None, None) else f", and tau(A, B) goes from {fmt(taus[0])} to {fmt(taus[1])}"
+            out.append(f"- Against the budget, {change['b']} vs {change['a']}: from {change['from']} to "
+                       f"{change['to']} epochs the gain goes from {fmt(first['gain'], 2)} {_ci(first['gain_ci'], 2)} "
+                       f"to {fmt(last['gain'], 2)} {_ci(last['gain_ci'], 2)} points, a change of "
+                       f"{delta} {_ci(ci, 2)} (paired over {change['n']} cells: {verdict}){tau}"
+                       + cells_note(first, last) + f"; nothing is extrapolated past {change['to']} epochs.")
+        return out + [""] if out else []
 
 
 class NoiseFloor:
@@ -214,7 +243,8 @@ class Provenance:
 
 
 #: the trend report's sections, in the page's order
-TREND_SECTIONS: tuple[Section[Any], ...] = (Title(), Protocols(), Pairs(), NoiseFloor(), Figures(), Provenance())
+TREND_SECTIONS: tuple[Section[Any], ...] = (Title(), Protocols(), Pairs(), GainChanges(), NoiseFloor(), Figures(),
+                                            Provenance())
 
 
 def write_trend_report(run_dir: Path, n_boot: int = 1000) -> Path:

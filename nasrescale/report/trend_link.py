@@ -6,32 +6,45 @@ comparison moves with the budget. The study's claims section then gives one sent
 trend, read from the trend's own ``report.json`` (written by ``nasrescale report TREND``): which
 way the gain of B over A and tau(A, B) moved from the smallest to the largest budget, and
 whether the paper's gain "till converge" is consistent with that movement. A gain "rose" or
-"fell" only when its 95% CIs at the two budgets do not overlap; the paper's gain is consistent
-when it lies inside the CI at the largest budget. Nothing is extrapolated past the largest
-measured budget.
+"fell" only when the 95% CI of its change (paired over the cells both budgets rank, the
+trend's ``gain_changes``) holds no zero; the paper's gain is consistent when it lies inside the
+CI at the largest budget. Nothing is extrapolated past the largest measured budget.
 
 >>> rows = [{"a": "default", "b": "principled", "epochs": 6, "n": 24, "gain": -1.0, "gain_ci": [-1.5, -0.5],
 ...          "kendall_tau": 0.6},
 ...         {"a": "default", "b": "principled", "epochs": 24, "n": 24, "gain": 0.2, "gain_ci": [-0.3, 0.6],
 ...          "kendall_tau": 0.7}]
->>> text = trend_claim("trend", {"pairs": rows, "cells": 24}, 0.44)
->>> "rose from -1.00 [-1.50, -0.50] at 6 epochs to +0.20 [-0.30, +0.60] at 24" in text
+>>> up = [{"b": "principled", "from": 6, "to": 24, "n": 24, "change": 1.2, "change_ci": [0.5, 1.9]}]
+>>> text = trend_claim("trend", {"pairs": rows, "gain_changes": up, "cells": 24}, 0.44)
+>>> "rose from -1.00 [-1.50, -0.50] at 6 epochs to +0.20 [-0.30, +0.60] at 24 epochs (change +1.20" in text
 True
 >>> "consistent with the paper's +0.44" in text, "not consistent" in text
 (True, False)
 >>> falling = [{**rows[0], "gain": -0.5, "gain_ci": [-0.8, -0.2]}, {**rows[1], "gain": -2.0, "gain_ci": [-2.6, -1.4]}]
->>> text = trend_claim("trend", {"pairs": falling, "cells": 24}, 0.44)
+>>> down = [{**up[0], "change": -1.5, "change_ci": [-2.1, -0.9]}]
+>>> text = trend_claim("trend", {"pairs": falling, "gain_changes": down, "cells": 24}, 0.44)
 >>> "fell from -0.50" in text, "not consistent with the paper's +0.44" in text
 (True, True)
+
+Separate CIs that overlap can still hide a change the paired CI tells; a paired CI that holds
+zero says the gain did not move:
+
+>>> near = [rows[0], {**rows[1], "gain": -0.4, "gain_ci": [-0.9, 0.1]}]
+>>> text = trend_claim("trend", {"pairs": near, "gain_changes": [{**up[0], "change": 0.6, "change_ci": [0.2, 1.0]}],
+...                              "cells": 24}, 0.44)
+>>> "rose from -1.00" in text, "not yet consistent" in text, "moved toward it" in text
+(True, True, True)
+>>> still = [{**up[0], "n": 20, "change": 0.05, "change_ci": [-0.4, 0.5]}]
 >>> flat = [rows[0], {**rows[1], "gain": -0.95, "gain_ci": [-1.4, -0.5], "n": 20}]
->>> text = trend_claim("trend", {"pairs": flat, "cells": 24}, 0.44)
->>> "did not move beyond its CIs (from -1.00" in text, "on 24 and 20 cells" in text, "not consistent" in text
+>>> text = trend_claim("trend", {"pairs": flat, "gain_changes": still, "cells": 24}, 0.44)
+>>> "did not move beyond its CI (from -1.00" in text, "on 24 and 20 cells" in text, "not consistent" in text
 (True, True, True)
 >>> few = [{**r, "n": 2, "gain_ci": None, "kendall_tau": None} for r in rows]  # a partial trend: 2 of its 24 cells compared
->>> text = trend_claim("trend", {"pairs": few, "cells": 24, "compared": 2}, 0.44)
+>>> text = trend_claim("trend", {"pairs": few, "gain_changes": [{**up[0], "n": 2, "change_ci": None}],
+...                              "cells": 24, "compared": 2}, 0.44)
 >>> "2 cells)" in text, "no verdict yet" in text, "consistent" in text
 (True, True, False)
->>> "went from -1.00 at 6 epochs to +0.20 at 24 epochs" in text, "beyond its CIs" in text, "tau(A, B)" in text
+>>> "went from -1.00 at 6 epochs to +0.20 at 24 epochs" in text, "beyond its CI" in text, "tau(A, B)" in text
 (True, False, False)
 """
 
@@ -61,28 +74,34 @@ def linked_trends(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def _has_ci(row: Mapping[str, Any], key: str = "gain_ci") -> bool:
+    ci = row.get(key)
+    return isinstance(ci, list) and len(ci) == 2 and None not in ci
+
+
 def _gain(row: Mapping[str, Any]) -> str:
-    ci = row.get("gain_ci")
-    ci_text = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if _has_ci(row) else ""
+    ci = row["gain_ci"] if _has_ci(row) else None
+    ci_text = f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else ""
     return f"{row['gain']:+.2f}{ci_text} at {row['epochs']} epochs"
 
 
-def _apart(first: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
-    """Whether the gain's 95% CIs at the two budgets do not overlap: a change the trend can tell."""
-    if not (_has_ci(first) and _has_ci(last)):
-        return False
-    a, b = first["gain_ci"], last["gain_ci"]
-    return a[1] < b[0] or b[1] < a[0]
+def _moved(change: Mapping[str, Any] | None) -> int:
+    """+1 / -1 where the change's paired CI lies above / below zero; 0 where it holds zero or is missing."""
+    if change is None or not _has_ci(change, "change_ci"):
+        return 0
+    low, high = change["change_ci"]
+    return 1 if low > 0 else -1 if high < 0 else 0
 
 
-def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], paper: float) -> str:
-    ci = last.get("gain_ci")
+def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[str, Any] | None,
+             paper: float) -> str:
     if not _has_ci(last):
         return (f"too few cells for a CI at {last['epochs']} epochs, so no verdict yet on the paper's "
                 f"+{paper:.2f} (\"till converge\")")
-    inside = ci[0] <= paper <= ci[1]
-    toward = _apart(first, last) and abs(last["gain"] - paper) < abs(first["gain"] - paper)
-    moved = "moved toward it beyond its CIs" if toward else "did not move toward it beyond its CIs"
+    low, high = last["gain_ci"]
+    inside = low <= paper <= high
+    toward = _moved(change) != 0 and (paper - first["gain"]) * _moved(change) > 0
+    moved = "moved toward it beyond its CI" if toward else "did not move toward it beyond its CI"
     head = f"the paper's +{paper:.2f} (\"till converge\")"
     if inside:
         return f"consistent with {head}: it is inside the CI at {last['epochs']} epochs, and the gain {moved}"
@@ -106,21 +125,18 @@ def cells_note(first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
     return f" (on {first.get('n')} and {last.get('n')} cells: not the same cells)"
 
 
-def _has_ci(row: Mapping[str, Any]) -> bool:
-    ci = row.get("gain_ci")
-    return isinstance(ci, list) and None not in ci
-
-
-def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
-    """How the gain of ``b`` over A changed between two budgets, on how many cells; without a CI
-    at either budget it only gives the two gains, claiming no movement or stillness."""
-    if not (_has_ci(first) and _has_ci(last)):
+def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[str, Any] | None) -> str:
+    """How the gain of ``b`` over A changed between two budgets (by the paired CI of the change),
+    on how many cells; without that CI it only gives the two gains."""
+    if change is None or not _has_ci(change, "change_ci"):
         text = f"the gain of {b} over {first['a']} went from {_gain(first)} to {_gain(last)}"
-    elif _apart(first, last):
-        way = "rose" if last["gain"] > first["gain"] else "fell"
-        text = f"the gain of {b} over {first['a']} {way} from {_gain(first)} to {_gain(last)}"
     else:
-        text = f"the gain of {b} over {first['a']} did not move beyond its CIs (from {_gain(first)} to {_gain(last)})"
+        low, high = change["change_ci"]
+        paired = f"change {change['change']:+.2f} [{low:+.2f}, {high:+.2f}], paired over {change['n']} cells"
+        way = {1: "rose", -1: "fell"}.get(_moved(change))
+        text = (f"the gain of {b} over {first['a']} {way} from {_gain(first)} to {_gain(last)} ({paired})" if way
+                else f"the gain of {b} over {first['a']} did not move beyond its CI (from {_gain(first)} to "
+                     f"{_gain(last)}; {paired})")
     return text + cells_note(first, last)
 
 
@@ -135,11 +151,13 @@ def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) ->
         if len(rows) < 2:
             continue
         first, last = rows[0], rows[-1]
-        text = _change(b, first, last)
+        change = next((c for c in numbers.get("gain_changes") or [] if c.get("b") == b
+                       and c.get("from") == first["epochs"] and c.get("to") == last["epochs"]), None)
+        text = _change(b, first, last, change)
         if first.get("kendall_tau") is not None or last.get("kendall_tau") is not None:
             text += (f", and tau(A, B) went from {fmt(first.get('kendall_tau'))} "
                      f"to {fmt(last.get('kendall_tau'))}")
-        parts.append(text + (f"; this is {_verdict(first, last, paper)}" if paper is not None else ""))
+        parts.append(text + (f"; this is {_verdict(first, last, change, paper)}" if paper is not None else ""))
     if not parts:
         return ""
     cells = numbers.get("compared", numbers.get("cells", "?"))

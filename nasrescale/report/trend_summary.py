@@ -13,12 +13,12 @@ from typing import Any
 
 from ..errors import NasRescaleError
 from ..ranking.compare import compare, per_seed
-from ..ranking.rank import seed_noise, topk_mask
+from ..ranking.rank import bootstrap_cis, seed_noise, topk_mask
 from ..ranking.sources import Source, store_source
 from ..store.read import StoreData, pipeline_value, read_store, store_path
 from .summary import Comparison, baseline_first, load_reference, reference_spec
 
-__all__ = ["TrendSummary", "summarize_trend", "label_at", "compared_cells"]
+__all__ = ["TrendSummary", "summarize_trend", "label_at", "compared_cells", "ranked_cells", "gain_changes"]
 
 
 def label_at(label: str, epochs: int) -> str:
@@ -54,7 +54,9 @@ class TrendSummary:
             when the store cannot be read.
         reuse: the run whose store the trend's runs were copied from (``None``: none named).
         compared: the cells every figure is of: those with a finished run under every protocol at
-            every budget (a partial run compares the same cells throughout; the others wait).
+            every budget that has one (a partial run compares the same cells throughout; the others wait).
+        waiting: the ``(label, epochs)`` with no finished run yet (a budget just added, a stage
+            not finished): left out of ``compared`` and of the pairs until they have one.
     """
 
     run_dir: Path
@@ -73,6 +75,7 @@ class TrendSummary:
     noise: dict[str, Any]
     reuse: str | None = None
     compared: list[str] = field(default_factory=list)
+    waiting: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def cells(self) -> list[str]:
@@ -134,7 +137,10 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
     epochs = [int(e) for e in trend.get("epochs", [])]
     top = int(trend.get("top_percent", 50))
     sources = {(label, e): store_source(store, label_at(label, e), label_at(label, e))
-               for label in labels for e in epochs}
+               for label in labels for e in epochs if label_at(label, e) in store.protocols}
+    waiting = [(label, e) for label in labels for e in epochs
+               if (label, e) not in sources or sources[(label, e)].runs.empty]
+    sources = {key: src for key, src in sources.items() if key not in waiting}
     compared = compared_cells(sources)
     sources = {key: dataclasses.replace(src, runs=src.runs[src.runs["arch"].isin(compared)])
                for key, src in sources.items()}
@@ -144,9 +150,45 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
               if ref is not None and not src.runs.empty}
     ks = tuple(sorted({100, top}, reverse=True))
     pairs = {(b, e): Comparison(*compare(sources[(labels[0], e)], sources[(b, e)], n_boot=n_boot, ks=ks))
-             for b in labels[1:] for e in epochs}
+             for b in labels[1:] for e in epochs if (labels[0], e) in sources and (b, e) in sources}
     name = str(store.meta.get("name") or run_dir.name)
     summary = TrendSummary(run_dir, store, name, labels, epochs, sources, n_boot, top, spec, ref, vs_ref, pairs,
-                           trend.get("noise"), {}, trend.get("reuse"), compared)
-    noise = _noise(trend.get("noise"), run_dir.parent, labels, compared, top)
+                           trend.get("noise"), {}, trend.get("reuse"), compared, waiting)
+    noise = _noise(trend.get("noise"), run_dir.parent, labels, ranked_cells(pairs, compared), top)
     return TrendSummary(**{**summary.__dict__, "noise": noise})
+
+
+def ranked_cells(pairs: dict[tuple[str, int], Comparison], compared: list[str]) -> list[str]:
+    """The cells every pair ranks (the compared cells less the degenerate ones and the isomorphic
+    duplicates :func:`~nasrescale.ranking.compare.compare` leaves out): the cells the seed-noise
+    floor is read on, so that it is of the same cells as tau(A, B). ``compared`` when no pair ranks any.
+
+    >>> import pandas as pd
+    >>> frame = lambda *archs: Comparison({}, pd.DataFrame(index=list(archs)))
+    >>> ranked_cells({("b", 6): frame("c1", "c2"), ("b", 12): frame("c2", "c1")}, ["c1", "c2", "c3"])
+    ['c1', 'c2']
+    >>> ranked_cells({}, ["c1"])
+    ['c1']
+    """
+    ranked = [set(c.merged.index) for c in pairs.values() if len(c.merged)]
+    return sorted(set.intersection(*ranked)) if ranked else list(compared)
+
+
+def gain_changes(run: TrendSummary) -> list[dict[str, Any]]:
+    """Per protocol B, how its gain over A changed from the smallest to the largest budget with a
+    pair: the mean over cells of (gain at the largest - gain at the smallest), with its 95%
+    paired-bootstrap CI, on the cells both budgets rank. Pairing the cells makes this the test of
+    a change: two budgets' separate CIs overlap more often than the change's CI holds 0."""
+    out = []
+    for b in run.labels[1:]:
+        have = sorted(e for (label, e), c in run.pairs.items() if label == b and len(c.merged))
+        if len(have) < 2:
+            continue
+        first, last = run.pairs[(b, have[0])].merged, run.pairs[(b, have[-1])].merged
+        cells = sorted(set(first.index) & set(last.index))
+        g0 = (first.loc[cells, "b"] - first.loc[cells, "a"]).to_numpy(float)
+        g1 = (last.loc[cells, "b"] - last.loc[cells, "a"]).to_numpy(float)
+        ci = bootstrap_cis(g0, g1, n_boot=run.n_boot)["mean_diff"]
+        out.append({"a": run.labels[0], "b": b, "from": have[0], "to": have[-1], "n": len(cells),
+                    "change": float((g1 - g0).mean()) if cells else None, "change_ci": ci})
+    return out

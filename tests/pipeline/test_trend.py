@@ -6,6 +6,7 @@ recompute from the store."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -101,6 +102,28 @@ def test_a_trend_reuses_the_study_resumes_in_slices_and_reports_what_the_store_h
     check_study_links_the_trend(results / "study", json.loads((run_dir / "report.json").read_text()))
     check_a_budget_is_added_to_the_same_store(capsys, tmp_path, results, stored)
     check_a_partial_trend_compares_the_same_cells(results / "trend")
+    check_a_budget_without_a_finished_run_waits(results / "trend", tmp_path / "copy")
+
+
+def check_a_budget_without_a_finished_run_waits(run_dir: Path, copy: Path) -> None:
+    """A budget with only pending jobs (3 epochs) and one the store has no job of (4 epochs, as
+    after trend.epochs grew): the report still writes, says they wait, and compares the others
+    on every cell they finished instead of blanking them."""
+    shutil.copytree(run_dir, copy)
+    with sqlite3.connect(copy / "store.sqlite") as db:
+        db.execute("UPDATE jobs SET status = 'pending' WHERE protocol LIKE '%@3ep'")
+        (text,) = db.execute("SELECT value FROM meta WHERE key = 'pipeline'").fetchone()
+        pipeline = json.loads(text)
+        pipeline["trend"]["epochs"] = [1, 2, 3, 4]
+        db.execute("UPDATE meta SET value = ? WHERE key = 'pipeline'", (json.dumps(pipeline),))
+    write_run_report(copy, n_boot=50)
+    report = json.loads((copy / "report.json").read_text())
+    assert report["compared"] == len(ARCHS)
+    assert {r["epochs"]: r["n"] for r in report["pairs"]} == {1: len(ARCHS), 2: len(ARCHS), 3: 0, 4: 0}
+    assert [(c["from"], c["to"], c["n"]) for c in report["gain_changes"]] == [(1, 2, len(ARCHS))]
+    text = (copy / "report.md").read_text()
+    assert ("**Waiting:** no finished run yet for default at 3 epochs, default at 4 epochs, rescaled at 3 epochs, "
+            "rescaled at 4 epochs") in text
 
 
 def check_a_partial_trend_compares_the_same_cells(run_dir: Path) -> None:
@@ -167,6 +190,14 @@ def check_report(run_dir: Path, stored: list[tuple]) -> None:
         assert row["gain"] == pytest.approx(np.mean(np.subtract(b, a)), abs=1e-9)
         assert row["kendall_tau"] == pytest.approx(kendall_tau(a, b), abs=1e-12)
         assert row["gain_ci"] is None or row["gain_ci"][0] <= row["gain_ci"][1]
+    (change,) = report["gain_changes"]  # the gain's change from 1 to 2 epochs, paired over the cells
+    gain = {e: np.subtract([acc[(f"rescaled@{e}ep", x)] for x in cells], [acc[(f"default@{e}ep", x)] for x in cells])
+            for e in (1, 2)}
+    assert (change["b"], change["from"], change["to"], change["n"]) == ("rescaled", 1, 2, len(ARCHS))
+    assert change["change"] == pytest.approx(np.mean(gain[2] - gain[1]), abs=1e-9)
+    by_label = {(r["protocol"], r["epochs"]): r["mean_accuracy"] for r in report["vs_reference"]}
+    for row in report["pairs"]:  # the protocols' means are the pairs' means: B's - A's is the gain
+        assert by_label[("rescaled", row["epochs"])] - by_label[("default", row["epochs"])] == pytest.approx(row["gain"])
     assert set(report["noise_floor"]["protocols"]) == {"default", "rescaled"}
     text = (run_dir / "report.md").read_text()
     assert "## B against A, per budget" in text and "from 1 to 2 epochs the gain goes from" in text
