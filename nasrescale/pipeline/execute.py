@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -21,7 +22,7 @@ from ..lrsearch.select import Selection, select_lr
 from ..store.job_status import Status
 from ..store.write import Store
 
-__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "RunJobs"]
+__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "Pace", "RunJobs"]
 
 #: runs jobs through the store and executor; returns ``(jobs, new jobs, jobs run now)``
 RunJobs = Callable[[list[TrainJob]], tuple[int, int, int]]
@@ -84,29 +85,47 @@ def run_search(store: Store, pairs: list[tuple[float, TrainJob]], search: LrSear
     return sel, out, counts
 
 
+@dataclass
+class Pace:
+    """The seconds a job that judge whether the next chunk fits, shared by every stage of a slice
+    (the tuning's chunks, then the evaluation's).
+
+    Attributes:
+        per_job: the estimate: the slowest chunk timed so far, before that an earlier slice's
+            (``None``: none yet, so the first chunk starts whatever the time left).
+        timed: the slowest chunk this slice timed (``None``: none trained anything).
+    """
+
+    per_job: float | None = None
+    timed: float | None = None
+
+    def record(self, seconds: float, jobs: int) -> None:
+        """A chunk of ``jobs`` jobs took ``seconds``: the slowest chunk so far is the estimate."""
+        self.timed = max(self.timed or 0.0, seconds / jobs)
+        self.per_job = self.timed  # a timed chunk replaces the prior estimate
+
+
 def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | None,
-               log: Callable[[str], None], what: str = "chunk", per_job: float | None = None
-               ) -> tuple[int, str, float | None]:
+               log: Callable[[str], None], what: str = "chunk", pace: Pace | None = None) -> tuple[int, str]:
     """Run chunk after chunk until done, or until the next one would end past ``deadline``
-    (``time.monotonic()`` seconds; ``None``: no limit), judged by the slowest chunk so far (its
-    seconds per job trained), and before the first chunk by ``per_job`` (seconds a job, e.g. an
-    earlier slice's) if given. A chunk that does not fit whole runs the whole cells of it that
-    do (:func:`whole_cells_within`), and the slice stops after them: the time left is used, and
-    the next slice picks the rest up.
+    (``time.monotonic()`` seconds; ``None``: no limit), judged by ``pace`` (the slowest chunk so
+    far, before the first an earlier slice's seconds a job), which each timed chunk updates. A
+    chunk that does not fit whole runs the whole cells of it that do (:func:`whole_cells_within`),
+    and the slice stops after them: the time left is used, and the next slice picks the rest up.
 
     Returns:
-        ``(jobs run, why it stopped, the slowest chunk's seconds per job trained)``: ``""`` when
-        every chunk ran; ``None`` when no chunk trained anything.
+        ``(jobs run, why it stopped)``: ``""`` when every chunk ran.
     """
+    pace = pace if pace is not None else Pace()
     ran = 0
-    timed: float | None = None
     for i, chunk in enumerate(chunks):
+        per_job = pace.per_job
         fits, left = _what_fits(chunk, deadline, per_job)
         if chunk and not fits:
             need = "" if per_job is None else f", the next needs ~{per_job * len(chunk):.0f} s"
             stopped = f"time: {len(chunks) - i} {what}(s) left for the next slice ({left:.0f} s left{need})"
             log(f"slice: stopping before {what} {i + 1}/{len(chunks)}: {stopped}")
-            return ran, stopped, timed
+            return ran, stopped
         if len(fits) < len(chunk):
             log(f"slice: {what} {i + 1}/{len(chunks)} cut to the {len(fits)} of its {len(chunk)} jobs "
                 f"(whole cells) that fit the {left:.0f} s left")
@@ -115,14 +134,13 @@ def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | Non
         took = time.monotonic() - t0
         ran += todo
         if todo:
-            timed = max(timed or 0.0, took / todo)  # the slowest chunk so far: a cautious estimate
-            per_job = timed  # a timed chunk replaces the prior estimate
+            pace.record(took, todo)
             log(f"slice: {what} {i + 1}/{len(chunks)}: {todo} jobs in {took:.1f} s")
         if len(fits) < len(chunk):
             left = (deadline or 0.0) - time.monotonic()
             return ran, (f"time: the rest of {what} {i + 1} and {len(chunks) - i - 1} more {what}(s) left for "
-                         f"the next slice ({left:.0f} s left)"), timed
-    return ran, "", timed
+                         f"the next slice ({left:.0f} s left)")
+    return ran, ""
 
 
 def _what_fits(chunk: list[TrainJob], deadline: float | None, per_job: float | None

@@ -33,7 +33,7 @@ from ..jobs.records import provenance, resolve_device
 from ..store.job_status import FINAL, Status
 from ..store.read import run_dir_for
 from ..store.write import Store
-from .execute import RunJobs, job_rows, run_chunks, run_jobs
+from .execute import Pace, RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock
 from .order import spread_order, visit_cells
 from .runner import bind_store, plan_pipeline
@@ -123,12 +123,17 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             run = pipeline.kind.runs(pipeline, store, functools.partial(
                 run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints", progress=progress,
                 executor=executor))
+            pace = Pace(_prior_per_job(store, _device_text(pipeline.executor.device)))
+            if pace.per_job is not None:
+                log(f"slice: {pace.per_job:.1f} s a job, as the last slice on this device took (until a chunk is timed)")
             resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk, summary),
-                                            deadline=start + deadline_s, progress=progress, log=log)
+                                            deadline=start + deadline_s, progress=progress, log=log, pace=pace)
             if resolved is not None:
-                _evaluate(store, resolved, archs, size, max_cells, start + deadline_s, summary, run, log, after_chunk)
+                _evaluate(store, resolved, archs, size, max_cells, start + deadline_s, summary, run, log, after_chunk,
+                          pace)
             else:
                 summary.stopped = stopped
+            summary.job_s = pace.timed
             _finish(store, resolved or pipeline, archs, summary, start)
             _record_visit(store, summary, {"device": _device_text(pipeline.executor.device), **(visit or {})})
         finally:
@@ -149,8 +154,9 @@ def _after(run: RunJobs, after_chunk: Callable[[], None] | None, summary: SliceS
 
 def _evaluate(store: Store, pipeline: Pipeline, archs: list[str], size: int, max_cells: int, deadline: float,
               summary: SliceSummary, run: RunJobs, log: Callable[[str], None],
-              after_chunk: Callable[[], None] | None) -> None:
-    """The evaluation jobs: stored as pending, then the next unfinished cells chunk by chunk."""
+              after_chunk: Callable[[], None] | None, pace: Pace) -> None:
+    """The evaluation jobs: stored as pending, then the next unfinished cells chunk by chunk, each
+    only while ``pace`` says it ends by ``deadline``."""
     jobs = pipeline.jobs(archs)
     store.add_jobs(job_rows(jobs))
     jobs_by_arch: dict[str, list[TrainJob]] = {a: [] for a in archs}
@@ -169,11 +175,8 @@ def _evaluate(store: Store, pipeline: Pipeline, archs: list[str], size: int, max
         return out
 
     final = _final_keys(store)
-    prior = _prior_per_job(store, _device_text(pipeline.executor.device))
-    if prior is not None and chunks:
-        log(f"slice: {prior:.1f} s a job, as the last slice on this device took (until a chunk is timed)")
     todo_jobs = [[j for a in chunk for j in jobs_by_arch[a] if j.key() not in final] for chunk in chunks]
-    _, stopped, summary.job_s = run_chunks(run_chunk, todo_jobs, deadline, log, per_job=prior)
+    _, stopped = run_chunks(run_chunk, todo_jobs, deadline, log, pace=pace)
     summary.stopped = stopped or "slice finished"
 
 

@@ -34,7 +34,7 @@ from ..lrsearch.select import Selection
 from ..lrsearch.tuning import TuningChoice, chance_accuracy, choose_multiplier, extend_multipliers, tune_label
 from ..store.job_status import Status
 from ..store.write import Store
-from .execute import RunJobs, run_chunks, run_search
+from .execute import Pace, RunJobs, run_chunks, run_search
 from .order import visit_cells
 from .spec import Pipeline
 
@@ -47,8 +47,9 @@ SEARCH_EXTEND_STEPS = 4
 
 def resolve_lrs(pipeline: Pipeline, archs: Sequence[str], store: Store, run_dir: Path, run: RunJobs, *,
                 deadline: float | None = None, progress: bool = True,
-                log: Callable[[str], None] = print) -> tuple[Pipeline | None, str]:
-    """``pipeline`` with the LRs its search and tuning choose (itself when it has neither).
+                log: Callable[[str], None] = print, pace: Pace | None = None) -> tuple[Pipeline | None, str]:
+    """``pipeline`` with the LRs its search and tuning choose (itself when it has neither); the
+    tuning's cells start only while ``pace`` (the slice's seconds a job) says they end by ``deadline``.
 
     Returns:
         ``(pipeline, "")``, or ``(None, why)`` when ``deadline`` stopped the tuning part-way.
@@ -61,7 +62,7 @@ def resolve_lrs(pipeline: Pipeline, archs: Sequence[str], store: Store, run_dir:
         lrs.update(_search_stage(pipeline, store, run_dir, run, progress))
     if pipeline.needs_tuning():
         anchors = {e.label: lrs.get(e.label, e.protocol.lr) for e in pipeline.protocols if e.tune}
-        tuned, stopped = _tuning_stage(pipeline, archs, anchors, store, run, deadline, log)
+        tuned, stopped = _tuning_stage(pipeline, archs, anchors, store, run, deadline, log, pace)
         if tuned is None:
             return None, stopped
         lrs.update(tuned)
@@ -133,7 +134,8 @@ def tuning_cells(pipeline: Pipeline, archs: Sequence[str]) -> list[str]:
 
 
 def _tuning_stage(pipeline: Pipeline, archs: Sequence[str], anchors: dict[str, float], store: Store, run: RunJobs,
-                  deadline: float | None, log: Callable[[str], None]) -> tuple[dict[str, float] | None, str]:
+                  deadline: float | None, log: Callable[[str], None],
+                  pace: Pace | None) -> tuple[dict[str, float] | None, str]:
     """label -> anchor x best multiplier for every ``tune = true`` protocol, or ``(None, why)``."""
     t, cells = pipeline.tuning, tuning_cells(pipeline, archs)
     grids = {label: list(t.multipliers) for label in anchors}
@@ -145,7 +147,7 @@ def _tuning_stage(pipeline: Pipeline, archs: Sequence[str], anchors: dict[str, f
         chunks = [[j for per in jobs.values() for js in per.values() for j in js if j.arch == cell and j.key() not in final]
                   for cell in cells]
         chunks = [c for c in chunks if c]
-        _, stopped, _ = run_chunks(run, chunks, deadline, log, what="tuning cell")
+        _, stopped = run_chunks(run, chunks, deadline, log, what="tuning cell", pace=pace)
         if stopped:
             return None, stopped
         _refuse_failed(store, [j for per in jobs.values() for js in per.values() for j in js])

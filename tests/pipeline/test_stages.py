@@ -235,6 +235,26 @@ def test_a_deadline_stops_the_tuning_and_the_next_slice_finishes_it(tmp_path):
     assert second.cells_done == len(ARCHS)
 
 
+def test_a_tuning_cell_is_judged_by_the_last_slice_s_seconds_a_job_before_it_starts(tmp_path):
+    """The tuning's first cell in a slice does not start when the last slice's pace says it would
+    end past the limit (it ran whatever the time left before)."""
+    pipeline = _load(tmp_path, staged_pipeline())
+    known = Known(best={"flat": 0.2, "principled": 0.2})
+    first = run_slice(pipeline, tmp_path / "res", max_cells=5, deadline_s=0, executor=known, log=lambda _: None)
+    assert first.stage_jobs_run == 10 and "tuning:flat" not in _meta(tmp_path / "res" / "staged" / "store.sqlite")
+    store = tmp_path / "res" / "staged" / "store.sqlite"
+    with sqlite3.connect(store) as db:  # as if the last slice on this device had taken 1000 s a job
+        (key, text), = db.execute("SELECT key, value FROM meta WHERE key LIKE 'visit:%'").fetchall()
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps({**json.loads(text), "job_s": 1000.0}), key))
+    known.ran.clear()
+    logged: list[str] = []
+    second = run_slice(pipeline, tmp_path / "res", max_cells=5, deadline_s=600, executor=known, log=logged.append)
+    assert known.ran == [] and second.stopped.startswith("time: 2 tuning cell(s) left")
+    assert "slice: 1000.0 s a job, as the last slice on this device took (until a chunk is timed)" in logged
+    third = run_slice(pipeline, tmp_path / "res", max_cells=5, deadline_s=3600 * 100, executor=known, log=lambda _: None)
+    assert third.cells_done == len(ARCHS) and 0 < third.job_s < 1000.0  # tuning and evaluation timed anew
+
+
 def test_a_store_grows_by_protocols_and_keeps_its_results(tmp_path):
     base = staged_pipeline(name="grow").replace('base_lr = "search"\ntune = true', "base_lr = 0.3")
     base = base.replace("base_lr = 0.1\ntune = true", "base_lr = 0.1")

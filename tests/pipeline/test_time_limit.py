@@ -101,7 +101,7 @@ def test_a_chunk_that_does_not_fit_runs_the_whole_cells_of_it_that_do_then_stops
     """The time a full chunk would overrun is not wasted: its whole cells that fit run, then the slice stops."""
     from types import SimpleNamespace
 
-    from nasrescale.pipeline.execute import run_chunks
+    from nasrescale.pipeline.execute import Pace, run_chunks
 
     chunks = [[SimpleNamespace(arch=a, seed=s) for a in cells for s in (0, 1)] for cells in ("abc", "de")]
     ran: list[list[str]] = []
@@ -112,10 +112,10 @@ def test_a_chunk_that_does_not_fit_runs_the_whole_cells_of_it_that_do_then_stops
 
     logged: list[str] = []
     # 10 s a job: the first chunk (6 jobs) needs ~60 s of the ~45 s left; its first two cells (40 s) fit
-    done, stopped, _ = run_chunks(run, chunks, time.monotonic() + 45, logged.append, per_job=10.0)
+    done, stopped = run_chunks(run, chunks, time.monotonic() + 45, logged.append, pace=Pace(10.0))
     assert ran == [["a0", "a1", "b0", "b1"]] and done == 4
     assert stopped.startswith("time: the rest of chunk 1 and 1 more chunk(s) left for the next slice")
     assert any("cut to the 4 of its 6 jobs (whole cells)" in line for line in logged)
     ran.clear()  # not even one cell (20 s) fits in ~15 s: nothing runs, as before
-    done, stopped, _ = run_chunks(run, chunks, time.monotonic() + 15, logged.append, per_job=10.0)
+    done, stopped = run_chunks(run, chunks, time.monotonic() + 15, logged.append, pace=Pace(10.0))
     assert ran == [] and done == 0 and stopped.startswith("time: 2 chunk(s) left") and "needs ~60 s" in stopped
