@@ -134,7 +134,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             else:
                 summary.stopped = stopped
             summary.job_s = pace.timed
-            _finish(store, resolved or pipeline, archs, summary, start)
+            _finish(store, resolved or pipeline, archs, summary, start, resolved=resolved is not None)
             _record_visit(store, summary, {"device": _device_text(pipeline.executor.device), **(visit or {})})
         finally:
             store.close()
@@ -189,13 +189,16 @@ def _prior_per_job(store: Store, device: str) -> float | None:
     return None
 
 
-def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float) -> None:
-    """Where the store stands after the slice: finished and failed jobs and cells of the pipeline."""
+def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float, *,
+            resolved: bool) -> None:
+    """Where the store stands after the slice: finished and failed jobs and cells of the pipeline
+    (``resolved``: its search and tuning chose their LRs; else only the other protocols' jobs
+    are known: a tuned protocol's anchor LR is not its LR, so its jobs are not counted as done)."""
     rows = {r["key"]: r["status"] for r in store.rows()}
-    try:
+    if resolved:
         jobs = pipeline.jobs(archs)
         summary.jobs_total = len(jobs)
-    except ConfigError:  # the LRs are not chosen yet (a slice stopped in its search or tuning):
+    else:  # the LRs are not chosen yet (a slice stopped in its search or tuning):
         known = [e for e in pipeline.protocols if not e.search and not e.tune]  # count the jobs of the others
         jobs = pipeline.kind.plan(dataclasses.replace(pipeline, protocols=tuple(known)), archs)[0] if known else []
         probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search})  # stand-in LRs
