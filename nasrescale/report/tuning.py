@@ -48,6 +48,7 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
     for (label, m), rows in tune.groupby(tune["protocol"].map(_arm_multiplier)):
         doc = out.setdefault(label, {"in_progress": True, "chosen": None, "edge": None, "means": {}, "runs": {},
                                      "cells": sorted(set(tune["arch"])), "seeds": table.get("seeds", []),
+                                     "cells_planned": table.get("cells"),
                                      "criterion": "mean test accuracy over the tuning cells and seeds",
                                      "planned": table.get("cells", 0) * len(table.get("seeds", [])) *
                                      len(table.get("multipliers", []))})
@@ -115,6 +116,8 @@ def _progress_head(label: str, doc: dict[str, Any], done: int) -> str:
         return head + (f"tuning in progress: {done} of {doc.get('planned') or '?'} runs finished, no multiplier "
                        "chosen yet (the means below are of the cells finished so far)")
     head += f"all {done} runs of the grid finished; its best, x{doc['best']:g}, is at the grid's {doc['edge']} edge"
+    if not doc["extend"]:
+        return head + ": flagged (tuning.extend = 0: the grid does not extend), and chosen as it is"
     if doc["extension"] > doc["extend"]:
         return head + f" after {doc['extend']} extension(s): no multiplier can be chosen (the run stops there)"
     return head + f", so the grid extends to x{doc['next']:g} (extension {doc['extension']} of {doc['extend']})"
@@ -127,7 +130,8 @@ def tuning_lines(found: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
         return []
     lines = ["## LR tuning", ""]
     first = next(iter(found.values()))
-    lines += [f"Each tuned protocol trained at its anchor LR x each multiplier on {len(first.get('cells', []))} "
+    cells = max(int(doc.get("cells_planned") or len(doc.get("cells", []))) for doc in found.values())
+    lines += [f"Each tuned protocol trained at its anchor LR x each multiplier on {cells} "
               f"tuning cells (seeds {', '.join(map(str, first.get('seeds', [])))}), cells the evaluation reaches "
               f"later; criterion: {first.get('criterion', 'mean test accuracy')}; a diverged run counts at chance.", ""]
     for label, doc in found.items():

@@ -350,9 +350,10 @@ def test_a_tuning_with_some_of_its_cells_finished_is_in_progress_even_at_an_edge
         db.execute("DELETE FROM meta WHERE key LIKE 'tuning:%' OR key = 'base_lr:flat'")
         db.execute("DELETE FROM jobs WHERE protocol NOT LIKE 'tune:%' AND protocol NOT LIKE 'lr-search:%'")
         db.execute("DELETE FROM jobs WHERE protocol IN ('tune:flat@x8', 'tune:flat@x16')")
-        db.execute("DELETE FROM jobs WHERE protocol LIKE 'tune:flat@%' AND arch = ?", (second,))
+        db.execute("DELETE FROM jobs WHERE protocol LIKE 'tune:%' AND arch = ?", (second,))
     md = write_report(summary.run_dir, n_boot=10).read_text()
     assert "**flat**: anchor LR 0.1; tuning in progress: 5 of 10 runs finished, no multiplier chosen yet" in md
+    assert "each multiplier on 2 tuning cells" in md  # the planned cells, not the 1 with runs so far
 
 
 def test_a_finished_tuning_says_in_words_which_multipliers_its_extensions_added(tmp_path):
