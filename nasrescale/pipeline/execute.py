@@ -111,23 +111,23 @@ def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | Non
     (``time.monotonic()`` seconds; ``None``: no limit), judged by ``pace`` (the slowest chunk so
     far, before the first an earlier slice's seconds a job), which each timed chunk updates. A
     chunk that does not fit whole runs the whole cells of it that do (:func:`whole_cells_within`),
-    and the slice stops after them: the time left is used, and the next slice picks the rest up.
+    then its rest is judged again: the time left is used, and the next slice picks up what is left.
 
     Returns:
         ``(jobs run, why it stopped)``: ``""`` when every chunk ran.
     """
     pace = pace if pace is not None else Pace()
-    ran = 0
-    for i, chunk in enumerate(chunks):
-        per_job = pace.per_job
-        fits, left = _what_fits(chunk, deadline, per_job)
+    ran, queue, i = 0, list(chunks), 0
+    while i < len(queue):
+        chunk = queue[i]
+        fits, left = _what_fits(chunk, deadline, pace.per_job)
         if chunk and not fits:
-            need = "" if per_job is None else f", the next needs ~{per_job * len(chunk):.0f} s"
-            stopped = f"time: {len(chunks) - i} {what}(s) left for the next slice ({left:.0f} s left{need})"
-            log(f"slice: stopping before {what} {i + 1}/{len(chunks)}: {stopped}")
+            need = "" if pace.per_job is None else f", the next needs ~{pace.per_job * len(chunk):.0f} s"
+            stopped = f"time: {len(queue) - i} {what}(s) left for the next slice ({left:.0f} s left{need})"
+            log(f"slice: stopping before {what} {i + 1}/{len(queue)}: {stopped}")
             return ran, stopped
         if len(fits) < len(chunk):
-            log(f"slice: {what} {i + 1}/{len(chunks)} cut to the {len(fits)} of its {len(chunk)} jobs "
+            log(f"slice: {what} {i + 1}/{len(queue)} cut to the {len(fits)} of its {len(chunk)} jobs "
                 f"(whole cells) that fit the {left:.0f} s left")
         t0 = time.monotonic()
         _, _, todo = run(fits)
@@ -135,11 +135,11 @@ def run_chunks(run: RunJobs, chunks: list[list[TrainJob]], deadline: float | Non
         ran += todo
         if todo:
             pace.record(took, todo)
-            log(f"slice: {what} {i + 1}/{len(chunks)}: {todo} jobs in {took:.1f} s")
+            log(f"slice: {what} {i + 1}/{len(queue)}: {todo} jobs in {took:.1f} s")
         if len(fits) < len(chunk):
-            left = (deadline or 0.0) - time.monotonic()
-            return ran, (f"time: the rest of {what} {i + 1} and {len(chunks) - i - 1} more {what}(s) left for "
-                         f"the next slice ({left:.0f} s left)")
+            queue[i] = chunk[len(fits):]  # the rest of the chunk, judged again by the pace just timed
+        else:
+            i += 1
     return ran, ""
 
 

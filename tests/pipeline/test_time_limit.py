@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 
 import pytest
 
@@ -97,25 +96,35 @@ def test_spread_order_prefixes_cover_the_range() -> None:
     assert visit_cells(["a", "b", "c", "d"]) == ["a", "c", "b", "d"]
 
 
-def test_a_chunk_that_does_not_fit_runs_the_whole_cells_of_it_that_do_then_stops() -> None:
-    """The time a full chunk would overrun is not wasted: its whole cells that fit run, then the slice stops."""
+def test_a_chunk_that_does_not_fit_runs_the_whole_cells_of_it_that_do(monkeypatch) -> None:
+    """The time a full chunk would overrun is not wasted: its whole cells that fit run, then its
+    rest is judged again by the pace just measured (a fake clock: every job takes 10 s)."""
     from types import SimpleNamespace
 
+    from nasrescale.pipeline import execute
     from nasrescale.pipeline.execute import Pace, run_chunks
 
+    clock = [0.0]
+    monkeypatch.setattr(execute.time, "monotonic", lambda: clock[0])
     chunks = [[SimpleNamespace(arch=a, seed=s) for a in cells for s in (0, 1)] for cells in ("abc", "de")]
     ran: list[list[str]] = []
 
-    def run(jobs):
+    def run(jobs, seconds=10.0):
         ran.append([f"{j.arch}{j.seed}" for j in jobs])
+        clock[0] += seconds * len(jobs)
         return len(jobs), 0, len(jobs)
 
     logged: list[str] = []
-    # 10 s a job: the first chunk (6 jobs) needs ~60 s of the ~45 s left; its first two cells (40 s) fit
-    done, stopped = run_chunks(run, chunks, time.monotonic() + 45, logged.append, pace=Pace(10.0))
+    # the first chunk (6 jobs) needs 60 s of the 45 s left; its first two cells (40 s) fit, its last does not
+    done, stopped = run_chunks(run, chunks, 45.0, logged.append, pace=Pace(10.0))
     assert ran == [["a0", "a1", "b0", "b1"]] and done == 4
-    assert stopped.startswith("time: the rest of chunk 1 and 1 more chunk(s) left for the next slice")
-    assert any("cut to the 4 of its 6 jobs (whole cells)" in line for line in logged)
-    ran.clear()  # not even one cell (20 s) fits in ~15 s: nothing runs, as before
-    done, stopped = run_chunks(run, chunks, time.monotonic() + 15, logged.append, pace=Pace(10.0))
+    assert stopped == "time: 2 chunk(s) left for the next slice (5 s left, the next needs ~20 s)"
+    assert "slice: chunk 1/2 cut to the 4 of its 6 jobs (whole cells) that fit the 45 s left" in logged
+    ran.clear()  # faster than the estimate (2 s a job): the cut chunk's rest and the next chunk fit after all
+    clock[0] = 0.0
+    done, stopped = run_chunks(lambda jobs: run(jobs, 2.0), chunks, 45.0, logged.append, pace=Pace(10.0))
+    assert ran == [["a0", "a1", "b0", "b1"], ["c0", "c1"], ["d0", "d1", "e0", "e1"]] and stopped == ""
+    ran.clear()  # not even one cell (20 s) fits in 15 s: nothing runs
+    clock[0] = 0.0
+    done, stopped = run_chunks(run, chunks, 15.0, logged.append, pace=Pace(10.0))
     assert ran == [] and done == 0 and stopped.startswith("time: 2 chunk(s) left") and "needs ~60 s" in stopped
