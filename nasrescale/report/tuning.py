@@ -53,16 +53,38 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
                                      "planned": table.get("cells", 0) * len(table.get("seeds", [])) *
                                      len(table.get("multipliers", []))})
         accs = [chance if st == Status.DIVERGED else a for st, a in zip(rows["status"], rows["test_accuracy"])]
-        doc["means"][f"{m:g}"] = float(sum(accs) / len(accs))
-        doc["runs"][f"{m:g}"] = [{"arch": a, "seed": int(sd), "test_accuracy": acc}
-                                 for a, sd, acc in zip(rows["arch"], rows["seed"], accs)]
-        doc["diverged"] = {**doc.get("diverged", {}), f"{m:g}": int((rows["status"] == Status.DIVERGED).sum())}
+        doc["runs"][f"{m:g}"] = [{"arch": a, "seed": int(sd), "test_accuracy": acc, "diverged": st == Status.DIVERGED}
+                                 for a, sd, acc, st in zip(rows["arch"], rows["seed"], accs, rows["status"])]
         anchor = store.meta.get(f"base_lr:{label}") if (protocols.get(label) or {}).get("base_lr") == "search" \
             else (protocols.get(label) or {}).get("lr")
         doc["anchor_lr"] = float(json.loads(anchor) if isinstance(anchor, str) else anchor or math.nan)
     for doc in out.values():
+        _whole_cells(doc, [float(m) for m in table.get("multipliers", [])])
         _grid_state(doc, table, chance)
     return out
+
+
+def _whole_cells(doc: dict[str, Any], first: list[float]) -> None:
+    """Keep, at the first grid's multipliers, only the runs of cells finished at every one of
+    them that has a run (a cell's chunk still running would weigh some multipliers' means and
+    not others), and
+    set ``means``, ``diverged`` and ``runs_finished`` (every finished run, whole cell or not).
+
+    >>> run = lambda arch: {"arch": arch, "seed": 0, "test_accuracy": 50.0, "diverged": False}
+    >>> doc = {"runs": {"1": [run("a"), run("b")], "2": [run("a")]}}
+    >>> _whole_cells(doc, [1.0, 2.0])
+    >>> doc["means"], doc["runs_finished"], [r["arch"] for r in doc["runs"]["1"]]
+    ({'1': 50.0, '2': 50.0}, 3, ['a'])
+    """
+    doc["runs_finished"] = sum(len(rs) for rs in doc["runs"].values())
+    keys = [f"{m:g}" for m in first if doc["runs"].get(f"{m:g}")]
+    if keys:
+        whole = set.intersection(*({r["arch"] for r in doc["runs"].get(k, [])} for k in keys))
+        for k in keys:
+            doc["runs"][k] = [r for r in doc["runs"].get(k, []) if r["arch"] in whole]
+    doc["runs"] = {k: rs for k, rs in doc["runs"].items() if rs}
+    doc["means"] = {k: sum(r["test_accuracy"] for r in rs) / len(rs) for k, rs in doc["runs"].items()}
+    doc["diverged"] = {k: sum(bool(r.get("diverged")) for r in rs) for k, rs in doc["runs"].items()}
 
 
 def _grid_state(doc: dict[str, Any], table: dict[str, Any], chance: float) -> None:
@@ -114,7 +136,7 @@ def _progress_head(label: str, doc: dict[str, Any], done: int) -> str:
     head = f"**{label}**: anchor LR {doc['anchor_lr']:g}; "
     if doc.get("next") is None:
         return head + (f"tuning in progress: {done} of {doc.get('planned') or '?'} runs finished, no multiplier "
-                       "chosen yet (the means below are of the cells finished so far)")
+                       "chosen yet (the means below are of the tuning cells finished at every multiplier so far)")
     head += f"all {done} runs of the grid finished; its best, x{doc['best']:g}, is at the grid's {doc['edge']} edge"
     if not doc["extend"]:
         return head + ": flagged (tuning.extend = 0: the grid does not extend), and chosen as it is"
@@ -138,7 +160,7 @@ def tuning_lines(found: dict[str, dict[str, Any]], run_dir: Path) -> list[str]:
         means = {float(m): v for m, v in (doc.get("means") or {}).items()}
         diverged = {float(m): n for m, n in (doc.get("diverged") or {}).items()}
         runs = {float(m): rs for m, rs in (doc.get("runs") or {}).items()}
-        done = sum(len(r) for r in runs.values())
+        done = doc.get("runs_finished", sum(len(r) for r in runs.values()))
         head = (_progress_head(label, doc, done) if doc.get("in_progress") else
                 f"**{label}**: anchor LR {doc['anchor_lr']:g}; chosen x{doc['chosen']:g} -> LR {doc['lr']:g}"
                 + (f" (at the grid's {doc['edge']} edge: flagged)" if doc.get("edge") else "")
