@@ -184,10 +184,14 @@ def status_command(pipeline: str, results: str | None) -> str:
 def status_cmd(args: argparse.Namespace) -> int:
     """Print the run's progress (or, with ``--commands``, each job's ``nasrescale train`` command)."""
     from ..pipeline.lock import driver_active
+    from ..pipeline.progress import stage_lines
     from ..store.status import commands_text, status_text  # pandas: as in _run_dir
 
     run_dir = _run_dir(args.pipeline, args.results)
-    print(commands_text(run_dir) if args.commands else status_text(run_dir, driver=driver_active(run_dir)))
+    if args.commands:
+        print(commands_text(run_dir))
+    else:
+        print("\n".join([status_text(run_dir, driver=driver_active(run_dir)), *stage_lines(run_dir)]))
     return 0
 
 

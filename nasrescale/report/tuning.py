@@ -47,7 +47,7 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for (label, m), rows in tune.groupby(tune["protocol"].map(_arm_multiplier)):
         doc = out.setdefault(label, {"in_progress": True, "chosen": None, "edge": None, "means": {}, "runs": {},
-                                     "cells": sorted(set(tune["arch"])), "seeds": table.get("seeds", []),
+                                     "seeds": table.get("seeds", []),
                                      "cells_planned": table.get("cells"),
                                      "criterion": "mean test accuracy over the tuning cells and seeds",
                                      "planned": table.get("cells", 0) * len(table.get("seeds", [])) *
@@ -75,8 +75,11 @@ def _whole_cells(doc: dict[str, Any], first: list[float]) -> None:
     >>> _whole_cells(doc, [1.0, 2.0])
     >>> doc["means"], doc["runs_finished"], [r["arch"] for r in doc["runs"]["1"]]
     ({'1': 50.0, '2': 50.0}, 3, ['a'])
+    >>> doc["cells"]
+    ['a', 'b']
     """
     doc["runs_finished"] = sum(len(rs) for rs in doc["runs"].values())
+    doc["cells"] = sorted({r["arch"] for rs in doc["runs"].values() for r in rs})  # with a finished run
     keys = [f"{m:g}" for m in first if doc["runs"].get(f"{m:g}")]
     if keys:
         whole = set.intersection(*({r["arch"] for r in doc["runs"].get(k, [])} for k in keys))

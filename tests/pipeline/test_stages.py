@@ -354,6 +354,11 @@ def test_a_tuning_with_some_of_its_cells_finished_is_in_progress_even_at_an_edge
     md = write_report(summary.run_dir, n_boot=10).read_text()
     assert "**flat**: anchor LR 0.1; tuning in progress: 5 of 10 runs finished, no multiplier chosen yet" in md
     assert "each multiplier on 2 tuning cells" in md  # the planned cells, not the 1 with runs so far
+    from nasrescale.pipeline.progress import stage_lines
+
+    lines = stage_lines(summary.run_dir)  # what `nasrescale status` adds: the stored jobs are not all the work
+    assert "  tuning of flat: 5 of 10 runs finished on 1 of 2 tuning cells; no multiplier chosen yet" in lines
+    assert any(line.startswith("  not stored yet: the evaluation jobs of ") and "flat" in line for line in lines)
 
 
 def test_a_finished_tuning_says_in_words_which_multipliers_its_extensions_added(tmp_path):
