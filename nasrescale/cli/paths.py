@@ -53,10 +53,22 @@ def writable_folder(text: str) -> str:
 
 
 def output_file(text: str) -> str:
-    """``argparse`` type: a file to write -- not a folder, in a folder that exists and can be written."""
+    """``argparse`` type: a file to write -- not a folder, not a results store (writing over one
+    would lose every result in it), in a folder that exists and can be written.
+
+    >>> import sqlite3, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> sqlite3.connect(f"{folder}/runs.db").execute("CREATE TABLE t (x)").connection.close()
+    >>> output_file(f"{folder}/runs.db")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: ... is a SQLite database (a results store?); writing it would lose what it holds: give another file
+    """
     path = Path(text).expanduser()
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file's path, e.g. {text.rstrip('/')}/out")
+    if _is_store(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is a SQLite database (a results store?); writing it would lose "
+                                         "what it holds: give another file")
     problem = _unwritable(path.parent)
     if problem is None and not path.parent.is_dir():
         problem = f"folder {str(path.parent)!r} does not exist; create it first, or choose a folder that exists"
@@ -81,6 +93,18 @@ def os_error_line(err: OSError) -> str:
     fix = _FIXES.get(err.errno or 0, "check the path and its permissions")
     path = err.filename2 if err.filename2 is not None else err.filename  # a rename's target, else the path
     return f"{str(path)!r}: {err.strerror or err}; {fix}"
+
+
+def _is_store(path: Path) -> bool:
+    """Whether ``path`` is a results store or one of its parts: a SQLite file, its WAL or shared
+    memory, or a packed ``store.sqlite.gz``."""
+    if path.name.startswith("store.sqlite"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _unwritable(folder: Path) -> str | None:

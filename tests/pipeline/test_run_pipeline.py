@@ -8,6 +8,7 @@ import json
 import os
 import random
 import signal
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -104,6 +105,13 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
     assert {r["base_lr"] for r in table if r["protocol"] == "rescaled"} == {"0.3"}
     assert {r["protocol"] for r in trained} == {"default", "rescaled"}
     assert all(float(r["wall_time_s"]) > 0 for r in trained)
+    for target in (store, tmp_path / "t_copy.db"):  # an export aimed at the store (or any SQLite file) is refused
+        if target != store:
+            shutil.copy(store, target)
+        with pytest.raises(SystemExit) as exc:
+            cli(capsys, "export", "tiny", "--results", results, "--out", str(target))
+        assert exc.value.code == 2 and "is a SQLite database" in capsys.readouterr().err
+    assert dump(store) == before
 
 
 @pytest.mark.parametrize(("argv", "fragment"), [
