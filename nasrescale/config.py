@@ -42,6 +42,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .errors import ConfigError, NasRescaleError
+from .fileio import read_utf8
 
 __all__ = ["KEEP_NONE", "MAX_SEED", "check_seeds", "Overrides", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override",
            "parse_overrides", "typed_overrides", "set_in_table", "read_toml_file", "parse_toml"]
@@ -256,7 +257,7 @@ def read_toml_file(path: Path, what: str) -> dict[str, Any]:
     nasrescale.errors.ConfigError: cannot read pipeline file 'no/such.toml': No such file or directory
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)
     except OSError as err:
         raise ConfigError(f"cannot read {what} file {str(path)!r}: {err.strerror or err}") from None
     return parse_toml(text, str(path))

@@ -9,13 +9,38 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
 
 from .errors import NasRescaleError
 
-__all__ = ["atomic_writer", "atomic_write_text", "shipped_toml_dir"]
+__all__ = ["atomic_writer", "atomic_write_text", "shipped_toml_dir", "read_utf8"]
+
+
+def read_utf8(path: str | Path) -> str:
+    """The text of ``path``, decoded as UTF-8.
+
+    Raises:
+        OSError: it cannot be read, or is not UTF-8 text (its ``strerror`` says where, and how
+            to fix it), so a caller's one ``except OSError`` names either problem.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "latin1.toml"
+    >>> _ = path.write_bytes("name = 'r\xe9sum\xe9'".encode("latin-1"))
+    >>> try:
+    ...     read_utf8(path)
+    ... except OSError as err:
+    ...     print(err.strerror)
+    not UTF-8 text (byte 0xe9 at offset 9); save the file as UTF-8
+    """
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise OSError(errno.EILSEQ, f"not UTF-8 text (byte {data[err.start]:#04x} at offset {err.start}); "
+                                    "save the file as UTF-8", str(path)) from None
 
 
 def _umask() -> int:

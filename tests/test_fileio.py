@@ -34,3 +34,20 @@ def test_a_rewrite_replaces_a_private_file_with_a_readable_one(tmp_path: Path) -
     finally:
         os.umask(old)
     assert (target.read_text(), stat.S_IMODE(target.stat().st_mode)) == ("new", 0o644)
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "{path}", "--dry-run", "--results", "{tmp}/res"],
+    ["status", "{path}", "--results", "{tmp}"],
+    ["cells", "--family-file", "{path}"],
+])
+def test_a_file_that_is_not_utf8_exits_2_naming_the_byte(capsys, tmp_path: Path, argv: list[str]) -> None:
+    """A pipeline or family file saved in Latin-1 (an accent in a description) is named, not a traceback."""
+    from nasrescale.cli.main import main
+
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('[pipeline]\nname = "x"\ndescription = "r\u00e9sum\u00e9"\n'.encode("latin-1"))
+    assert main([a.format(path=path, tmp=tmp_path) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8 text (byte 0xe9 at offset" in err and "save the file as UTF-8" in err and "Traceback" not in err
+    assert not (tmp_path / "res").exists()

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import csv
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -189,8 +190,9 @@ def read_accuracy_csv(
         raise DataError(f"accuracy CSV {str(path)!r} does not exist")
     try:
         frame = pd.read_csv(path, sep=None, engine="python", dtype={arch_column: str})
-    except (OSError, ValueError, pd.errors.ParserError) as err:
-        raise DataError(f"cannot read {str(path)!r} as CSV: {err}") from None
+    except (OSError, ValueError, pd.errors.ParserError, csv.Error) as err:  # csv.Error: empty, no delimiter found
+        raise DataError(f"cannot read {str(path)!r} as CSV: {err}; it needs a header row (an architecture and an "
+                        "accuracy column) and one row per architecture") from None
     present = ", ".join(map(str, frame.columns))
     if arch_column not in frame.columns:
         raise ConfigError(f"{path.name} has no architecture column {arch_column!r}; its columns: {present} "

@@ -32,6 +32,7 @@ from typing import Any, Mapping
 
 from ..config import parse_toml
 from ..errors import FamilyError
+from ..fileio import read_utf8
 from .families import ENCODINGS, KERNEL_RULES, CellFamily, _import_all
 from .ops import CellOp, get_op_kind
 from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
@@ -203,7 +204,7 @@ def read_family_file(path: str | Path) -> CellFamily:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)
     except OSError as err:
         raise FamilyError(f"cannot read cell family file {str(path)!r}: {err.strerror or err}") from None
     return parse_family(text, source=str(path), path=path)

@@ -40,6 +40,7 @@ from typing import Any, Callable, Sequence
 
 from ..registry import Registry
 from ..errors import ArchError, ConfigError, NasRescaleError
+from ..fileio import read_utf8
 from .analysis import space_size
 from .benchmark import benchmark_accuracies
 from .encodings import format_arch, make_graph, parse_arch
@@ -196,7 +197,7 @@ def _unique(settings: Any, archs: list[str], family: CellFamily) -> list[str]:
 
 def _read_file(path: Path) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_utf8(path).splitlines()
     except OSError as err:
         raise ConfigError(f"archs.file: cannot read {str(path)!r}: {err.strerror or err}") from None
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]

@@ -226,3 +226,13 @@ def test_cli_errors_exit_2(run, capsys, args, message):
     results, _, _ = run
     assert main(["rank", *args, "--results", str(results)]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["", "\n"])
+def test_an_empty_csv_exits_2_saying_what_a_csv_needs(run, capsys, tmp_path, content):
+    results, _, _ = run
+    empty = tmp_path / "empty.csv"
+    empty.write_text(content)
+    assert main(["rank", str(empty), "nb201:cifar10", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot read {str(empty)!r} as CSV" in err and "it needs a header row" in err and "Traceback" not in err
