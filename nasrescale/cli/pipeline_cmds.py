@@ -155,8 +155,8 @@ def _dry_run(pipeline: Any, results: str | None) -> int:
     from ..pipeline.runner import plan_pipeline  # torch: as in run_cmd
     from ..store.read import run_dir_for
 
-    plan = plan_pipeline(pipeline, data=False)
     where = run_dir_for(pipeline.name, results)
+    plan = plan_pipeline(pipeline, data=False, run_dir=where)
     if plan.jobs is None:
         print(f"{pipeline.name}: {len(plan.archs)} architectures; jobs are planned after the base-LR search "
               "and the tuning; "

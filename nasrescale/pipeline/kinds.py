@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..registry import Registry
@@ -32,7 +33,7 @@ from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
-from .trend import reusing, trend_plan, trend_trim
+from .trend import check_reuse, reusing, trend_plan, trend_trim
 from .protocols import ProtocolEntry, protocol_keys
 
 __all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "RunJobs"]
@@ -59,6 +60,8 @@ class PipelineKind:
         runs: ``(pipeline, store, run_jobs) -> run_jobs``: how every driver (``run``, a slice) runs
             the kind's jobs through the store, its search's and tuning's too (default: as given;
             a trend first copies finished runs of the same jobs from its ``reuse`` store).
+        check: ``(pipeline, run_dir) -> None``: what the kind needs beside its run folder (a
+            trend's ``reuse`` store), checked before the store is created; raises ConfigError.
     """
 
     name: str
@@ -69,6 +72,7 @@ class PipelineKind:
     after: Callable[[Pipeline, Sequence[str], Store, dict[str, str], RunJobs, bool], tuple[int, int, int]]
     trim: Callable[[Pipeline, dict[str, Any]], None]
     runs: Callable[[Pipeline, Store, RunJobs], RunJobs] = lambda pipeline, store, run: run
+    check: Callable[[Pipeline, Path], None] = lambda pipeline, run_dir: None
 
 
 #: the registered kinds, by name
@@ -165,4 +169,4 @@ register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, sl
 
 # -- trend --------------------------------------------------------------------------------
 register_kind(PipelineKind("trend", needs_base_lr=True, searches=True, slices=True, plan=trend_plan,
-                           after=_nothing_after, trim=trend_trim, runs=reusing))
+                           after=_nothing_after, trim=trend_trim, runs=reusing, check=check_reuse))

@@ -21,8 +21,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ConfigError, NasRescaleError
 from ..executors.base import Executor
 from ..jobs.job import TrainJob
+from ..space.encodings import parse_arch
 from ..store.job_status import Status
 from ..store.read import run_dir_for
 from ..store.write import Store
@@ -61,10 +63,11 @@ class Plan:
     extra: dict[str, str]
 
 
-def plan_pipeline(pipeline: Pipeline, *, data: bool = True) -> Plan:
+def plan_pipeline(pipeline: Pipeline, *, data: bool = True, run_dir: Path | None = None) -> Plan:
     """Plan ``pipeline``'s jobs and check everything they need, writing nothing: every
     architecture and protocol (a job is made of each, which checks its init rule and warm-up),
-    the executor, the reference and, with ``data``, the data. ``nasrescale run --dry-run`` is
+    the executor, the reference and, with ``data``, the data; given the run folder ``run_dir``,
+    what the kind needs beside it (a trend's ``reuse`` store). ``nasrescale run --dry-run`` is
     this without the data.
 
     Raises:
@@ -79,6 +82,11 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True) -> Plan:
     jobs = None if staged else jobs
     if pipeline.needs_tuning():
         tuning_cells(pipeline, archs)  # enough cells for [tuning]
+    if pipeline.needs_search() and pipeline.lr_search.arch:
+        try:  # the search's architecture, parsed now rather than when its jobs are made
+            parse_arch(pipeline.lr_search.arch, pipeline.family())
+        except NasRescaleError as err:
+            raise ConfigError(f"lr_search.arch: {err}") from None
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols
                   if not e.search and not e.tune})
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
@@ -86,6 +94,8 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True) -> Plan:
         for spec, keys in pipeline.data_specs():
             check_data(spec, keys)
     check_reference(pipeline, archs)
+    if run_dir is not None:
+        pipeline.kind.check(pipeline, run_dir)
     return Plan(archs, jobs, extra)
 
 
@@ -109,7 +119,7 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
             is written).
     """
     run_dir = run_dir_for(pipeline.name, results)
-    plan = plan_pipeline(pipeline)
+    plan = plan_pipeline(pipeline, run_dir=run_dir)
     with driver_lock(run_dir):
         return _drive(pipeline, run_dir, plan.archs, plan.jobs, plan.extra, progress, executor)
 

@@ -112,7 +112,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
                           f"{pipeline.kind.name} pipeline; run it without --time-limit/--max-cells")
     start = time.monotonic()
     run_dir = run_dir_for(pipeline.name, results)
-    plan = plan_pipeline(pipeline)
+    plan = plan_pipeline(pipeline, run_dir=run_dir)
     archs = plan.archs
     summary = SliceSummary(run_dir, cells_total=len(archs))
     size = max(1, chunk_cells or pipeline.executor.jobs_per_gpu)

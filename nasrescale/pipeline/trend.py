@@ -47,7 +47,7 @@ from ..store.write import Store
 from .execute import RunJobs, job_rows
 from .protocols import protocol_keys
 
-__all__ = ["TrendSettings", "trend_label", "trend_plan", "trend_trim", "reusing", "REUSED_META"]
+__all__ = ["TrendSettings", "trend_label", "trend_plan", "trend_trim", "reusing", "check_reuse", "REUSED_META"]
 
 #: store meta: ``{"source": the reuse store, "runs": how many finished runs were copied}``
 REUSED_META = "reused"
@@ -114,11 +114,20 @@ def trend_trim(pipeline: Any, resolved: dict[str, Any]) -> None:
 
 
 def _source(pipeline: Any, store: Store) -> Path:
-    path = store_path(pipeline.trend.reuse, store.path.parent.parent)
-    if not (path.is_file() or path.with_name(path.name + ".gz").is_file()):
+    return check_reuse(pipeline, store.path.parent)
+
+
+def check_reuse(pipeline: Any, run_dir: Path) -> Path:
+    """The store ``trend.reuse`` names, beside the trend's run folder ``run_dir``.
+
+    Raises:
+        ConfigError: there is none (checked before the trend's own store is created).
+    """
+    path = store_path(pipeline.trend.reuse, Path(run_dir).parent) if pipeline.trend.reuse is not None else None
+    if path is not None and not (path.is_file() or path.with_name(path.name + ".gz").is_file()):
         raise ConfigError(f"trend.reuse: no store at {str(path)!r}; name a run under the results folder "
                           "(or its folder), or drop the key to train every job")
-    return path
+    return path  # type: ignore[return-value]
 
 
 def reusing(pipeline: Any, store: Store, run: RunJobs) -> RunJobs:

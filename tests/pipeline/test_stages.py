@@ -204,6 +204,15 @@ def test_tuning_seeds_that_are_also_evaluation_seeds_exit_2_before_anything_is_s
     assert _load(tmp_path, default).tuning.seeds == (100,)
 
 
+def test_a_search_architecture_that_does_not_parse_exits_2_before_the_run_folder_is_made(tmp_path, capsys):
+    path = tmp_path / "staged.toml"
+    path.write_text(staged_pipeline(search='arch = "3_33_3x3"'))
+    for dry in ([], ["--dry-run"]):
+        assert main(["run", str(path), "--results", str(tmp_path / "res"), *dry]) == 2
+        assert "lr_search.arch: " in capsys.readouterr().err
+    assert not (tmp_path / "res" / "staged").exists()
+
+
 def test_a_tuning_edge_that_persists_is_refused_naming_the_grid(tmp_path):
     pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 1"))
     with pytest.raises(ConfigError, match=r"tuning: the best multiplier of protocols\.\w+ is still at the grid's"):

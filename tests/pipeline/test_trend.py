@@ -61,10 +61,10 @@ def test_a_trend_job_at_the_study_budget_is_the_study_job():
     ("epoch = [1]", "trend.epoch: unknown key"),
 ])
 def test_bad_trend_input_exits_2_naming_the_key(capsys, tmp_path, trend, fragment):
-    code, _, err = cli(capsys, "run", str(trend_file(tmp_path, trend)), "--results", str(tmp_path / "res"))
-    assert code == 2 and fragment in err
-    store = tmp_path / "res" / "trend" / "store.sqlite"
-    assert not store.exists() or rows(store.parent) == []  # no job stored
+    for dry in ([], ["--dry-run"]):  # --dry-run finds it too
+        code, _, err = cli(capsys, "run", str(trend_file(tmp_path, trend)), "--results", str(tmp_path / "res"), *dry)
+        assert code == 2 and fragment in err
+        assert not (tmp_path / "res" / "trend").exists()  # found before the run folder is made
 
 
 def test_a_trend_table_needs_the_trend_kind(tmp_path):
