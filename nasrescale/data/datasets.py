@@ -77,8 +77,8 @@ def load_dataset(
 
     Args:
         name: one of :func:`dataset_names`.
-        root: where the dataset's files are (see the table above); ignored by
-            ``cifar10-subset``.
+        root: where the dataset's files are (see the table above); none for
+            ``cifar10-subset``, which ships with the package (a path is refused).
         download: allow downloading (``cifar10``/``cifar100`` only; nothing else is ever
             downloaded).
         normalization: ``None`` for the dataset's own mean/std (``cifar10`` for CIFAR-10 and
@@ -109,6 +109,9 @@ def load_dataset(
             "(or leave it unset for the dataset's own)"
         )
     check_test_split(name, default_test_split(name) if test_split is None else test_split)  # before any I/O
+    if name == "cifar10-subset" and root not in (None, ""):
+        raise DataError(f"the shipped cifar10-subset reads no files, so the path {str(root)!r} would be ignored: "
+                        "drop the path, or name the dataset it holds (e.g. cifar10 for a CIFAR-10 folder or pack)")
     path = None if root is None else Path(root).expanduser()
     if path is None and name in _USES_DATA_ROOT:
         path = default_data_root(cache_dir)

@@ -83,6 +83,18 @@ def test_shipped_subset_loads_offline(shipped):
     assert cifar10_subset_path().stat().st_size < 7_000_000
 
 
+def test_a_path_given_to_the_shipped_subset_is_refused_not_ignored(tmp_path, capsys):
+    """A path beside the shipped subset was silently ignored: `--set data.path=/my/cifar10` trained on
+    the 5,000-image subset. It now says so, from the loader and from the CLI, before anything runs."""
+    from nasrescale.cli.main import main
+    from nasrescale.errors import DataError
+
+    with pytest.raises(DataError, match="cifar10-subset reads no files, so the path '/nonexist' would be ignored"):
+        load_dataset("cifar10-subset", "/nonexist")
+    assert main(["run", "quickstart", "--results", str(tmp_path / "res"), "--set", "data.path=/nonexist"]) == 2
+    assert "would be ignored" in capsys.readouterr().err and not (tmp_path / "res").exists()
+
+
 @needs_shared
 def test_shipped_subset_is_first_files_and_same_pixels(shipped):
     from torchvision.io import ImageReadMode, decode_jpeg
