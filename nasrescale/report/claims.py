@@ -192,11 +192,19 @@ def top_claim(pair: Mapping[str, Any], k: int = 10) -> str:
 def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, Mapping[str, Any] | float | None],
                 baseline: str | None = None) -> str:
     """How far this budget's ranking can stand in for the benchmark's: the calibration's
-    in-sample tau beside this study's out-of-sample one (its baseline against the benchmark)."""
+    in-sample tau beside this study's out-of-sample one (its baseline against the benchmark).
+
+    >>> proxy_claim({"source": "nosuch:x", "missing": "no result store at 'res/nosuch'"}, {"default": 0.7})
+    "Proxy validity: the calibration the pipeline names (`nosuch:x`) cannot be read (no result store at 'res/nosuch'), so this budget's validity is not measured; tau against the benchmark here: default 0.700."
+    """
     taus = {label: (r.get("kendall_tau") if isinstance(r, Mapping) else r) for label, r in per_protocol.items()}
     here = ", ".join(f"{label} {fmt(tau)}" for label, tau in taus.items())
     if not proxy:
         return f"Proxy validity: the pipeline names no calibration; tau against the benchmark here: {here}."
+    if proxy.get("missing"):
+        return (f"Proxy validity: the calibration the pipeline names (`{proxy.get('source')}`) cannot be read "
+                f"({proxy['missing']}), so this budget's validity is not measured; tau against the benchmark "
+                f"here: {here}.")
     text = (f"Proxy validity: the calibration (`{proxy.get('source')}`) validated the default protocol only, choosing "
             f"this budget as the best of its candidates on {proxy.get('n') or proxy.get('cells')} cells: tau "
             f"{fmt(proxy.get('kendall_tau'))} against the benchmark there (in-sample; seed vs seed "
