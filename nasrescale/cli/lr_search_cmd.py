@@ -22,7 +22,7 @@ from ..protocol import load_protocol
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, add_results_option,
                      add_seeds_option, family_from_args, int_at_least, parse_archs, positive_float, protocol_overrides,
                      seeds_from_args)
-from .paths import output_file
+from .paths import output_file, run_name
 
 __all__ = ["register", "executor_device"]
 
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", metavar="B", type=int_at_least(1), help="training batch size (default: the protocol's)")
     add_model_options(p)
     add_device_option(p)
-    p.add_argument("--name", help="results folder name (default lr-search-<family>-<protocol>)")
+    p.add_argument("--name", type=run_name, help="results folder name (default lr-search-<family>-<protocol>)")
     add_results_option(p, writes=True)
     p.add_argument("--plot", metavar="FILE.png", type=output_file, help="plot file (default <run folder>/lr_search.png)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 
-__all__ = ["existing_folder", "writable_folder", "output_file", "require_writable", "os_error_line"]
+__all__ = ["existing_folder", "writable_folder", "output_file", "run_name", "require_writable", "os_error_line"]
 
 #: what to do about an OS error, by its errno
 _FIXES = {
@@ -74,6 +74,21 @@ def output_file(text: str) -> str:
         problem = f"folder {str(path.parent)!r} does not exist; create it first, or choose a folder that exists"
     if problem:
         raise argparse.ArgumentTypeError(f"cannot write {text!r}: {problem}")
+    return text
+
+
+def run_name(text: str) -> str:
+    """``argparse`` type: a run's name, the folder under ``--results`` it lives in (the rule of
+    ``pipeline.name``: letters, digits, ``_``, ``-`` or ``.``, not starting with ``.``).
+
+    >>> run_name("lr-search-2")
+    'lr-search-2'
+    >>> run_name("/tmp/elsewhere")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: '/tmp/elsewhere' must be letters, digits, _, - or . (it names a folder under --results)
+    """
+    if not text or text.startswith(".") or not all(c.isalnum() or c in "_-." for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} must be letters, digits, _, - or . (it names a folder under --results)")
     return text
 
 
