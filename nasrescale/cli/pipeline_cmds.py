@@ -152,11 +152,12 @@ def _failed_exit(failed: int, args: argparse.Namespace) -> int:
 def _dry_run(pipeline: Any, results: str | None) -> int:
     """``run --dry-run``: plan and check (:func:`~nasrescale.pipeline.runner.plan_pipeline`, data
     left out), print the jobs per protocol; nothing is written."""
-    from ..pipeline.runner import plan_pipeline  # torch: as in run_cmd
+    from ..pipeline.runner import check_store, plan_pipeline  # torch: as in run_cmd
     from ..store.read import run_dir_for
 
     where = run_dir_for(pipeline.name, results)
     plan = plan_pipeline(pipeline, data=False, run_dir=where)
+    check_store(pipeline, plan.archs, where)  # a store of another pipeline under this name: refused as a run would
     if plan.jobs is None:
         print(f"{pipeline.name}: {len(plan.archs)} architectures; jobs are planned after the base-LR search "
               "and the tuning; "

@@ -124,6 +124,19 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
         return _drive(pipeline, run_dir, plan.archs, plan.jobs, plan.extra, progress, executor)
 
 
+def check_store(pipeline: Pipeline, archs: list[str], run_dir: Path) -> None:
+    """What :func:`bind_store` would refuse in ``run_dir``'s store, found read-only (``--dry-run``);
+    nothing when there is no store yet (a packed one is not unpacked for this)."""
+    if not (Path(run_dir) / "store.sqlite").is_file():
+        return
+    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
+    try:
+        store.check_binding(pipeline.name, pipeline.identity(archs), normalize=lambda old: strip_keys(old, ANALYSIS_ONLY),
+                            grows=identity_grows)
+    finally:
+        store.close()
+
+
 def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[str, str]) -> None:
     """Bind ``pipeline`` to ``store`` as every driver does (``run``, a slice): the same identity,
     or one grown by protocols (:func:`~nasrescale.pipeline.identity.identity_grows`), else refused."""

@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import quote
 
 from ..errors import ConfigError, DataError
+from .binding import binding_verdict, refusal
 from .integrity import READ_COLUMNS, SCHEMA_VERSION, check_connection, check_store_file, unpack_gzipped
 from .job_status import FINAL, RUNNABLE, Status
 
@@ -179,29 +180,35 @@ class Store:
                 (naming the differing keys) and some of its jobs have run.
         """
         with self.transaction() as db:
-            row = db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
-            if row is not None:
-                old = json.loads(row[0])
-                old = normalize(old) if normalize is not None else old
-                if old == identity:
-                    return
-                if grows is not None and grows(old, identity):
-                    entries = {"pipeline": json.dumps(resolved, sort_keys=True),
-                               "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
-                    db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
-                    return
-                if _holds_results(db):
-                    diff = _diff_keys(old, identity)
-                    raise ConfigError(
-                        f"results for pipeline {name!r} in {str(self.path.parent)!r} were made with a different "
-                        f"pipeline (differs in: {', '.join(diff[:8])}); not mixing them. Rename it "
-                        f"({rename_hint}), use --results DIR, or move that folder away")
+            verdict, old = binding_verdict(db, identity, normalize, grows)
+            if verdict == "same":
+                return
+            if verdict == "grows":
+                entries = {"pipeline": json.dumps(resolved, sort_keys=True),
+                           "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
+                db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
+                return
+            if verdict == "refused":
+                raise ConfigError(refusal(name, self.path.parent, old, identity, rename_hint))
+            if verdict == "rebind":
                 for table in ("jobs", "curves"):  # only pending jobs, nothing ran: rebind to the new settings
                     db.execute(f"DELETE FROM {table}")
                 db.execute("DELETE FROM meta")
             entries = {"name": name, "created_at": _now(), "pipeline": json.dumps(resolved, sort_keys=True),
                        "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
             db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
+
+    def check_binding(self, name: str, identity: dict[str, Any], rename_hint: str = "--set pipeline.name=...",
+                      normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                      grows: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None) -> None:
+        """What :meth:`bind_pipeline` would refuse, found without writing (``run --dry-run``).
+
+        Raises:
+            ConfigError: the same refusal :meth:`bind_pipeline` would raise.
+        """
+        verdict, old = binding_verdict(self.db, identity, normalize, grows)
+        if verdict == "refused":
+            raise ConfigError(refusal(name, self.path.parent, old, identity, rename_hint))
 
     # -- jobs ---------------------------------------------------------------------------
     def add_jobs(self, rows: Iterable[dict[str, Any]]) -> int:
@@ -298,22 +305,3 @@ class Store:
 
 def _json_default(value: Any) -> Any:
     return str(value)
-
-
-def _holds_results(db: sqlite3.Connection) -> bool:
-    """Whether some job of the store has run (any status but ``pending``)."""
-    return db.execute("SELECT 1 FROM jobs WHERE status != ? LIMIT 1", (Status.PENDING,)).fetchone() is not None
-
-
-def _diff_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """Dotted key paths where two JSON values differ.
-
-    >>> _diff_keys({"a": 1, "b": {"c": 2}}, {"a": 1, "b": {"c": 3}, "d": 0})
-    ['b.c', 'd']
-    """
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[str] = []
-        for k in sorted(set(old) | set(new)):
-            out += _diff_keys(old.get(k), new.get(k), f"{prefix}.{k}" if prefix else k)
-        return out
-    return [] if old == new else [prefix or "(root)"]

@@ -126,11 +126,12 @@ def test_bad_input_exits_2_and_leaves_the_store_alone(capsys, tiny, tmp_path, ar
     assert cli(capsys, "run", str(tiny), "--results", results, "--quiet")[0] == 0
     store = tmp_path / "res" / "tiny" / "store.sqlite"
     before = dump(store)
-    code, out, err = cli(capsys, "run", str(tiny), "--results", results, "--quiet", *argv)
-    assert code == 2, err
-    assert fragment in err, err
-    assert "Traceback" not in err, err
-    assert dump(store) == before
+    for dry in ([], ["--dry-run"]):  # --dry-run refuses what the run would
+        code, out, err = cli(capsys, "run", str(tiny), "--results", results, "--quiet", *argv, *dry)
+        assert code == 2, err
+        assert fragment in err, err
+        assert "Traceback" not in err, err
+        assert dump(store) == before
     broken = tmp_path / "broken.toml"
     broken.write_text(TINY.replace("[budget]", "[budget]\nwidht = 3"))
     code, _, err = cli(capsys, "run", str(broken), "--results", results)
