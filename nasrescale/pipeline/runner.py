@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import functools
 import json
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from ..errors import ConfigError, NasRescaleError
 from ..executors.base import Executor
 from ..jobs.job import TrainJob
 from ..space.encodings import parse_arch
 from ..store.job_status import Status
+from ..store.binding import binding_verdict, refusal
+from ..store.integrity import READ_COLUMNS, check_connection
 from ..store.read import run_dir_for
 from ..store.write import Store
 from .execute import RunJobs, run_jobs, run_search
@@ -35,7 +39,7 @@ from .identity import ANALYSIS_ONLY, identity_grows, strip_keys
 from .spec import Pipeline
 from .stages import resolve_lrs, tuning_cells
 
-__all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store"]
+__all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store", "check_store"]
 
 
 @dataclass(frozen=True)
@@ -120,21 +124,38 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
     """
     run_dir = run_dir_for(pipeline.name, results)
     plan = plan_pipeline(pipeline, run_dir=run_dir)
+    check_store(pipeline, plan.archs, run_dir)  # refused read-only: the store's file is not even opened to write
     with driver_lock(run_dir):
         return _drive(pipeline, run_dir, plan.archs, plan.jobs, plan.extra, progress, executor)
 
 
 def check_store(pipeline: Pipeline, archs: list[str], run_dir: Path) -> None:
-    """What :func:`bind_store` would refuse in ``run_dir``'s store, found read-only (``--dry-run``);
-    nothing when there is no store yet (a packed one is not unpacked for this)."""
-    if not (Path(run_dir) / "store.sqlite").is_file():
+    """What :func:`bind_store` would refuse in ``run_dir``'s store, found read-only (``--dry-run``,
+    and every driver before it opens the store to write, so a refused run leaves its files'
+    bytes as they were); nothing when there is no store yet (a packed one is not unpacked here).
+
+    Raises:
+        ConfigError: the store holds results of another pipeline under this name.
+    """
+    path = Path(run_dir) / "store.sqlite"
+    if not path.is_file() or not path.stat().st_size:
         return
-    store = Store(Path(run_dir) / "store.sqlite", readonly=True)
+    # without a -wal file beside it, read it as immutable: a read-only WAL reader would create one
+    flags = "mode=ro" if path.with_name(path.name + "-wal").exists() else "mode=ro&immutable=1"
     try:
-        store.check_binding(pipeline.name, pipeline.identity(archs), normalize=lambda old: strip_keys(old, ANALYSIS_ONLY),
-                            grows=identity_grows)
+        db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?{flags}", uri=True, timeout=30)
+    except sqlite3.Error:
+        return  # not readable: the driver's own open says why, before it writes
+    try:
+        check_connection(db, path, READ_COLUMNS, empty=True)  # damaged or newer: refused as the driver's open would
+        verdict, old = binding_verdict(db, pipeline.identity(archs), lambda o: strip_keys(o, ANALYSIS_ONLY),
+                                       identity_grows)
+    except sqlite3.Error:
+        return
     finally:
-        store.close()
+        db.close()
+    if verdict == "refused":
+        raise ConfigError(refusal(pipeline.name, path.parent, old, pipeline.identity(archs), "--set pipeline.name=..."))
 
 
 def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[str, str]) -> None:

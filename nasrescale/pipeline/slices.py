@@ -36,7 +36,7 @@ from ..store.write import Store
 from .execute import Pace, RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock
 from .order import spread_order, visit_cells
-from .runner import bind_store, plan_pipeline
+from .runner import bind_store, check_store, plan_pipeline
 from .spec import Pipeline
 from .stages import resolve_lrs
 
@@ -113,6 +113,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
     start = time.monotonic()
     run_dir = run_dir_for(pipeline.name, results)
     plan = plan_pipeline(pipeline, run_dir=run_dir)
+    check_store(pipeline, plan.archs, run_dir)  # refused read-only, before the store is opened to write
     archs = plan.archs
     summary = SliceSummary(run_dir, cells_total=len(archs))
     size = max(1, chunk_cells or pipeline.executor.jobs_per_gpu)

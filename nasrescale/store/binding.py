@@ -1,5 +1,5 @@
 """Whether a store may hold a pipeline: the one rule :meth:`~nasrescale.store.write.Store.bind_pipeline`
-applies and :meth:`~nasrescale.store.write.Store.check_binding` reports without writing.
+applies and :func:`~nasrescale.pipeline.runner.check_store` reports read-only before a run opens the store.
 
 A store holds one pipeline's identity. The same identity binds; one that only grows it (by
 protocols) rebinds, keeping the results; another one rebinds only while nothing has run, and is

@@ -198,18 +198,6 @@ class Store:
                        "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
             db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
 
-    def check_binding(self, name: str, identity: dict[str, Any], rename_hint: str = "--set pipeline.name=...",
-                      normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-                      grows: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None) -> None:
-        """What :meth:`bind_pipeline` would refuse, found without writing (``run --dry-run``).
-
-        Raises:
-            ConfigError: the same refusal :meth:`bind_pipeline` would raise.
-        """
-        verdict, old = binding_verdict(self.db, identity, normalize, grows)
-        if verdict == "refused":
-            raise ConfigError(refusal(name, self.path.parent, old, identity, rename_hint))
-
     # -- jobs ---------------------------------------------------------------------------
     def add_jobs(self, rows: Iterable[dict[str, Any]]) -> int:
         """Insert jobs as ``pending`` (rows: key, arch, protocol, seed, job_json); existing
