@@ -43,6 +43,35 @@ def finished_jobs(gz: Path, tmp_path: Path) -> dict[tuple[str, str, str], float]
     return {(a, p, str(s)): acc for a, p, s, acc in rows}
 
 
+def first_grid(db: Path) -> list[float]:
+    """The stored pipeline's first tuning grid (``tuning.multipliers``; empty without one)."""
+    conn = sqlite3.connect(db)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'pipeline'").fetchone()
+    finally:
+        conn.close()
+    return [float(m) for m in (json.loads(row[0]).get("tuning") or {}).get("multipliers", [])] if row else []
+
+
+def tuning_runs(finished: dict[tuple[str, str, str], float], grid: list[float]) -> dict[tuple[str, float], list[float]]:
+    """The tuning runs' accuracies by protocol and multiplier, as the report averages them: at the
+    first grid's multipliers only the cells finished at every one of them that has a run (a
+    tuning cell still running weighs none), past it (an extension) every run."""
+    runs: dict[tuple[str, float], dict[str, list[float]]] = {}
+    for (arch, label, _), acc in finished.items():
+        if label.startswith("tune:"):
+            arm, _, m = label[len("tune:"):].rpartition("@x")
+            runs.setdefault((arm, float(m)), {}).setdefault(arch, []).append(acc)
+    out = {}
+    for arm in {a for a, _ in runs}:
+        first = [m for m in grid if (arm, m) in runs]
+        whole = set.intersection(*(set(runs[(arm, m)]) for m in first)) if first else set()
+        for (a, m), by_cell in runs.items():
+            if a == arm:
+                out[(a, m)] = [acc for cell, accs in by_cell.items() if m not in first or cell in whole for acc in accs]
+    return {key: accs for key, accs in out.items() if accs}
+
+
 def reported_accuracies(report: dict) -> dict[tuple[str, str, str], float]:
     return {(row["arch"], label, seed): acc for row in report["archs"]
             for label, entry in row["protocols"].items() for seed, acc in entry["seeds"].items() if acc is not None}
@@ -64,11 +93,7 @@ def test_a_committed_report_is_recomputable_from_its_committed_store(run, tmp_pa
     assert (run / "report.json").exists(), f"{run.name}: store.sqlite.gz without report.json; run `nasrescale report {run.name}`"
     report = json.loads((run / "report.json").read_text())
     reported = reported_accuracies(report)
-    tuned: dict[tuple[str, float], list[float]] = {}  # the tuning runs, by protocol and multiplier
-    for (_, label, _), acc in everything.items():
-        if label.startswith("tune:"):
-            arm, _, m = label[len("tune:"):].rpartition("@x")
-            tuned.setdefault((arm, float(m)), []).append(acc)
+    tuned = tuning_runs(everything, first_grid(tmp_path / "store.sqlite"))
     means = {(arm, float(m)): v for arm, t in (report.get("tuning") or {}).items() for m, v in t["means"].items()}
     assert set(means) == set(tuned), f"{run.name}: the tuning in report.json is not the store's; report again"
     for key, accs in tuned.items():
