@@ -36,7 +36,19 @@ def COPY_IGNORE(folder: str, names: list[str]) -> set[str]:
     """What each block's working folder leaves out: the package itself (imported from ROOT), caches,
     data, and any virtual environment inside the checkout (a folder holding ``pyvenv.cfg``, several GB)."""
     venvs = {n for n in names if (Path(folder) / n / "pyvenv.cfg").is_file()}
-    return set(_IGNORED_NAMES(folder, names)) | venvs
+    # the user's own runs (results/quickstart after `nasrescale run quickstart`) are not the docs'
+    own_runs = set(names) - _committed_runs() if Path(folder) == ROOT / "results" and _committed_runs() else set()
+    return set(_IGNORED_NAMES(folder, names)) | venvs | own_runs
+
+
+def _committed_runs() -> set[str]:
+    """The names directly under results/ that git tracks (empty where git cannot say)."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, capture_output=True, text=True,
+                                check=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        return set()
+    return {Path(name).parts[1] for name in listed if len(Path(name).parts) > 1}
 BLOCK_TIMEOUT_S = 600
 #: the name of the design notes that never were in the repository, split so this file does not name it
 OUTSIDE_NOTES = "DESIGN" + ".md"
