@@ -224,5 +224,8 @@ def test_a_benchmark_whose_time_budget_skips_one_precisions_accuracy_still_ends_
     assert bench.clock.skipped == ["accuracy (b) engine, 1 run fp32"]
     checked = {r.label: r.checked for r in bench.rows}
     assert checked == {"(a) reference loop": True, "(b) engine, 1 run bf16": True, "(b) engine, 1 run fp32": False}
+    accuracy = {r.label: r.accuracy for r in bench.rows}
+    assert accuracy["(a) reference loop"].endswith("(n=1, the baseline)")  # no verdict against itself
+    assert "parity" in accuracy["(b) engine, 1 run bf16"]
     table = bench.table(extra)
     assert table["skipped"] == ["accuracy (b) engine, 1 run fp32"] and len(table["rows"]) == 3
