@@ -113,8 +113,17 @@ def _run_timed(pipeline: Any, args: argparse.Namespace) -> Any:
     stages = f", {summary.stage_jobs_run} LR-search/tuning jobs" if summary.stage_jobs_run else ""
     print(f"{pipeline.name}: {len(summary.cells_run)} cell(s) run now ({summary.jobs_run} jobs{stages}); "
           f"{summary.cells_done}/{summary.cells_total} cells and {summary.jobs_done}/{summary.jobs_total} jobs "
-          f"finished; {summary.stopped}", file=sys.stderr)
+          f"finished{_waiting_text(summary.waiting)}; {summary.stopped}", file=sys.stderr)
     return summary
+
+
+def _waiting_text(labels: list[str]) -> str:
+    """What the counts leave out while an LR stage has not chosen: its protocols' jobs (a cell is
+    finished once every protocol ran it)."""
+    if not labels:
+        return ""
+    return (f" (without the jobs of {', '.join(labels)}, whose LR search or tuning has not chosen yet: "
+            "no cell is finished before it has)")
 
 
 def run_cmd(args: argparse.Namespace) -> int:

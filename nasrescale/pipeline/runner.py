@@ -16,9 +16,13 @@ jobs reach the store and the executor through :mod:`nasrescale.pipeline.execute`
 from __future__ import annotations
 
 import functools
+import gzip
 import json
+import shutil
 import sqlite3
 import sys
+import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -132,14 +136,29 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
 def check_store(pipeline: Pipeline, archs: list[str], run_dir: Path) -> None:
     """What :func:`bind_store` would refuse in ``run_dir``'s store, found read-only (``--dry-run``,
     and every driver before it opens the store to write, so a refused run leaves its files'
-    bytes as they were); nothing when there is no store yet (a packed one is not unpacked here).
+    bytes as they were); nothing when there is no store yet. A store shipped packed alone
+    (``store.sqlite.gz``, as committed results are) is checked from a copy unpacked to a temporary
+    folder: nothing is written beside it.
 
     Raises:
         ConfigError: the store holds results of another pipeline under this name.
     """
-    path = Path(run_dir) / "store.sqlite"
-    if not path.is_file() or not path.stat().st_size:
-        return
+    path, packed = Path(run_dir) / "store.sqlite", Path(run_dir) / "store.sqlite.gz"
+    if not path.is_file() and packed.is_file():
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                with gzip.open(packed, "rb") as src, open(Path(tmp) / path.name, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            except (OSError, EOFError, zlib.error):
+                return  # not readable: the driver's unpacking says why, before it writes
+            return _check_store_file(pipeline, archs, Path(tmp) / path.name, packed)
+    if path.is_file() and path.stat().st_size:
+        _check_store_file(pipeline, archs, path, path)
+
+
+def _check_store_file(pipeline: Pipeline, archs: list[str], path: Path, shown: Path) -> None:
+    """:func:`check_store` on the store file ``path``, named ``shown`` in messages (the packed file
+    it was unpacked from, or itself)."""
     # without a -wal file beside it, read it as immutable: a read-only WAL reader would create one
     flags = "mode=ro" if path.with_name(path.name + "-wal").exists() else "mode=ro&immutable=1"
     try:
@@ -147,7 +166,7 @@ def check_store(pipeline: Pipeline, archs: list[str], run_dir: Path) -> None:
     except sqlite3.Error:
         return  # not readable: the driver's own open says why, before it writes
     try:
-        check_connection(db, path, READ_COLUMNS, empty=True)  # damaged or newer: refused as the driver's open would
+        check_connection(db, shown, READ_COLUMNS, empty=True)  # damaged or newer: refused as the driver's open would
         verdict, old = binding_verdict(db, pipeline.identity(archs), lambda o: strip_keys(o, ANALYSIS_ONLY),
                                        identity_grows)
     except sqlite3.Error:
@@ -155,7 +174,7 @@ def check_store(pipeline: Pipeline, archs: list[str], run_dir: Path) -> None:
     finally:
         db.close()
     if verdict == "refused":
-        raise ConfigError(refusal(pipeline.name, path.parent, old, pipeline.identity(archs), "--set pipeline.name=..."))
+        raise ConfigError(refusal(pipeline.name, shown.parent, old, pipeline.identity(archs), "--set pipeline.name=..."))
 
 
 def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[str, str]) -> None:

@@ -59,6 +59,7 @@ class SliceSummary:
     stopped: str = ""
     failed: int = 0
     job_s: float | None = None  # the slowest chunk's seconds per job trained (the next slice's first estimate)
+    waiting: list[str] = field(default_factory=list)  # protocols whose LR search or tuning has not chosen yet
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready (the run folder as a string)."""
@@ -199,8 +200,10 @@ def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSu
     if resolved:
         jobs = pipeline.jobs(archs)
         summary.jobs_total = len(jobs)
-    else:  # the LRs are not chosen yet (a slice stopped in its search or tuning):
-        known = [e for e in pipeline.protocols if not e.search and not e.tune]  # count the jobs of the others
+    else:  # some LRs are not chosen yet (a slice stopped in a search or tuning): count the jobs of
+        chosen = _chosen_lrs(store, pipeline)  # the protocols whose LR is known (fixed, or chosen earlier)
+        known = [e for e in pipeline.with_base_lrs(chosen).protocols if e.label in chosen or not (e.search or e.tune)]
+        summary.waiting = [e.label for e in pipeline.protocols if e.label not in {k.label for k in known}]
         jobs = pipeline.kind.plan(dataclasses.replace(pipeline, protocols=tuple(known)), archs)[0] if known else []
         probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search})  # stand-in LRs
         summary.jobs_total = len(pipeline.kind.plan(probe, archs)[0])
@@ -213,6 +216,18 @@ def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSu
     unresolved = summary.jobs_total > len(jobs)  # a protocol without jobs yet leaves every cell unfinished
     summary.cells_done = 0 if unresolved else sum(all(rows.get(k) in FINAL for k in ks) for ks in by_arch.values())
     summary.wall_s = round(time.monotonic() - start, 1)
+
+
+def _chosen_lrs(store: Store, pipeline: Pipeline) -> dict[str, float]:
+    """label -> LR of each searched or tuned protocol whose stage already chose (its meta
+    ``tuning:<label>``, or ``base_lr:<label>`` for a search alone); the others are left out."""
+    meta, out = store.meta(), {}
+    for e in pipeline.protocols:
+        if e.tune and f"tuning:{e.label}" in meta:
+            out[e.label] = float(json.loads(meta[f"tuning:{e.label}"])["lr"])
+        elif e.search and not e.tune and f"base_lr:{e.label}" in meta:
+            out[e.label] = float(json.loads(meta[f"base_lr:{e.label}"]))
+    return out
 
 
 def _device_text(device: str) -> str:

@@ -63,7 +63,7 @@ def searches(store: StoreData) -> dict[str, dict[str, Any]]:
 
 def _lr_text(table: dict[str, Any], found: dict[str, Any] | None = None, tuned: dict[str, Any] | None = None) -> str:
     if table.get("tune"):
-        return "tuned: the LR tuning has not finished" if tuned is None else tuned_lr_text(tuned, table.get("lr_rule"))
+        return "the LR tuning has not finished" if tuned is None else tuned_lr_text(tuned, table.get("lr_rule"))
     if found is not None:
         lr = found["chosen_lr"]
         return "base LR: the LR search has not finished" if lr is None else \

@@ -4,6 +4,7 @@ checkpoints, failing and diverging jobs, and bad input that leaves stored result
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 import random
@@ -138,6 +139,24 @@ def test_bad_input_exits_2_and_leaves_the_store_alone(capsys, tiny, tmp_path, ar
     assert code == 2
     assert "budget.widht: unknown key" in err
     assert dump(store) == before
+
+
+def test_a_store_shipped_packed_alone_is_checked_by_dry_run_without_unpacking_it(capsys, tiny, tmp_path):
+    """Committed results ship ``store.sqlite.gz`` alone: ``--dry-run`` of a different pipeline under
+    its name is refused as the run would refuse it, and leaves the folder as it was (no store beside it)."""
+    results = str(tmp_path / "res")
+    assert cli(capsys, "run", str(tiny), "--results", results, "--quiet")[0] == 0
+    run_dir = tmp_path / "res" / "tiny"
+    with open(run_dir / "store.sqlite", "rb") as src, gzip.open(run_dir / "store.sqlite.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    for extra in run_dir.glob("store.sqlite*"):
+        if extra.name != "store.sqlite.gz":
+            extra.unlink()
+    before = sorted(p.name for p in run_dir.iterdir())
+    code, _, err = cli(capsys, "run", str(tiny), "--results", results, "--dry-run", "--set", "budget.epochs=2")
+    assert code == 2 and "different pipeline (differs in: budget.epochs" in err, err
+    assert sorted(p.name for p in run_dir.iterdir()) == before
+    assert cli(capsys, "run", str(tiny), "--results", results, "--dry-run")[0] == 0  # the same pipeline passes
 
 
 def test_a_second_driver_is_refused(capsys, tiny, tmp_path):

@@ -244,6 +244,27 @@ def test_a_deadline_stops_the_tuning_and_the_next_slice_finishes_it(tmp_path):
     assert second.cells_done == len(ARCHS)
 
 
+def test_a_slice_stopped_in_a_new_arm_s_tuning_counts_the_jobs_of_the_arms_that_chose(tmp_path, capsys):
+    """The store grew by a tuned arm after the first two chose and ran: a slice stopped in the new
+    arm's tuning counts the others' finished jobs (not 0), names the arm it waits for, and says so."""
+    known = Known(best={"flat": 0.2, "principled": 0.2, "tuned": 0.1})
+    run_slice(_load(tmp_path, staged_pipeline()), tmp_path / "res", max_cells=5, deadline_s=3600, executor=known,
+              log=lambda _: None)
+    grown = staged_pipeline(extra='\n[protocols.tuned]\nprotocol = "nb201"\nbase_lr = 0.1\ntune = true\n')
+    stopped = run_slice(_load(tmp_path, grown), tmp_path / "res", max_cells=5, deadline_s=0, executor=known,
+                        log=lambda _: None)
+    assert stopped.stopped.startswith("time:") and stopped.waiting == ["tuned"]
+    assert stopped.jobs_done == 2 * len(ARCHS) and stopped.jobs_total == 3 * len(ARCHS) and stopped.cells_done == 0
+    path = tmp_path / "grown.toml"
+    path.write_text(grown)
+    with sqlite3.connect(tmp_path / "res" / "staged" / "store.sqlite") as db:  # as if each job took 1000 s:
+        for key, text in db.execute("SELECT key, value FROM meta WHERE key LIKE 'visit:%'").fetchall():  # 1 s fits none
+            db.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps({**json.loads(text), "job_s": 1000.0}), key))
+    assert main(["run", str(path), "--results", str(tmp_path / "res"), "--time-limit", "1s", "--quiet"]) == 0
+    assert ("10/15 jobs finished (without the jobs of tuned, whose LR search or tuning has not chosen yet"
+            in capsys.readouterr().err)
+
+
 def test_a_tuning_cell_is_judged_by_the_last_slice_s_seconds_a_job_before_it_starts(tmp_path):
     """The tuning's first cell in a slice does not start when the last slice's pace says it would
     end past the limit (it ran whatever the time left before)."""
@@ -325,7 +346,7 @@ def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path):
     md = write_report(summary.run_dir, n_boot=10).read_text()
     assert "**flat**: anchor LR 0.1; tuning in progress: 8 of 10 runs finished, no multiplier chosen yet" in md
     assert "| x2 | 0.2 | 80.00 | 2 | 0 |" in md and "x4 |" not in md.split("**flat**")[1].split("**principled**")[0]
-    assert "flat: tuned: the LR tuning has not finished" in md
+    assert "flat: the LR tuning has not finished" in md
 
 
 def test_a_tuning_whose_finished_grid_peaks_at_its_edge_says_the_grid_extends(tmp_path):
