@@ -13,10 +13,11 @@ import errno
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .errors import NasRescaleError
 
-__all__ = ["atomic_writer", "atomic_write_text", "shipped_toml_dir", "read_utf8"]
+__all__ = ["atomic_writer", "atomic_write_text", "save_figure", "shipped_toml_dir", "read_utf8"]
 
 
 def read_utf8(path: str | Path) -> str:
@@ -95,6 +96,16 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :class:`atomic_writer`)."""
     with atomic_writer(path) as f:
         f.write(text)
+
+
+def save_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
+    """``fig.savefig(path, **savefig)`` through :class:`atomic_writer` (the format from the
+    suffix): a run killed while a figure is written leaves the last figure, not a broken PNG.
+    Returns ``path``."""
+    path = Path(path)
+    with atomic_writer(path, "wb") as f:
+        fig.savefig(f, format=path.suffix.lstrip(".").lower() or "png", **savefig)
+    return path
 
 
 def shipped_toml_dir(name: str) -> Path | None:

@@ -1,4 +1,5 @@
-"""Atomic writes leave files with the permissions the umask gives any new file."""
+"""Atomic writes leave files with the permissions the umask gives any new file, and a failed
+write (a figure too) leaves the old file whole."""
 
 from __future__ import annotations
 
@@ -51,3 +52,29 @@ def test_a_file_that_is_not_utf8_exits_2_naming_the_byte(capsys, tmp_path: Path,
     err = capsys.readouterr().err
     assert "not UTF-8 text (byte 0xe9 at offset" in err and "save the file as UTF-8" in err and "Traceback" not in err
     assert not (tmp_path / "res").exists()
+
+
+def test_a_figure_whose_drawing_fails_leaves_the_last_figure_whole(tmp_path: Path) -> None:
+    """A report re-drawn while a figure fails to render (or the run is killed) keeps the PNG it
+    had, byte for byte, and no temporary file beside it."""
+    from matplotlib.figure import Figure
+
+    from nasrescale.fileio import save_figure
+
+    fig = Figure(figsize=(2, 2))
+    fig.add_subplot().plot([0, 1], [1, 0])
+    path = save_figure(fig, tmp_path / "curve.png", dpi=50)
+    before = path.read_bytes()
+    assert before.startswith(b"\x89PNG")
+
+    class Broken(Figure):
+        def savefig(self, fname, **kwargs):  # noqa: ANN001, ANN003, ANN201 - dies half-way through the file
+            if hasattr(fname, "write"):
+                fname.write(before[:100])
+            else:
+                Path(fname).write_bytes(before[:100])
+            raise RuntimeError("drawing failed")
+
+    with pytest.raises(RuntimeError, match="drawing failed"):
+        save_figure(Broken(figsize=(2, 2)), path, dpi=50)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["curve.png"]

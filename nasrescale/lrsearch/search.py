@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..config import check_seeds
 from ..errors import ConfigError, DataError
+from ..fileio import save_figure
 from ..protocol import Protocol
 from ..space.families import CellFamily
 from ..store.job_status import FINAL, Status
@@ -279,6 +280,6 @@ def plot_selection(sel: Selection, path: str | Path, title: str = "") -> Path:
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)
     return path

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from ..ranking.compare import match
 from ..ranking.sources import Source, store_source
 from ..store.read import StoreData
-from .plots import _save
+from .plots import save_png
 
 __all__ = ["tau_cost_plot", "accuracy_grid"]
 
@@ -38,7 +38,7 @@ def tau_cost_plot(rows: Sequence[dict[str, Any]], goal: float, path: Path) -> Pa
     ax.set_ylim(min(0.0, ax.get_ylim()[0]), 1.0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def accuracy_grid(store: StoreData, labels: Sequence[str], reference: Source, path: Path) -> Path:
@@ -63,4 +63,4 @@ def accuracy_grid(store: StoreData, labels: Sequence[str], reference: Source, pa
         ax.set_ylabel("accuracy at this budget (%)", fontsize=8)
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_png(fig, path)

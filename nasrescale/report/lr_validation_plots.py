@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..fileio import save_figure
+
 __all__ = ["plot_predicted_measured", "plot_curves"]
 
 
@@ -79,7 +81,7 @@ def plot_predicted_measured(res: dict[str, Any], path: Path, title: str) -> Path
                  f"Spearman {_fmt(c['spearman'])}; n = {c['n']}", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)
     return path
 
@@ -108,6 +110,6 @@ def plot_curves(res: dict[str, Any], path: Path, title: str) -> Path:
             ax.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)
     return path

@@ -18,21 +18,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ..ranking.bands import MIN_TOPK_ROWS
+from .plots import save_png
 
 __all__ = ["gain_lr_plot", "paired_diff_plot", "topk_band_plot", "seed_error"]
-
-_DPI = 130
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    return path
 
 
 def _log_lr_axis(ax, reference_lr: float | None, label_a: str) -> None:
@@ -76,7 +68,7 @@ def gain_lr_plot(lr: pd.Series, gain: pd.Series, label_a: str, label_b: str, ref
     ax.grid(alpha=0.3)
     if reference_lr:
         ax.legend(loc="best", fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def paired_diff_plot(gain: pd.Series, error: pd.Series, lr: pd.Series, label_a: str, label_b: str,
@@ -104,7 +96,7 @@ def paired_diff_plot(gain: pd.Series, error: pd.Series, lr: pd.Series, label_a: 
     ax.set_title(f"per-cell difference, error bar: standard error over seeds ({len(order)} cells)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def _series(entries: Sequence[dict], key: str) -> np.ndarray:
@@ -147,4 +139,4 @@ def topk_band_plot(curves: Mapping[str, Sequence[dict]], noise: Mapping[str, dic
     ax.set_title(title + " (bands: 95% bootstrap)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize=7)
-    return _save(fig, path)
+    return save_png(fig, path)

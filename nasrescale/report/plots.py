@@ -15,16 +15,19 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from ..fileio import save_figure
+
 __all__ = ["scatter_plot", "pairwise_gaps", "gap_figure", "gap_plot", "curves_plot", "reference_plot",
-           "scales_differ", "ranks"]
+           "scales_differ", "ranks", "save_png"]
 
 _DPI = 130
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    FigureCanvasAgg(fig)  # attach the Agg canvas explicitly: no GUI backend, no global state
-    fig.savefig(path, dpi=_DPI, bbox_inches="tight")
-    return path
+def save_png(fig: Figure, path: Path) -> Path:
+    """Write ``fig`` to ``path`` as every report figure is: the Agg canvas attached explicitly (no
+    GUI backend, no global state), 130 dpi, tight bounds, written atomically."""
+    FigureCanvasAgg(fig)
+    return save_figure(fig, path, dpi=_DPI, bbox_inches="tight")
 
 
 def scales_differ(*groups: Sequence[float]) -> bool:
@@ -93,7 +96,7 @@ def scatter_plot(merged: pd.DataFrame, label_a: str, label_b: str, tau: float | 
     ax.set_title(f"{len(merged)} architectures, Kendall tau = {_fmt(tau)}")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def pairwise_gaps(acc: Sequence[float]) -> np.ndarray:
@@ -154,7 +157,7 @@ def gap_plot(accuracies: Mapping[str, Sequence[float]], diffs: Mapping[str, Sequ
     changes instead. Right: gaps ``|acc_i - acc_j|`` between architectures under each source
     (``accuracies``), how far apart the ranking's neighbours are; with ``standardized`` the
     accuracies are in units of each source's std (sources trained at different budgets)."""
-    return _save(gap_figure(accuracies, diffs, by_rank, standardized), path)
+    return save_png(gap_figure(accuracies, diffs, by_rank, standardized), path)
 
 
 def curves_plot(curves: pd.DataFrame, names: Mapping[str, str], path: Path) -> Path:
@@ -181,7 +184,7 @@ def curves_plot(curves: pd.DataFrame, names: Mapping[str, str], path: Path) -> P
     if handles:  # one entry per job, below both axes
         fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=7, bbox_to_anchor=(0.5, 0.0))
     fig.subplots_adjust(wspace=0.3)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def reference_plot(points: Mapping[str, pd.DataFrame], reference: str, path: Path) -> Path:
@@ -217,4 +220,4 @@ def reference_plot(points: Mapping[str, pd.DataFrame], reference: str, path: Pat
         ax.set_title("protocols against the benchmark")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)

@@ -7,16 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .plots import save_png
+
 __all__ = ["tau_matrix_plot", "spread_plot"]
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    FigureCanvasAgg(fig)  # the Agg canvas, no GUI backend
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    return path
 
 
 def tau_matrix_plot(tau: pd.DataFrame, path: Path) -> Path:
@@ -35,7 +30,7 @@ def tau_matrix_plot(tau: pd.DataFrame, path: Path) -> Path:
                         color="white" if values[i, j] < 0.5 else "black", fontsize=8)
     fig.colorbar(image, ax=ax, label="Kendall tau")
     ax.set_title("rank agreement between protocols")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 #: one marker per protocol, cycled
@@ -59,4 +54,4 @@ def spread_plot(runs: pd.DataFrame, labels: list[str], path: Path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title("effective-LR spread vs accuracy")
-    return _save(fig, path)
+    return save_png(fig, path)

@@ -7,7 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from matplotlib.figure import Figure
 
-from .plots import _save
+from .plots import save_png
 
 __all__ = ["gain_epochs_plot", "tau_epochs_plot"]
 
@@ -50,7 +50,7 @@ def gain_epochs_plot(epochs: Sequence[int], gains: Mapping[str, Sequence[tuple[f
         _bars(ax, epochs, [r[0] for r in rows], [r[1] for r in rows], name, f"C{i}", 1.0 + 0.02 * i)
     _epochs_axis(ax, epochs, "mean gain of B over A (accuracy points)", "no gain yet: no cell compared")
     ax.set_title("gain against the budget (95% paired-bootstrap CI)")
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def tau_epochs_plot(epochs: Sequence[int], taus: Mapping[str, Sequence[tuple[float | None, Any]]],
@@ -65,4 +65,4 @@ def tau_epochs_plot(epochs: Sequence[int], taus: Mapping[str, Sequence[tuple[flo
         ax.axhline(tau, color=f"C{len(taus) + j}", ls="--", lw=1.0, label=name)
     _epochs_axis(ax, epochs, "Kendall tau", "no tau yet: fewer than 3 cells compared")
     ax.set_title("rank agreement against the budget (95% CI)")
-    return _save(fig, path)
+    return save_png(fig, path)

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..fileio import save_figure
 from ..lrsearch.tuning import TUNE_PREFIX, chance_accuracy, choose_multiplier, extend_multipliers
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, pipeline_value
@@ -212,6 +213,6 @@ def _plot(found: dict[str, dict[str, Any]], path: Path) -> Path:
     ax.set_title("LR tuning: mean over tuning cells (faint: each cell)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path

@@ -197,8 +197,8 @@ def _captured_figures(monkeypatch) -> list:
     import nasrescale.report.plots as plots
 
     figures = []
-    real = plots._save
-    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append((Path(path).name, fig)) or real(fig, path))
+    real = plots.save_png
+    monkeypatch.setattr(plots, "save_png", lambda fig, path: figures.append((Path(path).name, fig)) or real(fig, path))
     return figures
 
 
