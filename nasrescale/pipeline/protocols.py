@@ -77,6 +77,9 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
     search = table.get("lr") == "search"
     if search:
         table.pop("lr")
+    elif isinstance(table.get("lr"), str):
+        raise ConfigError(f"{where}.{typed.get('lr', 'lr')}: expected a number or \"search\" (the run's LR search, "
+                          f"[lr_search]), got {table['lr']!r}")
     path = Path(source)
     if path.suffix and not path.is_absolute() and base_dir is not None:
         source = str(base_dir / path)

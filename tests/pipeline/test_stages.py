@@ -320,6 +320,7 @@ def test_a_sliced_run_with_a_failed_job_exits_1(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("key, value, message", [
     ("protocols.flat.tune", "1", "protocols.flat.tune: expected true or false"),
+    ("protocols.principled.base_lr", '"serch"', 'protocols.principled.base_lr: expected a number or "search"'),
     ("lr_search.protocol", '"nope"', "lr_search.protocol: 'nope' is not a protocol"),
     ("tuning.multipliers", "[2.0, 1.0]", "tuning.multipliers: expected distinct positive numbers in ascending"),
     ("tuning.offset", "4", "tuning: offset 4 + cells 2 exceeds the pipeline's 5 cells"),
