@@ -32,6 +32,7 @@ from .markdown import md_table
 from .effects import ARMS
 from .section import Computed
 from .summary import RunSummary
+from .two_by_two_plots import effects_plot
 
 __all__ = ["TwoByTwo", "elr_by_arm"]
 
@@ -95,6 +96,8 @@ class TwoByTwo:
                  f"{fmt(r['seed_tau_a'])} / {fmt(r['seed_tau_b'])}"] for r in numbers["effects"]]
         lines += [*md_table(["effect", "B - A", "cells", "gain (95% CI)", "tau(A, B) (95% CI)", "top-20% tau",
                              "seed tau A / B"], rows), ""]
+        figure = effects_plot(numbers["effects"], run.run_dir / "effects_2x2.png")
+        lines += [f"![the 2x2's effects: gain and tau(A, B) with 95% CIs]({figure.name})", ""]
         if numbers["reference"]:
             lines += ["Against the reference: " + "; ".join(
                 f"{label} tau {fmt(v['kendall_tau'])} {_ci(v['ci'], 3)} (n = {v['n']})"

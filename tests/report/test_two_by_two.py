@@ -35,6 +35,30 @@ def test_the_2x2_rows_are_the_effects_of_the_arms_present_recomputed_from_the_st
     md = (run.parent / "report.md").read_text()
     assert "## The 2x2: per-architecture scaling apart from global LR and init" in md
     assert "| path-depth vs global LR, in-degree init | principled - flat |" in md
+    assert "![the 2x2's effects: gain and tau(A, B) with 95% CIs](effects_2x2.png)" in md
+    assert (run.parent / "effects_2x2.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_2x2_figure_draws_each_effect_s_gain_and_tau_at_its_row(monkeypatch, tmp_path):
+    """One row per effect, top to bottom in the table's order: its gain at its CI, its tau(A, B),
+    and the seed-noise taus as separate markers; an effect without a tau leaves the right panel blank."""
+    from nasrescale.report import two_by_two_plots
+
+    figures = []
+    monkeypatch.setattr(two_by_two_plots, "save_png", lambda fig, path: figures.append(fig) or path)
+    rows = [{"effect": "e1", "a": "flat", "b": "principled", "n": 9, "gain": -0.5, "gain_ci": [-1.0, 0.1],
+             "kendall_tau": 0.8, "kendall_tau_ci": [0.7, 0.9], "seed_tau_a": 0.75, "seed_tau_b": 0.7},
+            {"effect": "e2", "a": "default", "b": "tuned", "n": 9, "gain": 1.25, "gain_ci": [0.5, 2.0],
+             "kendall_tau": None, "kendall_tau_ci": None, "seed_tau_a": None, "seed_tau_b": None}]
+    two_by_two_plots.effects_plot(rows, tmp_path / "e.png")
+    gain_ax, tau_ax = figures[0].axes
+    gains = [line for line in gain_ax.lines if line.get_marker() == "o"][0]
+    assert list(gains.get_xdata()) == [-0.5, 1.25] and list(gains.get_ydata()) == [1, 0]
+    ticks = {round(float(y)): t.get_text() for y, t in zip(gain_ax.get_yticks(), gain_ax.get_yticklabels())}
+    assert ticks == {1: "e1\nprincipled - flat (n = 9)", 0: "e2\ntuned - default (n = 9)"}
+    taus = [line for line in tau_ax.lines if line.get_marker() == "o"][0]
+    assert list(taus.get_xdata()) == [0.8] and list(taus.get_ydata()) == [1]
+    assert sorted(float(line.get_xdata()[0]) for line in tau_ax.lines if line.get_marker() in ("s", "D")) == [0.7, 0.75]
 
 
 def test_no_2x2_section_without_two_arms_of_one_effect(tmp_path):
