@@ -122,8 +122,8 @@ def _waiting_text(labels: list[str]) -> str:
     finished once every protocol ran it)."""
     if not labels:
         return ""
-    return (f" (without the jobs of {', '.join(labels)}, whose LR search or tuning has not chosen yet: "
-            "no cell is finished before it has)")
+    return (f" (the jobs of {', '.join(labels)} wait for their LR search or tuning to choose; no cell is "
+            "finished before they run)")
 
 
 def run_cmd(args: argparse.Namespace) -> int:

@@ -16,13 +16,10 @@ jobs reach the store and the executor through :mod:`nasrescale.pipeline.execute`
 from __future__ import annotations
 
 import functools
-import gzip
 import json
-import shutil
 import sqlite3
 import sys
 import tempfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -33,7 +30,7 @@ from ..jobs.job import TrainJob
 from ..space.encodings import parse_arch
 from ..store.job_status import Status
 from ..store.binding import binding_verdict, refusal
-from ..store.integrity import READ_COLUMNS, check_connection
+from ..store.integrity import READ_COLUMNS, check_connection, unpack_gzipped
 from ..store.read import run_dir_for
 from ..store.write import Store
 from .execute import RunJobs, run_jobs, run_search
@@ -138,20 +135,17 @@ def check_store(pipeline: Pipeline, archs: list[str], run_dir: Path) -> None:
     and every driver before it opens the store to write, so a refused run leaves its files'
     bytes as they were); nothing when there is no store yet. A store shipped packed alone
     (``store.sqlite.gz``, as committed results are) is checked from a copy unpacked to a temporary
-    folder: nothing is written beside it.
+    folder in the run folder, removed after: no store is left beside it.
 
     Raises:
         ConfigError: the store holds results of another pipeline under this name.
+        DataError: the packed store does not unpack to a store.
     """
     path, packed = Path(run_dir) / "store.sqlite", Path(run_dir) / "store.sqlite.gz"
     if not path.is_file() and packed.is_file():
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                with gzip.open(packed, "rb") as src, open(Path(tmp) / path.name, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            except (OSError, EOFError, zlib.error):
-                return  # not readable: the driver's unpacking says why, before it writes
-            return _check_store_file(pipeline, archs, Path(tmp) / path.name, packed)
+        with tempfile.TemporaryDirectory(dir=run_dir, prefix=".check-") as tmp:  # the store's own disk
+            copy = unpack_gzipped(Path(tmp) / path.name, packed)  # DataError: it does not unpack to a store
+            return _check_store_file(pipeline, archs, copy, packed)
     if path.is_file() and path.stat().st_size:
         _check_store_file(pipeline, archs, path, path)
 

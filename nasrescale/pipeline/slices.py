@@ -219,14 +219,29 @@ def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSu
 
 
 def _chosen_lrs(store: Store, pipeline: Pipeline) -> dict[str, float]:
-    """label -> LR of each searched or tuned protocol whose stage already chose (its meta
-    ``tuning:<label>``, or ``base_lr:<label>`` for a search alone); the others are left out."""
-    meta, out = store.meta(), {}
+    """label -> LR of each searched or tuned protocol whose stage already chose for this pipeline:
+    a search's choice (meta ``lr_search:<label>``, the shared search's for every searched
+    protocol), a tuning's (meta ``tuning:<label>``) only when it tuned around the anchor the
+    protocol has now (its fixed LR, or the search's choice: a search rerun under changed
+    analysis settings may have moved it). The others are left out."""
+    meta = store.meta()
+
+    def stored(key: str) -> dict[str, Any]:
+        try:
+            doc = json.loads(meta[key]) if key in meta else {}
+        except json.JSONDecodeError:
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    out = {}
     for e in pipeline.protocols:
-        if e.tune and f"tuning:{e.label}" in meta:
-            out[e.label] = float(json.loads(meta[f"tuning:{e.label}"])["lr"])
-        elif e.search and not e.tune and f"base_lr:{e.label}" in meta:
-            out[e.label] = float(json.loads(meta[f"base_lr:{e.label}"]))
+        anchor = stored(f"lr_search:{pipeline.lr_search.protocol or e.label}").get("chosen_lr") if e.search \
+            else e.protocol.lr
+        tuning = stored(f"tuning:{e.label}")
+        if e.tune and anchor is not None and tuning.get("anchor_lr") == anchor and tuning.get("lr") is not None:
+            out[e.label] = float(tuning["lr"])
+        elif e.search and not e.tune and anchor is not None:
+            out[e.label] = float(anchor)
     return out
 
 

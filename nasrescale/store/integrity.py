@@ -95,11 +95,11 @@ def check_store_file(path: Path, columns: Sequence[str] = READ_COLUMNS, *, empty
         db.close()
 
 
-def unpack_gzipped(path: Path) -> Path:
-    """``path``, first decompressed from ``<path>.gz`` beside it (as ``gunzip -k`` would) when only
-    the gzipped copy exists: committed results ship their stores as ``store.sqlite.gz``, and every
-    reader and a resumed run then see the store itself. The gzipped file is left as it is; one
-    that does not unpack to a store leaves nothing beside it.
+def unpack_gzipped(path: Path, packed: Path | None = None) -> Path:
+    """``path``, first decompressed from ``packed`` (default ``<path>.gz`` beside it, as
+    ``gunzip -k`` would) when only the gzipped copy exists: committed results ship their stores as
+    ``store.sqlite.gz``, and every reader and a resumed run then see the store itself. The gzipped
+    file is left as it is; one that does not unpack to a store leaves nothing at ``path``.
 
     Raises:
         DataError: ``path`` is a folder (every reader and writer of a store passes here), or its
@@ -108,7 +108,7 @@ def unpack_gzipped(path: Path) -> Path:
     if path.is_dir():
         raise DataError(f"{str(path)!r} is a folder, not a results store (a SQLite file); move it away, "
                         "then rerun, or point at the run folder that holds the store file")
-    packed = path.with_name(path.name + ".gz")
+    packed = packed or path.with_name(path.name + ".gz")
     if not path.exists() and packed.is_file():
         tmp = path.with_name(path.name + ".unpacking")
         try:

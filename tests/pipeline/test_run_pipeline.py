@@ -157,6 +157,10 @@ def test_a_store_shipped_packed_alone_is_checked_by_dry_run_without_unpacking_it
     assert code == 2 and "different pipeline (differs in: budget.epochs" in err, err
     assert sorted(p.name for p in run_dir.iterdir()) == before
     assert cli(capsys, "run", str(tiny), "--results", results, "--dry-run")[0] == 0  # the same pipeline passes
+    (run_dir / "store.sqlite.gz").write_bytes(b"not gzip")  # a damaged pack: said, and nothing left behind
+    code, _, err = cli(capsys, "run", str(tiny), "--results", results, "--dry-run")
+    assert code == 2 and "store.sqlite.gz' does not unpack to a store" in err, err
+    assert sorted(p.name for p in run_dir.iterdir()) == before
 
 
 def test_a_second_driver_is_refused(capsys, tiny, tmp_path):

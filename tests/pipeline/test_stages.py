@@ -245,24 +245,35 @@ def test_a_deadline_stops_the_tuning_and_the_next_slice_finishes_it(tmp_path):
 
 
 def test_a_slice_stopped_in_a_new_arm_s_tuning_counts_the_jobs_of_the_arms_that_chose(tmp_path, capsys):
-    """The store grew by a tuned arm after the first two chose and ran: a slice stopped in the new
-    arm's tuning counts the others' finished jobs (not 0), names the arm it waits for, and says so."""
+    """The store grew by a tuned arm after the first arms chose and ran (two tuned, one searched
+    only): a slice stopped in the new arm's tuning counts the others' finished jobs (not 0), names
+    the arm it waits for, and says so; a stored tuning around another anchor than the protocol's
+    now (a search that moved) does not count as chosen."""
+    searched = '\n[protocols.searched]\nprotocol = "rescaled"\nbase_lr = "search"\n'
     known = Known(best={"flat": 0.2, "principled": 0.2, "tuned": 0.1})
-    run_slice(_load(tmp_path, staged_pipeline()), tmp_path / "res", max_cells=5, deadline_s=3600, executor=known,
-              log=lambda _: None)
-    grown = staged_pipeline(extra='\n[protocols.tuned]\nprotocol = "nb201"\nbase_lr = 0.1\ntune = true\n')
+    run_slice(_load(tmp_path, staged_pipeline(extra=searched)), tmp_path / "res", max_cells=5, deadline_s=3600,
+              executor=known, log=lambda _: None)
+    grown = staged_pipeline(extra=searched + '\n[protocols.tuned]\nprotocol = "nb201"\nbase_lr = 0.1\ntune = true\n')
     stopped = run_slice(_load(tmp_path, grown), tmp_path / "res", max_cells=5, deadline_s=0, executor=known,
                         log=lambda _: None)
     assert stopped.stopped.startswith("time:") and stopped.waiting == ["tuned"]
-    assert stopped.jobs_done == 2 * len(ARCHS) and stopped.jobs_total == 3 * len(ARCHS) and stopped.cells_done == 0
+    assert stopped.jobs_done == 3 * len(ARCHS) and stopped.jobs_total == 4 * len(ARCHS) and stopped.cells_done == 0
     path = tmp_path / "grown.toml"
     path.write_text(grown)
-    with sqlite3.connect(tmp_path / "res" / "staged" / "store.sqlite") as db:  # as if each job took 1000 s:
-        for key, text in db.execute("SELECT key, value FROM meta WHERE key LIKE 'visit:%'").fetchall():  # 1 s fits none
+    store = tmp_path / "res" / "staged" / "store.sqlite"
+    with sqlite3.connect(store) as db:  # as if each job took 1000 s: a 1-s slice starts none
+        for key, text in db.execute("SELECT key, value FROM meta WHERE key LIKE 'visit:%'").fetchall():
             db.execute("UPDATE meta SET value = ? WHERE key = ?", (json.dumps({**json.loads(text), "job_s": 1000.0}), key))
     assert main(["run", str(path), "--results", str(tmp_path / "res"), "--time-limit", "1s", "--quiet"]) == 0
-    assert ("10/15 jobs finished (without the jobs of tuned, whose LR search or tuning has not chosen yet"
+    assert ("15/20 jobs finished (the jobs of tuned wait for their LR search or tuning to choose"
             in capsys.readouterr().err)
+    with sqlite3.connect(store) as db:  # principled's tuning as if around an anchor the search no longer gives
+        (text,), = db.execute("SELECT value FROM meta WHERE key = 'tuning:principled'").fetchall()
+        db.execute("UPDATE meta SET value = ? WHERE key = 'tuning:principled'",
+                   (json.dumps({**json.loads(text), "anchor_lr": 0.123}),))
+    again = run_slice(_load(tmp_path, grown), tmp_path / "res", max_cells=5, deadline_s=0, executor=known,
+                      log=lambda _: None)
+    assert again.waiting == ["principled", "tuned"] and again.jobs_done == 2 * len(ARCHS)
 
 
 def test_a_tuning_cell_is_judged_by_the_last_slice_s_seconds_a_job_before_it_starts(tmp_path):
