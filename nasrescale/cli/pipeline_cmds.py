@@ -193,15 +193,20 @@ def status_command(pipeline: str, results: str | None) -> str:
 
 def status_cmd(args: argparse.Namespace) -> int:
     """Print the run's progress (or, with ``--commands``, each job's ``nasrescale train`` command)."""
+    from ..lrsearch.tuning import tuning_of
     from ..pipeline.lock import driver_active
     from ..pipeline.progress import stage_lines
     from ..store.status import commands_text, status_text  # pandas: as in _run_dir
+
+    def group(label: str) -> tuple[str, str] | None:  # a tuning's jobs on one line, its multipliers listed
+        of = tuning_of(label)
+        return None if of is None else (f"tuning runs of {of[0]}", of[1])
 
     run_dir = _run_dir(args.pipeline, args.results)
     if args.commands:
         print(commands_text(run_dir))
     else:
-        print("\n".join([status_text(run_dir, driver=driver_active(run_dir)), *stage_lines(run_dir)]))
+        print("\n".join([status_text(run_dir, driver=driver_active(run_dir), group=group), *stage_lines(run_dir)]))
     return 0
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal, Mapping, Sequence
 from ..errors import ConfigError
 from ..space.benchmark import dataset_classes
 
-__all__ = ["TUNE_PREFIX", "TuningChoice", "chance_accuracy", "choose_multiplier", "extend_multipliers", "tune_label", "is_stage_label"]
+__all__ = ["TUNE_PREFIX", "TuningChoice", "chance_accuracy", "choose_multiplier", "extend_multipliers", "tune_label", "tuning_of", "is_stage_label"]
 
 #: the store's ``protocol`` column of a tuning job: ``tune:<protocol label>@x<multiplier>``
 TUNE_PREFIX = "tune:"
@@ -41,6 +41,19 @@ def tune_label(label: str, multiplier: float) -> str:
     'tune:flat@x0.25'
     """
     return f"{TUNE_PREFIX}{label}@x{multiplier:g}"
+
+
+def tuning_of(label: str) -> tuple[str, str] | None:
+    """``(protocol, "x<multiplier>")`` of a tuning job's stored label (:func:`tune_label`);
+    ``None`` for any other label.
+
+    >>> tuning_of("tune:flat@x0.25"), tuning_of("flat")
+    (('flat', 'x0.25'), None)
+    """
+    if not label.startswith(TUNE_PREFIX) or "@" not in label:
+        return None
+    protocol, _, multiplier = label[len(TUNE_PREFIX):].rpartition("@")
+    return protocol, multiplier
 
 
 def is_stage_label(label: str) -> bool:

@@ -11,6 +11,7 @@ is still writing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from .read import reading
 from .job_status import FINAL, Status
@@ -20,11 +21,14 @@ from .write import Store
 __all__ = ["status_text", "commands_text"]
 
 
-def status_text(run_dir: Path, driver: bool | None = None) -> str:
+def status_text(run_dir: Path, driver: bool | None = None,
+                group: Callable[[str], tuple[str, str] | None] = lambda label: None) -> str:
     """A few lines on a run's progress: counts by status and protocol, ETA, failures.
 
     ``driver`` says whether a driver is running the folder now (``None``: not known). Without
-    one, the jobs the store still calls ``running`` were interrupted and show as such.
+    one, the jobs the store still calls ``running`` were interrupted and show as such. ``group``
+    folds labels into one line: ``(line name, member)`` for a label that belongs to one (a
+    tuning's multipliers), ``None`` for a label that keeps its own line.
     """
     with reading(run_dir) as store:
         rows, counts = store.rows(), store.counts()
@@ -37,10 +41,7 @@ def status_text(run_dir: Path, driver: bool | None = None) -> str:
         if stale:
             lines.append(f"  no driver is running: {stale} job(s) were interrupted (killed mid-run); "
                          "run the pipeline again to finish them")
-        for label in dict.fromkeys(r["protocol"] for r in rows):
-            mine = [r for r in rows if r["protocol"] == label]
-            fin = sum(r["status"] in FINAL for r in mine)
-            lines.append(f"  protocol {label}: {fin}/{len(mine)} finished")
+        lines += _label_lines(rows, group)
         eta = _eta_seconds(store)
         lines.append("  ETA: " + ("unknown (no job finished yet)" if eta is None else _clock(eta))
                      + " of sequential job time")
@@ -49,6 +50,21 @@ def status_text(run_dir: Path, driver: bool | None = None) -> str:
                 lines.append(f"  failed {r['key']} ({r['arch']}, {r['protocol']}, seed {r['seed']}): "
                              f"{(r['error'] or '').splitlines()[0] if r['error'] else ''}")
         return "\n".join(lines)
+
+
+def _label_lines(rows: list, group: Callable[[str], tuple[str, str] | None]) -> list[str]:
+    """One line per protocol label, or per group of labels (its members listed), in store order."""
+    lines: dict[str, list] = {}  # line name -> [members, finished, total]
+    for r in rows:
+        folded = group(r["protocol"])
+        name, member = folded if folded else (f"protocol {r['protocol']}", None)
+        entry = lines.setdefault(name, [[], 0, 0])
+        if member is not None and member not in entry[0]:
+            entry[0].append(member)
+        entry[1] += r["status"] in FINAL
+        entry[2] += 1
+    return [f"  {name}: {fin}/{total} finished" + (f" ({', '.join(members)})" if members else "")
+            for name, (members, fin, total) in lines.items()]
 
 
 def commands_text(run_dir: Path) -> str:

@@ -345,7 +345,7 @@ def test_bad_stage_settings_exit_2_naming_the_key_before_anything_is_stored(tmp_
     assert not (tmp_path / "res").exists()
 
 
-def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path):
+def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path, capsys):
     from nasrescale.report.report import write_report
 
     pipeline = _load(tmp_path, staged_pipeline())
@@ -359,6 +359,10 @@ def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path):
     assert "**flat**: anchor LR 0.1; tuning in progress: 8 of 10 runs finished, no multiplier chosen yet" in md
     assert "| x2 | 0.2 | 80.00 | 2 | 0 |" in md and "x4 |" not in md.split("**flat**")[1].split("**principled**")[0]
     assert "flat: the LR tuning has not finished" in md
+    assert main(["status", str(tmp_path / "p.toml"), "--results", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out  # one line per tuning, its multipliers listed; then the stage's own line
+    assert "  tuning runs of flat: 8/10 finished (x0.25, x0.5, x1, x2, x4)\n" in out and "tune:flat@" not in out
+    assert "  tuning of flat: 8 of 10 runs finished on 2 of 2 tuning cells; no multiplier chosen yet" in out
 
 
 def test_a_tuning_whose_finished_grid_peaks_at_its_edge_says_the_grid_extends(tmp_path):
