@@ -72,7 +72,7 @@ def tau_matrix_lines(matrix: dict | None, n_protocols: int, out: Path) -> list[s
         return []
     names = matrix["labels"]
     tau = pd.DataFrame(matrix["kendall_tau"], index=names, columns=names, dtype=float)
-    n = np.asarray(matrix["n"])
+    n = np.asarray(matrix["n"])[~np.eye(len(names), dtype=bool)]  # the pairs' n (the diagonal holds none)
     rows = [[x] + [("–" if x == y and pd.isna(tau.loc[x, y]) else fmt(tau.loc[x, y])) for y in names] for x in names]
     fig = protocol_plots.tau_matrix_plot(tau, out / "tau_matrix.png")
     return ["## Rank agreement between protocols", "",

@@ -50,6 +50,8 @@ def test_the_tau_matrix_holds_every_pair_and_the_seed_noise(report):
     header = next(line for line in section.splitlines() if line.startswith("|  |"))
     assert header == "|  | " + " | ".join(labels) + " |"
     assert "![Kendall tau between protocols](tau_matrix.png)" in section
+    pair_n = [v for i, row in enumerate(matrix["n"]) for j, v in enumerate(row) if i != j]  # the diagonal holds none
+    assert f"(n from {min(pair_n)} to {max(pair_n)})" in section and min(pair_n) > 0
     assert (path.parent / "tau_matrix.png").read_bytes()[:8] == PNG
     assert text.index("## Rank agreement between protocols") < text.index("## rescaled vs default")
 
