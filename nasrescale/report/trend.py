@@ -33,8 +33,15 @@ from .trend_summary import TrendSummary, gain_changes, label_at, summarize_trend
 __all__ = ["TREND_SECTIONS", "protocol_row", "pair_row", "write_trend_report", "trend_text"]
 
 
-def _ci(ci: Any, digits: int = 3) -> str:
-    return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]" if isinstance(ci, (list, tuple)) and None not in ci else "-"
+def _est(value: Any, ci: Any, digits: int = 3) -> str:
+    """``value [low, high]``, or ``value`` alone without a CI (too few cells for one).
+
+    >>> _est(0.4512, [0.1, 0.9], 2), _est(-1.62, None, 2), _est(None, None)
+    ('0.45 [0.10, 0.90]', '-1.62', '-')
+    """
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
+        return f"{fmt(value, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+    return fmt(value, digits)
 
 
 def _mean_accuracy(run: TrendSummary, label: str, epochs: int) -> float | None:
@@ -113,8 +120,8 @@ class Protocols:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         rows = [[r["epochs"], r["protocol"], f"{r['runs_done']}/{r['runs']}", fmt(r["mean_accuracy"], 2),
-                 f"{fmt(r.get('kendall_tau'))} {_ci(r.get('kendall_tau_ci'))}",
-                 f"{fmt(r.get('spearman'))} {_ci(r.get('spearman_ci'))}", fmt(r["cpu_hours"], 2)]
+                 _est(r.get('kendall_tau'), r.get('kendall_tau_ci')),
+                 _est(r.get('spearman'), r.get('spearman_ci')), fmt(r["cpu_hours"], 2)]
                 for r in computed.numbers]
         return ["## Each protocol against the reference, per budget", "",
                 *md_table(["epochs", "protocol", "runs", "mean acc. (%)", "Kendall tau [95% CI]",
@@ -130,8 +137,8 @@ class Pairs:
         return Computed([pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs])
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
-        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], f"{fmt(r['gain'], 2)} {_ci(r['gain_ci'], 2)}",
-                 f"{fmt(r['kendall_tau'])} {_ci(r['kendall_tau_ci'])}", fmt(r["topk_kendall_tau"]),
+        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], r['gain_ci'], 2),
+                 _est(r['kendall_tau'], r['kendall_tau_ci']), fmt(r["topk_kendall_tau"]),
                  f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] for r in computed.numbers]
         return ["## B against A, per budget", "",
                 *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
@@ -158,9 +165,10 @@ class GainChanges:
             taus = (first["kendall_tau"], last["kendall_tau"])
             tau = "" if taus == (None, None) else f", and tau(A, B) goes from {fmt(taus[0])} to {fmt(taus[1])}"
             out.append(f"- Against the budget, {change['b']} vs {change['a']}: from {change['from']} to "
-                       f"{change['to']} epochs the gain goes from {fmt(first['gain'], 2)} {_ci(first['gain_ci'], 2)} "
-                       f"to {fmt(last['gain'], 2)} {_ci(last['gain_ci'], 2)} points, a change of "
-                       f"{delta} {_ci(ci, 2)} (paired over {change['n']} cells: {verdict}){tau}"
+                       f"{change['to']} epochs the gain goes from {_est(first['gain'], first['gain_ci'], 2)} "
+                       f"to {_est(last['gain'], last['gain_ci'], 2)} points, a change of "
+                       f"{delta}{'' if ci is None else f' [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]'} (paired over {change['n']} "
+                       f"cells: {verdict}){tau}"
                        + cells_note(first, last) + f"; nothing is extrapolated past {change['to']} epochs.")
         return out + [""] if out else []
 
@@ -259,5 +267,5 @@ def trend_text(run_dir: Path, n_boot: int = 1000) -> str:
     run = summarize_trend(Path(run_dir), n_boot=n_boot)
     rows = [pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs]
     return "\n".join([f"{run.name}: B against A = {run.labels[0] if run.labels else '?'}, per budget"] + [
-        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {fmt(r['gain'], 2)} {_ci(r['gain_ci'], 2)}, "
-        f"tau(A, B) {fmt(r['kendall_tau'])} {_ci(r['kendall_tau_ci'])}" for r in rows])
+        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {_est(r['gain'], r['gain_ci'], 2)}, "
+        f"tau(A, B) {_est(r['kendall_tau'], r['kendall_tau_ci'])}" for r in rows])
