@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from ..data.datasets import dataset_names
 from ..errors import ConfigError, NasRescaleError
 from ..executors.base import Executor
 from ..jobs.job import TrainJob
@@ -94,6 +95,10 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True, run_dir: Path | None
             raise ConfigError(f"lr_search.arch: {err}") from None
     extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols
                   if not e.search and not e.tune})
+    for spec, keys in pipeline.data_specs():  # the dataset's name, with or without its data
+        if spec.name not in dataset_names():
+            raise ConfigError(f"{keys.name}: {spec.name!r} is not a registered dataset; expected one of "
+                              f"{', '.join(map(repr, dataset_names()))}")
     check_executor(pipeline.executor)  # everything the jobs need, before the first row is stored
     if data:
         for spec, keys in pipeline.data_specs():

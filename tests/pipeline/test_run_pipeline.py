@@ -121,6 +121,7 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
     (["--set", "budget.epochs=2"], "different pipeline (differs in: budget.epochs"),
     (["--set", "archs.names=['3_11_111']"], "differs in: arch_list"),
     (["--set", "nonsense"], "expected KEY=VALUE"),
+    (["--set", "data.name=cifar11"], "data.name: 'cifar11' is not a registered dataset; expected one of 'cifar10'"),
 ])
 def test_bad_input_exits_2_and_leaves_the_store_alone(capsys, tiny, tmp_path, argv, fragment):
     results = str(tmp_path / "res")
