@@ -250,7 +250,7 @@ def test_base_lr_search_in_a_pipeline(tmp_path):
 def test_search_is_refused_where_it_makes_no_sense(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text(TINY_PIPELINE.replace('base_lr = "search"', 'base_lr = "serch"'))
-    with pytest.raises(ConfigError, match="protocols.rescaled.lr"):
+    with pytest.raises(ConfigError, match='protocols.rescaled.base_lr: expected a number or "search"'):
         load_pipeline(path)
     path.write_text(TINY_PIPELINE.replace("points = 2", "points = 0"))
     with pytest.raises(ConfigError, match="lr_search.points"):
