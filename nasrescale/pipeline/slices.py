@@ -203,7 +203,7 @@ def _finish(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSu
     else:  # some LRs are not chosen yet (a slice stopped in a search or tuning): count the jobs of
         chosen = _chosen_lrs(store, pipeline)  # the protocols whose LR is known (fixed, or chosen earlier)
         known = [e for e in pipeline.with_base_lrs(chosen).protocols if e.label in chosen or not (e.search or e.tune)]
-        summary.waiting = [e.label for e in pipeline.protocols if e.label not in {k.label for k in known}]
+        summary.waiting = [e.label for e in pipeline.protocols if (e.search or e.tune) and e.label not in chosen]
         jobs = pipeline.kind.plan(dataclasses.replace(pipeline, protocols=tuple(known)), archs)[0] if known else []
         probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search})  # stand-in LRs
         summary.jobs_total = len(pipeline.kind.plan(probe, archs)[0])
