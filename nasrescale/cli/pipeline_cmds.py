@@ -15,7 +15,7 @@ from ..pipeline.files import pipeline_names
 from .common import add_results_option
 from .paths import output_file
 
-__all__ = ["register"]
+__all__ = ["register", "slice_line"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,11 +110,31 @@ def _run_timed(pipeline: Any, args: argparse.Namespace) -> Any:
     summary = run_slice(pipeline, args.results, max_cells=args.max_cells or len(pipeline.arch_list()),
                         deadline_s=args.time_limit or float("inf"), progress=not args.quiet,
                         log=lambda line: print(line, file=sys.stderr))
-    stages = f", {summary.stage_jobs_run} LR-search/tuning jobs" if summary.stage_jobs_run else ""
-    print(f"{pipeline.name}: {len(summary.cells_run)} cell(s) run now ({summary.jobs_run} jobs{stages}); "
-          f"{summary.cells_done}/{summary.cells_total} cells and {summary.jobs_done}/{summary.jobs_total} jobs "
-          f"finished{_waiting_text(summary.waiting)}; {summary.stopped}", file=sys.stderr)
+    print(slice_line(pipeline.name, summary), file=sys.stderr)
     return summary
+
+
+def slice_line(name: str, summary: Any) -> str:
+    """The closing line of a slice (a :class:`~nasrescale.pipeline.slices.SliceSummary`): what it
+    ran, where the store stands, why it stopped. A slice that ran only LR-search or tuning jobs
+    says so instead of "0 cell(s) run now".
+
+    >>> from pathlib import Path
+    >>> from nasrescale.pipeline.slices import SliceSummary
+    >>> s = SliceSummary(Path("r"), stage_jobs_run=10, jobs_done=15, jobs_total=20, cells_total=5,
+    ...                  waiting=["tuned"], stopped="time: 1 chunk(s) left for the next slice")
+    >>> print(slice_line("study", s))  # doctest: +NORMALIZE_WHITESPACE
+    study: 10 LR-search/tuning jobs run now, no evaluation cell; 0/5 cells and 15/20 jobs finished (the
+    jobs of tuned wait for their LR search or tuning to choose; no cell is finished before they run);
+    time: 1 chunk(s) left for the next slice
+    """
+    if summary.stage_jobs_run and not summary.cells_run:
+        ran = f"{summary.stage_jobs_run} LR-search/tuning jobs run now, no evaluation cell"
+    else:
+        stages = f", {summary.stage_jobs_run} LR-search/tuning jobs" if summary.stage_jobs_run else ""
+        ran = f"{len(summary.cells_run)} cell(s) run now ({summary.jobs_run} jobs{stages})"
+    return (f"{name}: {ran}; {summary.cells_done}/{summary.cells_total} cells and {summary.jobs_done}/"
+            f"{summary.jobs_total} jobs finished{_waiting_text(summary.waiting)}; {summary.stopped}")
 
 
 def _waiting_text(labels: list[str]) -> str:
