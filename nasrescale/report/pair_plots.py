@@ -24,7 +24,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 from ..ranking.bands import MIN_TOPK_ROWS
 from .plots import save_png
 
-__all__ = ["gain_lr_plot", "paired_diff_plot", "topk_band_plot", "seed_error"]
+__all__ = ["gain_lr_plot", "lr_ticks", "paired_diff_plot", "topk_band_plot", "seed_error"]
 
 
 def _log_lr_axis(ax, reference_lr: float | None, label_a: str) -> None:
@@ -71,6 +71,19 @@ def gain_lr_plot(lr: pd.Series, gain: pd.Series, label_a: str, label_b: str, ref
     return save_png(fig, path)
 
 
+def lr_ticks(lrs: np.ndarray, most: int = 8) -> tuple[list[int], list[str]]:
+    """Tick positions and labels for cells sorted by LR: one tick where a new LR (to 3 significant
+    digits) starts, at most ``most`` of them, so no two neighbouring ticks repeat a value.
+
+    >>> lr_ticks(np.array([0.1, 0.1, 0.115, 0.115, 0.115, 0.2]))
+    ([0, 2, 5], ['0.1', '0.115', '0.2'])
+    """
+    labels = [f"{v:.3g}" for v in lrs]
+    starts = [i for i, text in enumerate(labels) if i == 0 or text != labels[i - 1]]
+    starts = starts[:: max(1, -(-len(starts) // most))]
+    return starts, [labels[i] for i in starts]
+
+
 def paired_diff_plot(gain: pd.Series, error: pd.Series, lr: pd.Series, label_a: str, label_b: str,
                      reference_lr: float | None, path: Path, lr_of: str | None = None) -> Path:
     """Every cell's gain (B - A) with its seed error bar (:func:`seed_error`), cells sorted by
@@ -89,8 +102,7 @@ def paired_diff_plot(gain: pd.Series, error: pd.Series, lr: pd.Series, label_a: 
             ax.errorbar(pos[mask], y[mask], yerr=err[mask].fillna(0), fmt="o", ms=3.5, lw=0.9, capsize=2,
                         color=color, label=name)
     ax.axhline(0, color="black", lw=0.8, ls="--")
-    ax.set_xticks(pos[:: max(1, len(pos) // 8)],
-                  [f"{v:.3g}" for v in x_lr.to_numpy()[:: max(1, len(pos) // 8)]], fontsize=8)
+    ax.set_xticks(*lr_ticks(x_lr.to_numpy()), fontsize=8)
     ax.set_xlabel(f"cells, sorted by the LR {lr_of} used (tick: that LR)")
     ax.set_ylabel(f"{label_b} - {label_a} (points)")
     ax.set_title(f"per-cell difference, error bar: standard error over seeds ({len(order)} cells)", fontsize=10)
