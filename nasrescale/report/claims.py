@@ -110,9 +110,20 @@ def effect_claim(row: Mapping[str, Any]) -> str:
     ...               "n": 51, "gain": 0.1, "gain_ci": [-0.3, 0.5], "kendall_tau": 0.8,
     ...               "kendall_tau_ci": [0.7, 0.87], "seed_tau_a": 0.8, "seed_tau_b": 0.77})
     'path-depth vs global LR, in-degree init (principled - flat, 51 cells): gain +0.10 [-0.30, +0.50], no difference this budget can tell from zero; tau 0.800 [0.700, 0.870] against seed-vs-seed 0.800, 0.770, about as well as two seeds agree.'
+
+    Below :data:`MIN_TOPK_ROWS` cells a bootstrap CI over cells says little, so no verdict is drawn:
+
+    >>> effect_claim({"effect": "tuning alone", "a": "default", "b": "tuned", "n": 4, "gain": 0.04,
+    ...               "gain_ci": [-0.47, 0.85], "kendall_tau": 0.333, "kendall_tau_ci": [-1.0, 1.0]})
+    'tuning alone (tuned - default, 4 cells): gain +0.04, tau 0.333 so far; fewer than 10 cells, too few for a verdict.'
     """
     gain, ci = row.get("gain"), row.get("gain_ci")
-    text = f"{row['effect']} ({row['b']} - {row['a']}, {row['n']} cells): "
+    text = f"{row['effect']} ({row['b']} - {row['a']}, {row['n']} cell{'' if row['n'] == 1 else 's'}): "
+    if (row.get("n") or 0) < MIN_TOPK_ROWS:
+        figures = [f"gain {gain:+.2f}" if gain is not None else "",
+                   f"tau {fmt(row['kendall_tau'])}" if row.get("kendall_tau") is not None else ""]
+        shown = ", ".join(f for f in figures if f)
+        return text + (f"{shown} so far; " if shown else "") + f"fewer than {MIN_TOPK_ROWS} cells, too few for a verdict."
     if gain is None or not ci or None in ci:
         text += "too few cells for a gain with a CI"
     else:

@@ -64,8 +64,16 @@ def elr_by_arm(run: RunSummary) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _ci(values: Any, digits: int = 2) -> str:
-    return f"[{fmt(values[0], digits)}, {fmt(values[1], digits)}]" if isinstance(values, list) and len(values) == 2 else "–"
+def _with_ci(value: Any, ci: Any, digits: int = 3, ci_digits: int = 3) -> str:
+    """``value [lo, hi]``, or the value alone where there is no CI (too few cells).
+
+    >>> _with_ci(0.5, [0.25, 0.75]), _with_ci(-0.11, None, 2), _with_ci(None, None)
+    ('0.500 [0.250, 0.750]', '-0.11', '-')
+    """
+    text = fmt(value, digits)
+    if isinstance(ci, list) and len(ci) == 2 and None not in ci:
+        text += f" [{fmt(ci[0], ci_digits)}, {fmt(ci[1], ci_digits)}]"
+    return text
 
 
 class TwoByTwo:
@@ -91,8 +99,8 @@ class TwoByTwo:
                  "paired-bootstrap CI, tau(A, B) with its CI, tau on A's top 20%, and the seed-noise tau of A "
                  "and of B (seed 0 vs 1) on the same cells: a tau(A, B) near the seed-noise tau means the two "
                  "rankings differ no more than reruns do.", ""]
-        rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], f"{fmt(r['gain'], 2)} {_ci(r['gain_ci'])}",
-                 f"{fmt(r['kendall_tau'])} {_ci(r['kendall_tau_ci'], 3)}", fmt(r["top20_kendall_tau"]),
+        rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], _with_ci(r["gain"], r["gain_ci"], 2, 2),
+                 _with_ci(r["kendall_tau"], r["kendall_tau_ci"]), fmt(r["top20_kendall_tau"]),
                  f"{fmt(r['seed_tau_a'])} / {fmt(r['seed_tau_b'])}"] for r in numbers["effects"]]
         lines += [*md_table(["effect", "B - A", "cells", "gain (95% CI)", "tau(A, B) (95% CI)", "top-20% tau",
                              "seed tau A / B"], rows), ""]
@@ -100,7 +108,7 @@ class TwoByTwo:
         lines += [f"![the 2x2's effects: gain and tau(A, B) with 95% CIs]({figure.name})", ""]
         if numbers["reference"]:
             lines += ["Against the reference: " + "; ".join(
-                f"{label} tau {fmt(v['kendall_tau'])} {_ci(v['ci'], 3)} (n = {v['n']})"
+                f"{label} tau {_with_ci(v['kendall_tau'], v['ci'])} (n = {v['n']})"
                 for label, v in numbers["reference"].items()) + ".", ""]
         if numbers["elr"]:
             lines += ["Effective LR eta/||W||^2 of the scale-invariant convs (median over layers, then runs): "
