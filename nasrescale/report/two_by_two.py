@@ -64,7 +64,7 @@ def elr_by_arm(run: RunSummary) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _with_ci(value: Any, ci: Any, digits: int = 3, ci_digits: int = 3) -> str:
+def _with_ci(value: Any, ci: Any, digits: int = 3) -> str:
     """``value [lo, hi]``, or the value alone where there is no CI (too few cells).
 
     >>> _with_ci(0.5, [0.25, 0.75]), _with_ci(-0.11, None, 2), _with_ci(None, None)
@@ -72,7 +72,7 @@ def _with_ci(value: Any, ci: Any, digits: int = 3, ci_digits: int = 3) -> str:
     """
     text = fmt(value, digits)
     if isinstance(ci, list) and len(ci) == 2 and None not in ci:
-        text += f" [{fmt(ci[0], ci_digits)}, {fmt(ci[1], ci_digits)}]"
+        text += f" [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
     return text
 
 
@@ -99,7 +99,7 @@ class TwoByTwo:
                  "paired-bootstrap CI, tau(A, B) with its CI, tau on A's top 20%, and the seed-noise tau of A "
                  "and of B (seed 0 vs 1) on the same cells: a tau(A, B) near the seed-noise tau means the two "
                  "rankings differ no more than reruns do.", ""]
-        rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], _with_ci(r["gain"], r["gain_ci"], 2, 2),
+        rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], _with_ci(r["gain"], r["gain_ci"], 2),
                  _with_ci(r["kendall_tau"], r["kendall_tau_ci"]), fmt(r["top20_kendall_tau"]),
                  f"{fmt(r['seed_tau_a'])} / {fmt(r['seed_tau_b'])}"] for r in numbers["effects"]]
         lines += [*md_table(["effect", "B - A", "cells", "gain (95% CI)", "tau(A, B) (95% CI)", "top-20% tau",
