@@ -200,6 +200,22 @@ def top_claim(pair: Mapping[str, Any], k: int = 10) -> str:
     return text + ": lower than over all cells, but its band reaches the all-cell tau; not clearly more movement."
 
 
+def _taus_here(per_protocol: Mapping[str, Mapping[str, Any] | float | None]) -> str:
+    """Each protocol's tau against the benchmark; each with its cell count where the counts differ,
+    so that a tau on a few cells is not read beside one on many as if alike.
+
+    >>> _taus_here({"default": {"kendall_tau": 0.73, "n": 51}, "tuned": {"kendall_tau": 0.49, "n": 15}})
+    'default 0.730 (51 cells), tuned 0.490 (15 cells)'
+    >>> _taus_here({"default": {"kendall_tau": 0.73, "n": 55}, "tuned": {"kendall_tau": 0.49, "n": 55}})
+    'default 0.730, tuned 0.490'
+    """
+    taus = {label: (r.get("kendall_tau") if isinstance(r, Mapping) else r) for label, r in per_protocol.items()}
+    counts = {label: r.get("n") for label, r in per_protocol.items() if isinstance(r, Mapping)}
+    differ = len(set(counts.values())) > 1
+    return ", ".join(f"{label} {fmt(tau)}" + (f" ({counts.get(label)} cells)" if differ and label in counts else "")
+                     for label, tau in taus.items())
+
+
 def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, Mapping[str, Any] | float | None],
                 baseline: str | None = None) -> str:
     """How far this budget's ranking can stand in for the benchmark's: the calibration's
@@ -208,8 +224,7 @@ def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, Mapp
     >>> proxy_claim({"source": "nosuch:x", "missing": "no result store at 'res/nosuch'"}, {"default": 0.7})
     "Proxy validity: the calibration the pipeline names (`nosuch:x`) cannot be read (no result store at 'res/nosuch'), so this budget's validity is not measured; tau against the benchmark here: default 0.700."
     """
-    taus = {label: (r.get("kendall_tau") if isinstance(r, Mapping) else r) for label, r in per_protocol.items()}
-    here = ", ".join(f"{label} {fmt(tau)}" for label, tau in taus.items())
+    here = _taus_here(per_protocol)
     if not proxy:
         return f"Proxy validity: the pipeline names no calibration; tau against the benchmark here: {here}."
     if proxy.get("missing"):

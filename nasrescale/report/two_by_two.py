@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 from ..store.job_status import Status
 from .markdown import md_table
@@ -76,6 +77,15 @@ def _with_ci(value: Any, ci: Any, digits: int = 3) -> str:
     return text
 
 
+def _shown_ci(row: dict[str, Any], key: str) -> Any:
+    """The row's CI under ``key`` where the effect has :data:`MIN_TOPK_ROWS` cells or more, else None.
+
+    >>> _shown_ci({"n": 15, "gain_ci": [-0.5, 0.2]}, "gain_ci"), _shown_ci({"n": 4, "gain_ci": [1.0, 1.0]}, "gain_ci")
+    ([-0.5, 0.2], None)
+    """
+    return row.get(key) if (row.get("n") or 0) >= MIN_TOPK_ROWS else None
+
+
 class TwoByTwo:
     """The 2x2 section (nothing unless two arms of one effect have finished cells)."""
 
@@ -98,9 +108,10 @@ class TwoByTwo:
                  "Each row is B - A on the cells both finished: the mean gain in accuracy points with its 95% "
                  "paired-bootstrap CI, tau(A, B) with its CI, tau on A's top 20%, and the seed-noise tau of A "
                  "and of B (seed 0 vs 1) on the same cells: a tau(A, B) near the seed-noise tau means the two "
-                 "rankings differ no more than reruns do.", ""]
-        rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], _with_ci(r["gain"], r["gain_ci"], 2),
-                 _with_ci(r["kendall_tau"], r["kendall_tau_ci"]), fmt(r["top20_kendall_tau"]),
+                 f"rankings differ no more than reruns do. On fewer than {MIN_TOPK_ROWS} cells a bootstrap over "
+                 "cells says little, so such a row gives its figures without CIs (report.json keeps them).", ""]
+        rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], _with_ci(r["gain"], _shown_ci(r, "gain_ci"), 2),
+                 _with_ci(r["kendall_tau"], _shown_ci(r, "kendall_tau_ci")), fmt(r["top20_kendall_tau"]),
                  f"{fmt(r['seed_tau_a'])} / {fmt(r['seed_tau_b'])}"] for r in numbers["effects"]]
         lines += [*md_table(["effect", "B - A", "cells", "gain (95% CI)", "tau(A, B) (95% CI)", "top-20% tau",
                              "seed tau A / B"], rows), ""]

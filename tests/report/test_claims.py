@@ -86,6 +86,9 @@ def test_top_and_proxy_claims():
     assert "out of sample, on this study's 55 cells, default has tau 0.731" in text
     assert "validated the default protocol only" in text
     assert "names no calibration" in proxy_claim(None, {"default": 0.5})
+    assert "Against the benchmark here: default 0.731, rescaled 0.286." in text  # same cells: no counts
+    uneven = proxy_claim(None, {"default": {"kendall_tau": 0.731, "n": 51}, "tuned": {"kendall_tau": 0.486, "n": 15}})
+    assert "default 0.731 (51 cells), tuned 0.486 (15 cells)" in uneven
 
 
 def test_a_retrain_report_carries_its_calibrated_proxy_validity(capsys, tmp_path):

@@ -39,6 +39,18 @@ def test_the_2x2_rows_are_the_effects_of_the_arms_present_recomputed_from_the_st
     assert (run.parent / "effects_2x2.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_a_2x2_row_on_fewer_than_ten_cells_gives_no_ci_in_the_table(tmp_path):
+    """A bootstrap over a handful of cells gives bands such as [1.000, 1.000]: the table shows the
+    figures alone below MIN_TOPK_ROWS cells, while report.json keeps the CIs."""
+    run, _ = build_store(tmp_path / "few", n_archs=8, seeds=(0, 1), protocols=("default", "flat", "principled"))
+    write_report(run.parent, n_boot=20)
+    effects = json.loads((run.parent / "report.json").read_text())["two_by_two"]["effects"]
+    assert all(r["n"] < 10 and r["gain_ci"] is not None for r in effects)
+    md = (run.parent / "report.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| path-depth vs global LR, in-degree init |"))
+    assert "[" not in row and f"| {effects[0]['n']} |" in row
+
+
 def test_the_2x2_figure_draws_each_effect_s_gain_and_tau_at_its_row(monkeypatch, tmp_path):
     """One row per effect, top to bottom in the table's order: its gain at its CI, its tau(A, B),
     and the seed-noise taus as separate markers; an effect without a tau leaves the right panel blank."""
