@@ -4,7 +4,7 @@ The 2x2 crosses init {PyTorch default, in-degree} with LR rule {one global LR, b
 path-depth scale}, each arm's global LR tuned at the run's budget (docs/protocols.md:
 ``flat``, ``principled``, ``tuned``, ``scaled``; ``default`` and ``rescaled`` beside them).
 Each effect is B - A on the cells both arms finished: the mean gain with its 95% CI, tau(A, B)
-with its CI, the top-20% tau, and each arm's seed-noise tau on the same cells. The 2x2
+with its CI, the top-20% tau (and its cell count), and each arm's seed-noise tau on the same cells. The 2x2
 section tabulates them and the claims section reads them, so both say the same numbers.
 
 >>> [(name, a, b) for name, a, b in EFFECTS][:2]
@@ -35,8 +35,9 @@ EFFECTS = (
 )
 
 
-def _topk(result: dict[str, Any], k: int = 20) -> Any:
-    return next((row.get("kendall_tau") for row in result.get("topk") or [] if row.get("k_percent") == k), None)
+def _topk(result: dict[str, Any], k: int = 20) -> dict[str, Any]:
+    """The top-``k``% row of a comparison (its tau and its cell count), or an empty one."""
+    return next((row for row in result.get("topk") or [] if row.get("k_percent") == k), {})
 
 
 def _seed_tau(result: dict[str, Any], side: str) -> Any:
@@ -55,6 +56,7 @@ def effect_rows(sources: Mapping[str, Source], *, n_boot: int, include_degenerat
         ci = result.get("ci") or {}
         out.append({"effect": name, "a": a, "b": b, "n": result["n"], "gain": result.get("mean_diff"),
                     "gain_ci": ci.get("mean_diff"), "kendall_tau": result.get("kendall_tau"),
-                    "kendall_tau_ci": ci.get("kendall_tau"), "top20_kendall_tau": _topk(result),
+                    "kendall_tau_ci": ci.get("kendall_tau"), "top20_kendall_tau": _topk(result).get("kendall_tau"),
+                    "top20_n": _topk(result).get("n"),
                     "seed_tau_a": _seed_tau(result, "a"), "seed_tau_b": _seed_tau(result, "b")})
     return out

@@ -86,6 +86,15 @@ def _shown_ci(row: dict[str, Any], key: str) -> Any:
     return row.get(key) if (row.get("n") or 0) >= MIN_TOPK_ROWS else None
 
 
+def _top20(row: dict[str, Any]) -> str:
+    """The top-20% tau, or "-" where the top 20% holds fewer than :data:`MIN_TOPK_ROWS` cells.
+
+    >>> _top20({"top20_kendall_tau": 0.6, "top20_n": 11}), _top20({"top20_kendall_tau": 1.0, "top20_n": 3})
+    ('0.600', '-')
+    """
+    return fmt(row.get("top20_kendall_tau")) if (row.get("top20_n") or 0) >= MIN_TOPK_ROWS else "-"
+
+
 class TwoByTwo:
     """The 2x2 section (nothing unless two arms of one effect have finished cells)."""
 
@@ -109,9 +118,9 @@ class TwoByTwo:
                  "paired-bootstrap CI, tau(A, B) with its CI, tau on A's top 20%, and the seed-noise tau of A "
                  "and of B (seed 0 vs 1) on the same cells: a tau(A, B) near the seed-noise tau means the two "
                  f"rankings differ no more than reruns do. On fewer than {MIN_TOPK_ROWS} cells a bootstrap over "
-                 "cells says little, so such a row gives its figures without CIs (report.json keeps them).", ""]
+                 "cells says little, so such a row gives its figures without CIs, and a top 20% of fewer cells no tau (report.json keeps them).", ""]
         rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], _with_ci(r["gain"], _shown_ci(r, "gain_ci"), 2),
-                 _with_ci(r["kendall_tau"], _shown_ci(r, "kendall_tau_ci")), fmt(r["top20_kendall_tau"]),
+                 _with_ci(r["kendall_tau"], _shown_ci(r, "kendall_tau_ci")), _top20(r),
                  f"{fmt(r['seed_tau_a'])} / {fmt(r['seed_tau_b'])}"] for r in numbers["effects"]]
         lines += [*md_table(["effect", "B - A", "cells", "gain (95% CI)", "tau(A, B) (95% CI)", "top-20% tau",
                              "seed tau A / B"], rows), ""]

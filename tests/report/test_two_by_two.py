@@ -49,6 +49,7 @@ def test_a_2x2_row_on_fewer_than_ten_cells_gives_no_ci_in_the_table(tmp_path):
     md = (run.parent / "report.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| path-depth vs global LR, in-degree init |"))
     assert "[" not in row and f"| {effects[0]['n']} |" in row
+    assert all(r["top20_n"] < 10 for r in effects) and row.split("|")[6].strip() == "-"  # no top-20% tau on 1-2 cells
 
 
 def test_the_2x2_figure_draws_each_effect_s_gain_and_tau_at_its_row(monkeypatch, tmp_path):
