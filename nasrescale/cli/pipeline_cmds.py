@@ -127,14 +127,27 @@ def slice_line(name: str, summary: Any) -> str:
     study: 10 LR-search/tuning jobs run now, no evaluation cell; 0/5 cells and 15/20 jobs finished (the
     jobs of tuned wait for their LR search or tuning to choose; no cell is finished before they run);
     time: 1 chunk(s) left for the next slice
+    >>> s = SliceSummary(Path("r"), cells_run=["3_11_111"], jobs_run=4, jobs_done=19, jobs_total=20,
+    ...                  cells_done=4, cells_total=5, stopped="time: 1 chunk(s) left for the next slice")
+    >>> print(slice_line("study", s))
+    study: 1 cell(s) run now (4 jobs); 4/5 cells and 19/20 jobs finished; time: 1 chunk(s) left for the next slice
     """
     if summary.stage_jobs_run and not summary.cells_run:
-        ran = f"{summary.stage_jobs_run} LR-search/tuning jobs run now, no evaluation cell"
+        ran = f"{_jobs(summary.stage_jobs_run)} run now, no evaluation cell"
     else:
-        stages = f", {summary.stage_jobs_run} LR-search/tuning jobs" if summary.stage_jobs_run else ""
+        stages = f", {_jobs(summary.stage_jobs_run)}" if summary.stage_jobs_run else ""
         ran = f"{len(summary.cells_run)} cell(s) run now ({summary.jobs_run} jobs{stages})"
     return (f"{name}: {ran}; {summary.cells_done}/{summary.cells_total} cells and {summary.jobs_done}/"
             f"{summary.jobs_total} jobs finished{_waiting_text(summary.waiting)}; {summary.stopped}")
+
+
+def _jobs(count: int) -> str:
+    """``count`` LR-search/tuning job(s), in words.
+
+    >>> _jobs(1), _jobs(10)
+    ('1 LR-search/tuning job', '10 LR-search/tuning jobs')
+    """
+    return f"{count} LR-search/tuning job{'' if count == 1 else 's'}"
 
 
 def _waiting_text(labels: list[str]) -> str:

@@ -210,7 +210,7 @@ def _taus_here(per_protocol: Mapping[str, Mapping[str, Any] | float | None]) -> 
     'default 0.730, tuned 0.490'
     """
     taus = {label: (r.get("kendall_tau") if isinstance(r, Mapping) else r) for label, r in per_protocol.items()}
-    counts = {label: r.get("n") for label, r in per_protocol.items() if isinstance(r, Mapping)}
+    counts = {label: r["n"] for label, r in per_protocol.items() if isinstance(r, Mapping) and r.get("n") is not None}
     differ = len(set(counts.values())) > 1
     return ", ".join(f"{label} {fmt(tau)}" + (f" ({counts.get(label)} cells)" if differ and label in counts else "")
                      for label, tau in taus.items())

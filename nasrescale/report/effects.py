@@ -53,10 +53,10 @@ def effect_rows(sources: Mapping[str, Source], *, n_boot: int, include_degenerat
         result, _ = compare(sources[a], sources[b], n_boot=n_boot, include_degenerate=include_degenerate)
         if not result.get("n"):
             continue
-        ci = result.get("ci") or {}
+        ci, top20 = result.get("ci") or {}, _topk(result)
         out.append({"effect": name, "a": a, "b": b, "n": result["n"], "gain": result.get("mean_diff"),
                     "gain_ci": ci.get("mean_diff"), "kendall_tau": result.get("kendall_tau"),
-                    "kendall_tau_ci": ci.get("kendall_tau"), "top20_kendall_tau": _topk(result).get("kendall_tau"),
-                    "top20_n": _topk(result).get("n"),
+                    "kendall_tau_ci": ci.get("kendall_tau"), "top20_kendall_tau": top20.get("kendall_tau"),
+                    "top20_n": top20.get("n"),
                     "seed_tau_a": _seed_tau(result, "a"), "seed_tau_b": _seed_tau(result, "b")})
     return out

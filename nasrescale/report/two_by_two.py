@@ -118,7 +118,8 @@ class TwoByTwo:
                  "paired-bootstrap CI, tau(A, B) with its CI, tau on A's top 20%, and the seed-noise tau of A "
                  "and of B (seed 0 vs 1) on the same cells: a tau(A, B) near the seed-noise tau means the two "
                  f"rankings differ no more than reruns do. On fewer than {MIN_TOPK_ROWS} cells a bootstrap over "
-                 "cells says little, so such a row gives its figures without CIs, and a top 20% of fewer cells no tau (report.json keeps them).", ""]
+                 "cells says little, so such a row gives its figures without CIs, and a top 20% of fewer "
+                 "cells no tau (report.json keeps them).", ""]
         rows = [[r["effect"], f"{r['b']} - {r['a']}", r["n"], _with_ci(r["gain"], _shown_ci(r, "gain_ci"), 2),
                  _with_ci(r["kendall_tau"], _shown_ci(r, "kendall_tau_ci")), _top20(r),
                  f"{fmt(r['seed_tau_a'])} / {fmt(r['seed_tau_b'])}"] for r in numbers["effects"]]
@@ -128,7 +129,7 @@ class TwoByTwo:
         lines += [f"![the 2x2's effects: gain and tau(A, B) with 95% CIs]({figure.name})", ""]
         if numbers["reference"]:
             lines += ["Against the reference: " + "; ".join(
-                f"{label} tau {_with_ci(v['kendall_tau'], v['ci'])} (n = {v['n']})"
+                f"{label} tau {_with_ci(v['kendall_tau'], _shown_ci(v, 'ci'))} (n = {v['n']})"
                 for label, v in numbers["reference"].items()) + ".", ""]
         if numbers["elr"]:
             lines += ["Effective LR eta/||W||^2 of the scale-invariant convs (median over layers, then runs): "

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..ranking.bands import MIN_TOPK_ROWS
 from .plots import save_png
 
 __all__ = ["effects_plot"]
@@ -23,17 +24,23 @@ def _errors(values: Sequence[float], cis: Sequence[Any]) -> np.ndarray:
     return np.array([low, high])
 
 
+def _ci(row: dict[str, Any], key: str) -> Any:
+    """The row's CI under ``key``, or None below :data:`MIN_TOPK_ROWS` cells (as the table shows it)."""
+    return row.get(key) if (row.get("n") or 0) >= MIN_TOPK_ROWS else None
+
+
 def effects_plot(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     """Two panels sharing the effects as rows (top to bottom in ``rows``' order): left, the gain
     B - A in points with its 95% CI and a line at 0; right, tau(A, B) with its CI, and the
-    seed-noise tau of A and of B as open markers (rows without a number are left blank)."""
+    seed-noise tau of A and of B as open markers (rows without a number are left blank). A row
+    on fewer than :data:`MIN_TOPK_ROWS` cells is drawn without its CIs."""
     rows = [r for r in rows if r.get("gain") is not None]
     pos = np.arange(len(rows))[::-1]
     labels = [f"{r['effect']}\n{r['b']} - {r['a']} (n = {r['n']})" for r in rows]
     fig = Figure(figsize=(10.0, 1.0 + 0.62 * max(1, len(rows))))
     gain_ax, tau_ax = fig.subplots(1, 2, sharey=True, gridspec_kw={"width_ratios": [1.1, 1.0]})
     gains = [float(r["gain"]) for r in rows]
-    gain_ax.errorbar(gains, pos, xerr=_errors(gains, [r.get("gain_ci") for r in rows]), fmt="o", color="tab:blue",
+    gain_ax.errorbar(gains, pos, xerr=_errors(gains, [_ci(r, "gain_ci") for r in rows]), fmt="o", color="tab:blue",
                      capsize=3)
     gain_ax.axvline(0, color="black", lw=0.8, ls="--")
     gain_ax.set_yticks(pos, labels, fontsize=7)
@@ -41,7 +48,7 @@ def effects_plot(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     tau_rows = [(p, r) for p, r in zip(pos, rows) if r.get("kendall_tau") is not None]
     if tau_rows:
         taus = [float(r["kendall_tau"]) for _, r in tau_rows]
-        tau_ax.errorbar(taus, [p for p, _ in tau_rows], xerr=_errors(taus, [r.get("kendall_tau_ci") for _, r in tau_rows]),
+        tau_ax.errorbar(taus, [p for p, _ in tau_rows], xerr=_errors(taus, [_ci(r, "kendall_tau_ci") for _, r in tau_rows]),
                         fmt="o", color="tab:blue", capsize=3, label="tau(A, B)")
         for key, marker, name in (("seed_tau_a", "s", "seed tau A"), ("seed_tau_b", "D", "seed tau B")):
             seed = [(p, r[key]) for p, r in tau_rows if r.get(key) is not None]

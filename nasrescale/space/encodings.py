@@ -38,8 +38,6 @@ __all__ = ["parse_arch", "format_arch", "make_graph", "as_graph", "detect_encodi
            "register_encoding"]
 
 
-
-
 def detect_encoding(text: str) -> str:
     """Guess the encoding of an architecture string from its first character.
 

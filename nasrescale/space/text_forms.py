@@ -59,7 +59,7 @@ def _parse_nb201(text: str, family: CellFamily, complete: bool = False) -> tuple
 
 def _require_full_group(group: str, target: int, sources: list[int], family: CellFamily) -> None:
     """An NB201 group must name every source ``0..target-1`` (absent edges as the zero op);
-    a repeated source is left to :func:`make_graph`, which names the duplicate edge."""
+    a repeated source is left to :func:`~nasrescale.space.encodings.make_graph`, which names the duplicate edge."""
     if len(set(sources)) != len(sources):
         return
     missing = [u for u in range(target) if u not in sources]

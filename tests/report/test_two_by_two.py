@@ -37,6 +37,10 @@ def test_the_2x2_rows_are_the_effects_of_the_arms_present_recomputed_from_the_st
     assert "| path-depth vs global LR, in-degree init | principled - flat |" in md
     assert "![the 2x2's effects: gain and tau(A, B) with 95% CIs](effects_2x2.png)" in md
     assert (run.parent / "effects_2x2.png").read_bytes().startswith(b"\x89PNG")
+    row = next(line for line in md.splitlines() if line.startswith("| path-depth vs global LR, in-degree init |"))
+    top = effects["flat", "principled"]  # 13 cells: CIs shown; a top 20% of 3 cells: its tau kept, not shown
+    assert top["top20_n"] < 10 and top["top20_kendall_tau"] is not None and row.split("|")[6].strip() == "-"
+    assert "[" in row.split("|")[4]
 
 
 def test_a_2x2_row_on_fewer_than_ten_cells_gives_no_ci_in_the_table(tmp_path):
@@ -59,7 +63,7 @@ def test_the_2x2_figure_draws_each_effect_s_gain_and_tau_at_its_row(monkeypatch,
 
     figures = []
     monkeypatch.setattr(two_by_two_plots, "save_png", lambda fig, path: figures.append(fig) or path)
-    rows = [{"effect": "e1", "a": "flat", "b": "principled", "n": 9, "gain": -0.5, "gain_ci": [-1.0, 0.1],
+    rows = [{"effect": "e1", "a": "flat", "b": "principled", "n": 12, "gain": -0.5, "gain_ci": [-1.0, 0.25],
              "kendall_tau": 0.8, "kendall_tau_ci": [0.7, 0.9], "seed_tau_a": 0.75, "seed_tau_b": 0.7},
             {"effect": "e2", "a": "default", "b": "tuned", "n": 9, "gain": 1.25, "gain_ci": [0.5, 2.0],
              "kendall_tau": None, "kendall_tau_ci": None, "seed_tau_a": None, "seed_tau_b": None}]
@@ -68,7 +72,9 @@ def test_the_2x2_figure_draws_each_effect_s_gain_and_tau_at_its_row(monkeypatch,
     gains = [line for line in gain_ax.lines if line.get_marker() == "o"][0]
     assert list(gains.get_xdata()) == [-0.5, 1.25] and list(gains.get_ydata()) == [1, 0]
     ticks = {round(float(y)): t.get_text() for y, t in zip(gain_ax.get_yticks(), gain_ax.get_yticklabels())}
-    assert ticks == {1: "e1\nprincipled - flat (n = 9)", 0: "e2\ntuned - default (n = 9)"}
+    assert ticks == {1: "e1\nprincipled - flat (n = 12)", 0: "e2\ntuned - default (n = 9)"}
+    bars = [c for c in gain_ax.collections if c.get_segments()][0].get_segments()  # e1 at its CI; e2 (9 cells) none
+    assert [tuple(seg[:, 0]) for seg in bars] == [(-1.0, 0.25), (1.25, 1.25)]
     taus = [line for line in tau_ax.lines if line.get_marker() == "o"][0]
     assert list(taus.get_xdata()) == [0.8] and list(taus.get_ydata()) == [1]
     assert sorted(float(line.get_xdata()[0]) for line in tau_ax.lines if line.get_marker() in ("s", "D")) == [0.7, 0.75]
