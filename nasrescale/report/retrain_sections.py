@@ -19,7 +19,8 @@ from ..store.job_status import Status
 from ..store.read import StoreData, dataset_name, pipeline_value
 from .archs import arch_lines, arch_rows
 from .budget import budget_lines, search_lines
-from .claims import claims_pair, claims_section, paper_gain
+from .claims import claims_pair, claims_section
+from .verdicts import paper_gain
 from .identical import identical_note
 from .method import method_section
 from .pair_section import lr_setting, pair_lines

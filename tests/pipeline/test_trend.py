@@ -15,7 +15,7 @@ import pytest
 
 from nasrescale.errors import ConfigError
 from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.report.claims import PAPER_GAIN
+from nasrescale.report.verdicts import PAPER_GAIN
 from nasrescale.report.kinds import write_run_report
 from nasrescale.report.report import write_report
 from nasrescale.store.read import dataset_name, read_store

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.report.claims import gain_claim, proxy_claim, ranking_claim, split_claim, top_claim
+from nasrescale.report.claims import proxy_claim, split_claim, top_claim
+from nasrescale.report.verdicts import gain_claim, ranking_claim
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
 
@@ -33,6 +34,14 @@ def _pair(diff=0.3, ci=(-0.2, 0.8), tau=0.5, tau_ci=(0.3, 0.6), noise=(0.8, 0.7)
 ])
 def test_the_gain_verdict_follows_the_ci(ci, fragment):
     assert fragment in gain_claim(_pair(ci=ci), "cifar10")
+
+
+def test_fewer_than_ten_cells_give_the_figures_without_a_verdict():
+    few = {**_pair(diff=1.5, ci=(0.5, 2.5), tau=0.2, tau_ci=(0.1, 0.3)), "n": 6}
+    assert gain_claim(few, "cifar10") == "Mean gain of B over A: +1.50 points so far, on 6 cells: fewer than 10, too few for a verdict."
+    assert ranking_claim(few) == "Kendall tau between A and B: 0.200 so far, on 6 cells: fewer than 10, too few for a verdict."
+    assert "B trains these cells better" in gain_claim({**few, "n": 10}, "cifar10")  # 10 cells: a verdict
+    assert "more than seed noise" in ranking_claim({**few, "n": 10})
 
 
 def test_the_gain_is_set_beside_the_paper_as_the_ci_allows():

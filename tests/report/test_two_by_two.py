@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nasrescale.report.report import write_report
-from nasrescale.report.claims import effect_claim
+from nasrescale.report.verdicts import effect_claim
 from nasrescale.report.two_by_two import _elr_medians
 
 from rank_store_builder import DEGENERATE, build_store
