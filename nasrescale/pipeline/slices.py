@@ -40,7 +40,10 @@ from .runner import bind_store, check_store, plan_pipeline
 from .spec import Pipeline
 from .stages import resolve_lrs
 
-__all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records"]
+__all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records", "INTERRUPTED"]
+
+#: a slice's ``stopped`` when Ctrl-C or SIGINT ended it (its record is still written)
+INTERRUPTED = "interrupted (Ctrl-C or SIGINT): the jobs it was running are not finished; the next slice runs them"
 
 
 @dataclass
@@ -128,19 +131,31 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             pace = Pace(_prior_per_job(store, _device_text(pipeline.executor.device)))
             if pace.per_job is not None:
                 log(f"slice: {pace.per_job:.1f} s a job, as the last slice on this device took (until a chunk is timed)")
-            resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk, summary),
-                                            deadline=start + deadline_s, progress=progress, log=log, pace=pace)
-            if resolved is not None:
-                _evaluate(store, resolved, archs, size, max_cells, start + deadline_s, summary, run, log, after_chunk,
-                          pace)
-            else:
-                summary.stopped = stopped
-            summary.job_s = pace.timed
-            _finish(store, resolved or pipeline, archs, summary, start, resolved=resolved is not None)
-            _record_visit(store, summary, {"device": _device_text(pipeline.executor.device), **(visit or {})})
+            resolved = None
+            try:
+                resolved, stopped = resolve_lrs(pipeline, archs, store, run_dir, _after(run, after_chunk, summary),
+                                                deadline=start + deadline_s, progress=progress, log=log, pace=pace)
+                if resolved is not None:
+                    _evaluate(store, resolved, archs, size, max_cells, start + deadline_s, summary, run, log,
+                              after_chunk, pace)
+                else:
+                    summary.stopped = stopped
+            except KeyboardInterrupt:  # the slice is still recorded: what it ran, and that it was stopped
+                summary.stopped = INTERRUPTED
+                _close(store, resolved or pipeline, archs, summary, start, pace, resolved is not None, visit)
+                raise
+            _close(store, resolved or pipeline, archs, summary, start, pace, resolved is not None, visit)
         finally:
             store.close()
     return summary
+
+
+def _close(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float, pace: Pace,
+           resolved: bool, visit: dict[str, Any] | None) -> None:
+    """Where the store stands, and the slice's record (meta ``visit:<n>``)."""
+    summary.job_s = pace.timed
+    _finish(store, pipeline, archs, summary, start, resolved=resolved)
+    _record_visit(store, summary, {"device": _device_text(pipeline.executor.device), **(visit or {})})
 
 
 def _after(run: RunJobs, after_chunk: Callable[[], None] | None, summary: SliceSummary) -> RunJobs:

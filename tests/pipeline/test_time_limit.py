@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.pipeline.slices import run_slice, spread_order, visit_cells, visit_records
+from nasrescale.pipeline.slices import INTERRUPTED, run_slice, spread_order, visit_cells, visit_records
 from nasrescale.pipeline.spec import load_pipeline
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
@@ -39,6 +39,28 @@ def test_max_cells_runs_whole_cells_in_spread_order_and_a_rerun_continues(capsys
     assert "3/4 cells" in err
     slices = visit_records(store)  # one record per slice, each naming the device it ran on
     assert [v["jobs_done"] for v in slices] == [2, 6] and all(v["device"].startswith("cpu (") for v in slices)
+
+
+def test_an_interrupted_slice_is_still_recorded_and_the_next_one_continues(tmp_path):
+    """Ctrl-C (here: at the end of the first chunk) ends the slice with KeyboardInterrupt, but its
+    record is written first: what it ran, and that it was interrupted; a rerun finishes the rest."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_pipeline("sliced", archs=ARCHS))
+    pipeline, results = load_pipeline(path), tmp_path / "res"
+
+    def interrupt():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_slice(pipeline, results, max_cells=2, deadline_s=3600, progress=False, log=lambda _: None,
+                  after_chunk=interrupt)
+    store = results / "sliced" / "store.sqlite"
+    order = visit_cells(pipeline.arch_list())
+    (record,) = visit_records(store)
+    assert record["stopped"] == INTERRUPTED and record["cells_run"] == [order[0]] and record["jobs_run"] == 2
+    assert record["jobs_done"] == 2 and record["device"].startswith("cpu (")
+    summary = run_slice(pipeline, results, max_cells=3, deadline_s=3600, progress=False, log=lambda _: None)
+    assert summary.cells_run == order[1:] and summary.cells_done == 4 and len(visit_records(store)) == 2
 
 
 def test_a_slice_judges_its_first_chunk_by_the_last_slice_on_the_same_device(tmp_path):
