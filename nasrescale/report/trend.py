@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 from ..store.job_status import FINAL
 from .calibration import cpus_per_run
@@ -42,6 +43,24 @@ def _est(value: Any, ci: Any, digits: int = 3) -> str:
     if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
         return f"{fmt(value, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
     return fmt(value, digits)
+
+
+def _ci(row: dict[str, Any], key: str) -> Any:
+    """A row's CI ``key`` where the row compares at least :data:`MIN_TOPK_ROWS` cells; else ``None``:
+    a bootstrap over so few cells says little, so tables and figures give the figure alone.
+
+    >>> _ci({"n": 12, "gain_ci": [0.1, 0.5]}, "gain_ci"), _ci({"n": 4, "gain_ci": [0.1, 0.5]}, "gain_ci")
+    ([0.1, 0.5], None)
+    """
+    return row.get(key) if (row.get("n") or 0) >= MIN_TOPK_ROWS else None
+
+
+def _few_note(rows: list[dict[str, Any]]) -> list[str]:
+    """The line under a table whose rows compare fewer than :data:`MIN_TOPK_ROWS` cells."""
+    if not any(0 < (r.get("n") or 0) < MIN_TOPK_ROWS for r in rows):
+        return []
+    return [f"A row on fewer than {MIN_TOPK_ROWS} cells gives its figures without a CI: a bootstrap over so few "
+            "cells says little (report.json keeps every CI).", ""]
 
 
 def _mean_accuracy(run: TrendSummary, label: str, epochs: int) -> float | None:
@@ -120,12 +139,12 @@ class Protocols:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         rows = [[r["epochs"], r["protocol"], f"{r['runs_done']}/{r['runs']}", fmt(r["mean_accuracy"], 2),
-                 _est(r.get('kendall_tau'), r.get('kendall_tau_ci')),
-                 _est(r.get('spearman'), r.get('spearman_ci')), fmt(r["cpu_hours"], 2)]
+                 _est(r.get('kendall_tau'), _ci(r, 'kendall_tau_ci')),
+                 _est(r.get('spearman'), _ci(r, 'spearman_ci')), fmt(r["cpu_hours"], 2)]
                 for r in computed.numbers]
         return ["## Each protocol against the reference, per budget", "",
                 *md_table(["epochs", "protocol", "runs", "mean acc. (%)", "Kendall tau [95% CI]",
-                           "Spearman [95% CI]", "CPU-hours"], rows), "",
+                           "Spearman [95% CI]", "CPU-hours"], rows), "", *_few_note(computed.numbers),
                 "CPU-hours: the runs' wall time x cores per run (reused runs count with the time they took "
                 "where they ran).", ""]
 
@@ -137,12 +156,13 @@ class Pairs:
         return Computed([pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs])
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
-        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], r['gain_ci'], 2),
-                 _est(r['kendall_tau'], r['kendall_tau_ci']), fmt(r["topk_kendall_tau"]),
+        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], _ci(r, 'gain_ci'), 2),
+                 _est(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), fmt(r["topk_kendall_tau"]),
                  f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] for r in computed.numbers]
         return ["## B against A, per budget", "",
                 *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
-                           f"tau top {run.top_percent}%", "seed-noise tau A / B"], rows), ""]
+                           f"tau top {run.top_percent}%", "seed-noise tau A / B"], rows), "",
+                *_few_note(computed.numbers)]
 
 
 class GainChanges:
@@ -155,22 +175,26 @@ class GainChanges:
         return Computed(gain_changes(run), rows)
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
-        out = []
-        for change in computed.numbers:
-            first, last = computed.detail[(change["b"], change["from"])], computed.detail[(change["b"], change["to"])]
-            ci = change["change_ci"]
-            verdict = ("too few cells for a CI" if ci is None else
-                       "a change its CI tells from none" if ci[0] > 0 or ci[1] < 0 else "its CI holds no change")
-            delta = "-" if change["change"] is None else f"{change['change']:+.2f}"
-            taus = (first["kendall_tau"], last["kendall_tau"])
-            tau = "" if taus == (None, None) else f", and tau(A, B) goes from {fmt(taus[0])} to {fmt(taus[1])}"
-            out.append(f"- Against the budget, {change['b']} vs {change['a']}: from {change['from']} to "
-                       f"{change['to']} epochs the gain goes from {_est(first['gain'], first['gain_ci'], 2)} "
-                       f"to {_est(last['gain'], last['gain_ci'], 2)} points, a change of "
-                       f"{delta}{'' if ci is None else f' [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]'} (paired over {change['n']} "
-                       f"cells: {verdict}){tau}"
-                       + cells_note(first, last) + f"; nothing is extrapolated past {change['to']} epochs.")
-        return out + [""] if out else []
+        return [_change_line(change, computed.detail[(change["b"], change["from"])],
+                             computed.detail[(change["b"], change["to"])]) for change in computed.numbers] \
+            + ([""] if computed.numbers else [])
+
+
+def _change_line(change: dict[str, Any], first: dict[str, Any], last: dict[str, Any]) -> str:
+    """One B's change of gain between its smallest and largest budget: with the paired CI's
+    verdict from :data:`MIN_TOPK_ROWS` cells on, the figures alone (so far) below."""
+    few = (change["n"] or 0) < MIN_TOPK_ROWS
+    ci = None if few else change["change_ci"]
+    verdict = (f"fewer than {MIN_TOPK_ROWS}, too few for a verdict" if few else "too few cells for a CI" if ci is None else
+               "a change its CI tells from none" if ci[0] > 0 or ci[1] < 0 else "its CI holds no change")
+    delta = "-" if change["change"] is None else f"{change['change']:+.2f}"
+    taus = (first["kendall_tau"], last["kendall_tau"])
+    tau = "" if taus == (None, None) else f", and tau(A, B) goes from {fmt(taus[0])} to {fmt(taus[1])}"
+    return (f"- Against the budget, {change['b']} vs {change['a']}{', so far' if few else ''}: from {change['from']} "
+            f"to {change['to']} epochs the gain goes from {_est(first['gain'], _ci(first, 'gain_ci'), 2)} "
+            f"to {_est(last['gain'], _ci(last, 'gain_ci'), 2)} points, a change of "
+            f"{delta}{'' if ci is None else f' [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]'} (paired over {change['n']} "
+            f"cells: {verdict}){tau}" + cells_note(first, last) + f"; nothing is extrapolated past {change['to']} epochs.")
 
 
 class NoiseFloor:
@@ -202,7 +226,8 @@ class NoiseFloor:
 
 
 def _series(rows: list[dict[str, Any]], value: str, ci: str) -> list[tuple[Any, Any]]:
-    return [(r.get(value), r.get(ci)) for r in rows]
+    """Per budget ``(figure, CI)``; no CI bar below :data:`MIN_TOPK_ROWS` cells."""
+    return [(r.get(value), _ci(r, ci)) for r in rows]
 
 
 class Figures:
@@ -224,8 +249,9 @@ class Figures:
                                                       "kendall_tau", "kendall_tau_ci") for label in run.labels})
         floors = {f"seed noise, {label} ({floor['store']})": v["kendall_tau"]
                   for label, v in ((floor or {}).get("protocols") or {}).items() if v["kendall_tau"] is not None}
-        gain = gain_epochs_plot(run.epochs, gains, run.run_dir / "trend_gain.png")
-        tau = tau_epochs_plot(run.epochs, taus, floors, run.run_dir / "trend_tau.png")
+        cells = max(r["n"] for r in pairs)
+        gain = gain_epochs_plot(run.epochs, gains, run.run_dir / "trend_gain.png", cells)
+        tau = tau_epochs_plot(run.epochs, taus, floors, run.run_dir / "trend_tau.png", cells)
         return ["## Against the budget", "", f"![gain against epochs]({gain.name}) ![tau against epochs]({tau.name})",
                 ""]
 

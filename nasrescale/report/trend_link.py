@@ -39,13 +39,16 @@ zero says the gain did not move:
 >>> text = trend_claim("trend", {"pairs": flat, "gain_changes": still, "cells": 24}, 0.44)
 >>> "did not move beyond its CI (from -1.00" in text, "on 24 and 20 cells" in text, "not consistent" in text
 (True, True, True)
->>> few = [{**r, "n": 2, "gain_ci": None, "kendall_tau": None} for r in rows]  # a partial trend: 2 of its 24 cells compared
->>> text = trend_claim("trend", {"pairs": few, "gain_changes": [{**up[0], "n": 2, "change_ci": None}],
-...                              "cells": 24, "compared": 2}, 0.44)
->>> "2 cells)" in text, "no verdict yet" in text, "consistent" in text
-(True, True, False)
->>> "went from -1.00 at 6 epochs to +0.20 at 24 epochs" in text, "beyond its CI" in text, "tau(A, B)" in text
-(True, False, False)
+
+Below 10 cells (:data:`~nasrescale.ranking.bands.MIN_TOPK_ROWS`) a bootstrap over the cells says
+little: the sentence gives the figures so far, with neither CIs nor a verdict:
+
+>>> few = [{**r, "n": 4} for r in rows]  # a partial trend: 4 of its 24 cells compared
+>>> text = trend_claim("trend", {"pairs": few, "gain_changes": [{**up[0], "n": 4}], "cells": 24, "compared": 4}, 0.44)
+>>> "so far went from -1.00 at 6 epochs to +0.20 at 24 epochs (change +1.20)" in text
+True
+>>> "4 cells: fewer than 10, too few for a verdict" in text, "consistent" in text, "rose" in text, "[-" in text
+(True, False, False, False)
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
+from .verdicts import cells_text
 
 __all__ = ["cells_note", "linked_trends", "trend_claim"]
 
@@ -140,6 +145,14 @@ def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: M
     return text + cells_note(first, last)
 
 
+def _so_far(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[str, Any] | None) -> str:
+    """The gain of ``b`` over A at two budgets and its paired change, figures alone (no CI, no verdict)."""
+    delta = change.get("change") if change else None
+    return (f"the gain of {b} over {first['a']} so far went from {first['gain']:+.2f} at {first['epochs']} epochs to "
+            f"{last['gain']:+.2f} at {last['epochs']} epochs" + ("" if delta is None else f" (change {delta:+.2f})")
+            + cells_note(first, last))
+
+
 def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) -> str:
     """One sentence on the trend in results folder ``folder`` (its ``report.json`` ``numbers``):
     per B, the gain and tau(A, B) at its smallest and largest budget, and, given the paper's
@@ -153,11 +166,16 @@ def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) ->
         first, last = rows[0], rows[-1]
         change = next((c for c in numbers.get("gain_changes") or [] if c.get("b") == b
                        and c.get("from") == first["epochs"] and c.get("to") == last["epochs"]), None)
-        text = _change(b, first, last, change)
+        n = min(row.get("n") or 0 for row in (first, last, change or last))
+        few = n < MIN_TOPK_ROWS
+        text = _so_far(b, first, last, change) if few else _change(b, first, last, change)
         if first.get("kendall_tau") is not None or last.get("kendall_tau") is not None:
             text += (f", and tau(A, B) went from {fmt(first.get('kendall_tau'))} "
                      f"to {fmt(last.get('kendall_tau'))}")
-        parts.append(text + (f"; this is {_verdict(first, last, change, paper)}" if paper is not None else ""))
+        if few:
+            parts.append(f"{text} ({cells_text({'n': n})})")
+        else:
+            parts.append(text + (f"; this is {_verdict(first, last, change, paper)}" if paper is not None else ""))
     if not parts:
         return ""
     cells = numbers.get("compared", numbers.get("cells", "?"))

@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from matplotlib.figure import Figure
 
+from ..ranking.bands import MIN_TOPK_ROWS
 from .plots import save_png
 
 __all__ = ["gain_epochs_plot", "tau_epochs_plot"]
@@ -40,23 +41,35 @@ def _epochs_axis(ax: Any, epochs: Sequence[int], ylabel: str, empty: str) -> Non
         ax.text(0.5, 0.5, empty, transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
+def _title(what: str, cells: int | None, ci: str) -> str:
+    """A figure's title: what it shows, on how many cells, and its CIs (none below 10 cells).
+
+    >>> _title("gain", 24, "95% CI"), _title("gain", 4, "95% CI"), _title("gain", None, "95% CI")
+    ('gain, 24 cells (95% CI)', 'gain, 4 cells (too few for CIs)', 'gain (95% CI)')
+    """
+    if cells is None:
+        return f"{what} ({ci})"
+    return f"{what}, {cells} cell{'' if cells == 1 else 's'} ({ci if cells >= MIN_TOPK_ROWS else 'too few for CIs'})"
+
+
 def gain_epochs_plot(epochs: Sequence[int], gains: Mapping[str, Sequence[tuple[float | None, Any]]],
-                     path: Path) -> Path:
-    """Per pair (``"B - A"`` -> per budget ``(mean gain, CI)``), the gain against the epochs."""
+                     path: Path, cells: int | None = None) -> Path:
+    """Per pair (``"B - A"`` -> per budget ``(mean gain, CI)``), the gain against the epochs, on
+    ``cells`` cells (named in the title)."""
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.add_subplot()
     ax.axhline(0.0, color="grey", lw=0.8)
     for i, (name, rows) in enumerate(gains.items()):
         _bars(ax, epochs, [r[0] for r in rows], [r[1] for r in rows], name, f"C{i}", 1.0 + 0.02 * i)
     _epochs_axis(ax, epochs, "mean gain of B over A (accuracy points)", "no gain yet: no cell compared")
-    ax.set_title("gain against the budget (95% paired-bootstrap CI)")
+    ax.set_title(_title("gain against the budget", cells, "95% paired-bootstrap CI"))
     return save_png(fig, path)
 
 
 def tau_epochs_plot(epochs: Sequence[int], taus: Mapping[str, Sequence[tuple[float | None, Any]]],
-                    floors: Mapping[str, float], path: Path) -> Path:
+                    floors: Mapping[str, float], path: Path, cells: int | None = None) -> Path:
     """Each series (``name`` -> per budget ``(tau, CI)``) against the epochs; ``floors`` are
-    horizontal seed-noise levels (``name`` -> tau)."""
+    horizontal seed-noise levels (``name`` -> tau); ``cells`` is named in the title."""
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.add_subplot()
     for i, (name, rows) in enumerate(taus.items()):
@@ -64,5 +77,5 @@ def tau_epochs_plot(epochs: Sequence[int], taus: Mapping[str, Sequence[tuple[flo
     for j, (name, tau) in enumerate(floors.items()):
         ax.axhline(tau, color=f"C{len(taus) + j}", ls="--", lw=1.0, label=name)
     _epochs_axis(ax, epochs, "Kendall tau", "no tau yet: fewer than 3 cells compared")
-    ax.set_title("rank agreement against the budget (95% CI)")
+    ax.set_title(_title("rank agreement against the budget", cells, "95% CI"))
     return save_png(fig, path)

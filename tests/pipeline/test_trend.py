@@ -165,8 +165,10 @@ def check_study_links_the_trend(study: Path, trend: dict) -> None:
     first, last = sorted((r for r in trend["pairs"] if r["b"] == "rescaled"), key=lambda r: r["epochs"])
     assert "[trend](../trend/report.md), 3 cells" in line
     assert f"{first['gain']:+.2f}" in line and f"{last['gain']:+.2f} " in line and "at 2 epochs" in line
-    dataset = dataset_name(read_store(study / "store.sqlite").pipeline)  # the shipped subset: no paper figure
-    assert ("consistent with the paper's" in line) == (dataset in PAPER_GAIN)
+    assert dataset_name(read_store(study / "store.sqlite").pipeline) not in PAPER_GAIN  # the shipped subset
+    # 3 cells: the figures so far, with neither a CI nor a verdict (none on the paper's figure either)
+    assert "so far went from" in line and "3 cells: fewer than 10, too few for a verdict" in line
+    assert "consistent" not in line and "rose" not in line and "fell" not in line and " [" not in line
     assert trend["reuse"] == "study" and trend["noise"] == "study"
 
 
@@ -190,6 +192,7 @@ def check_report(run_dir: Path, stored: list[tuple]) -> None:
         assert row["gain"] == pytest.approx(np.mean(np.subtract(b, a)), abs=1e-9)
         assert row["kendall_tau"] == pytest.approx(kendall_tau(a, b), abs=1e-12)
         assert row["gain_ci"] is None or row["gain_ci"][0] <= row["gain_ci"][1]
+    check_few_cells_give_no_ci(run_dir, report)
     (change,) = report["gain_changes"]  # the gain's change from 1 to 2 epochs, paired over the cells
     gain = {e: np.subtract([acc[(f"rescaled@{e}ep", x)] for x in cells], [acc[(f"default@{e}ep", x)] for x in cells])
             for e in (1, 2)}
@@ -203,3 +206,16 @@ def check_report(run_dir: Path, stored: list[tuple]) -> None:
     assert "## B against A, per budget" in text and "from 1 to 2 epochs the gain goes from" in text
     for figure in ("trend_gain.png", "trend_tau.png"):
         assert figure in text and (run_dir / figure).stat().st_size > 0
+
+
+def check_few_cells_give_no_ci(run_dir: Path, report: dict) -> None:
+    """On 3 cells (fewer than 10) report.md gives every figure without its CI and the change of gain
+    without a verdict, while report.json keeps the CIs it computed."""
+    text = (run_dir / "report.md").read_text()
+    pair_rows = [line for line in text.splitlines() if line.startswith("| 1 | rescaled vs default")
+                 or line.startswith("| 2 | rescaled vs default")]
+    assert len(pair_rows) == 2 and not any("[" in line for line in pair_rows)
+    assert "A row on fewer than 10 cells gives its figures without a CI" in text
+    (change,) = [line for line in text.splitlines() if line.startswith("- Against the budget")]
+    assert "so far" in change and "(paired over 3 cells: fewer than 10, too few for a verdict)" in change and "CI tells" not in change
+    assert any(r["kendall_tau_ci"] is not None for r in report["vs_reference"])
