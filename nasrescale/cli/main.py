@@ -6,7 +6,7 @@ inside ``func``, never at the top of their module, so that ``nasrescale --help``
 ``analyze`` start fast (``tests/cli/test_cli_startup.py``).
 
 Exit codes: 0 success; 2 bad input, a path that cannot be read or written included (one line on
-stderr, no traceback); 130 interrupted.
+stderr, no traceback); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM during a slice).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import NasRescaleError
+from ..pipeline.signals import Terminated
 from . import analyze_cmd, lr_search_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
 from .paths import os_error_line
 
@@ -63,7 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NasRescaleError as err:
         print(f"nasrescale {args.command}: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
+        if isinstance(err, Terminated):  # SIGTERM during a slice (kill, scancel, a SLURM time limit)
+            print(f"nasrescale {args.command}: terminated (SIGTERM)", file=sys.stderr)
+            return 143
         print(f"nasrescale {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `nasrescale analyze --all | head`

@@ -37,13 +37,14 @@ from .execute import Pace, RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock
 from .order import spread_order, visit_cells
 from .runner import bind_store, check_store, plan_pipeline
+from .signals import sigterm_as_interrupt
 from .spec import Pipeline
 from .stages import resolve_lrs
 
 __all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records", "INTERRUPTED"]
 
 #: a slice's ``stopped`` when Ctrl-C or SIGINT ended it (its record is still written)
-INTERRUPTED = "interrupted (Ctrl-C or SIGINT): the jobs it was running are not finished; the next slice runs them"
+INTERRUPTED = "interrupted (Ctrl-C, SIGINT or SIGTERM): the jobs it was running are not finished; the next slice runs them"
 
 
 @dataclass
@@ -121,7 +122,7 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
     archs = plan.archs
     summary = SliceSummary(run_dir, cells_total=len(archs))
     size = max(1, chunk_cells or pipeline.executor.jobs_per_gpu)
-    with driver_lock(run_dir):
+    with driver_lock(run_dir), sigterm_as_interrupt():
         store = Store(run_dir / "store.sqlite")
         try:
             bind_store(store, pipeline, archs, plan.extra)

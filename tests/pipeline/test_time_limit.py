@@ -4,12 +4,17 @@ rerun continues, and pipelines that cannot be sliced are refused before anything
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import time
+from unittest import mock
 
 import pytest
 
 from nasrescale.cli.main import main
 from nasrescale.pipeline.slices import INTERRUPTED, run_slice, spread_order, visit_cells, visit_records
+from nasrescale.pipeline.signals import Terminated
 from nasrescale.pipeline.spec import load_pipeline
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
@@ -61,6 +66,34 @@ def test_an_interrupted_slice_is_still_recorded_and_the_next_one_continues(tmp_p
     assert record["jobs_done"] == 2 and record["device"].startswith("cpu (")
     summary = run_slice(pipeline, results, max_cells=3, deadline_s=3600, progress=False, log=lambda _: None)
     assert summary.cells_run == order[1:] and summary.cells_done == 4 and len(visit_records(store)) == 2
+
+
+def test_sigterm_ends_a_slice_as_ctrl_c_does_with_its_record_and_exit_143(tmp_path, capsys):
+    """SIGTERM (kill, scancel, a SLURM time limit; here sent at the end of the first chunk) ends
+    the slice as Ctrl-C does: its record is written, the command exits 143, and the handler the
+    process had before is back afterwards."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(tiny_pipeline("sliced", archs=ARCHS))
+    pipeline, results = load_pipeline(path), tmp_path / "res"
+    before = signal.getsignal(signal.SIGTERM)
+
+    def terminate():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises within this sleep
+
+    with pytest.raises(Terminated):
+        run_slice(pipeline, results, max_cells=2, deadline_s=3600, progress=False, log=lambda _: None,
+                  after_chunk=terminate)
+    assert signal.getsignal(signal.SIGTERM) is before
+    (record,) = visit_records(results / "sliced" / "store.sqlite")
+    assert record["stopped"] == INTERRUPTED and "SIGTERM" in INTERRUPTED and record["jobs_run"] == 2
+
+    def killed(*_, **__):
+        raise Terminated("signal 15 (SIGTERM)")
+
+    with mock.patch("nasrescale.pipeline.slices.run_slice", killed):
+        code = main(["run", str(path), "--results", str(results), "--time-limit", "1h", "--quiet"])
+    assert code == 143 and "terminated (SIGTERM)" in capsys.readouterr().err
 
 
 def test_a_slice_judges_its_first_chunk_by_the_last_slice_on_the_same_device(tmp_path):
