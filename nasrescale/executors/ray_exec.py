@@ -28,18 +28,24 @@ Choices and pitfalls:
   first and ``on_start`` marks a job when it is submitted, i.e. about when it starts.
 * With ``executor.fuse`` on (default: on when the tasks get GPUs), fusable jobs run as fused
   groups (:mod:`nasrescale.jobs.grouping`): one task per group, one outcome per member job.
+* **SIGTERM**: ``ray.init`` replaces the driver's SIGTERM handler with one that calls
+  ``sys.exit``; the handler the caller had (e.g. a slice's, which records the slice before it
+  stops) is put back after it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import secrets
+import signal
 import socket
 import tempfile
+import threading
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -71,6 +77,18 @@ def default_temp_dir() -> Path:
     return Path(base) / f"nasrescale-ray-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
 
 
+@contextlib.contextmanager
+def _keep_sigterm() -> Iterator[None]:
+    """Put back the SIGTERM handler that ``ray.init`` replaces (main thread only, where one is set)."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
 def start_local_ray(temp_dir: Path | None = None, num_cpus: int | None = None) -> dict[str, str | None]:
     """Start a local Ray instance (no dashboard, small object store, quiet workers).
 
@@ -95,9 +113,10 @@ def start_local_ray(temp_dir: Path | None = None, num_cpus: int | None = None) -
             token.write_text(secrets.token_hex(32))  # 256 bits, as Ray's own generator
         os.environ["RAY_AUTH_TOKEN_PATH"] = str(token)
     try:
-        ray.init(num_cpus=num_cpus, include_dashboard=False, object_store_memory=96 * 2**20,
-                 _temp_dir=str(temp_dir), log_to_driver=False, logging_level=logging.ERROR,
-                 ignore_reinit_error=True)  # object store: 96 MiB, jobs and records are small
+        with _keep_sigterm():
+            ray.init(num_cpus=num_cpus, include_dashboard=False, object_store_memory=96 * 2**20,
+                     _temp_dir=str(temp_dir), log_to_driver=False, logging_level=logging.ERROR,
+                     ignore_reinit_error=True)  # object store: 96 MiB, jobs and records are small
     except BaseException:
         _restore_env(saved)
         raise
@@ -201,8 +220,8 @@ class RayExecutor:
         if not ray.is_initialized():
             if self.settings.address:
                 check_reachable(self.settings.address)
-                ray.init(address=self.settings.address, log_to_driver=False,
-                         logging_level=logging.ERROR)
+                with _keep_sigterm():
+                    ray.init(address=self.settings.address, log_to_driver=False, logging_level=logging.ERROR)
                 saved = {}
             else:
                 saved = start_local_ray(self.temp_dir)

@@ -37,14 +37,12 @@ from .execute import Pace, RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock
 from .order import spread_order, visit_cells
 from .runner import bind_store, check_store, plan_pipeline
-from .signals import sigterm_as_interrupt
+from .signals import INTERRUPTED, TERMINATED, Terminated, sigterm_as_interrupt
 from .spec import Pipeline
 from .stages import resolve_lrs
 
-__all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records", "INTERRUPTED"]
-
-#: a slice's ``stopped`` when Ctrl-C or SIGINT ended it (its record is still written)
-INTERRUPTED = "interrupted (Ctrl-C, SIGINT or SIGTERM): the jobs it was running are not finished; the next slice runs them"
+__all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records", "INTERRUPTED",
+           "TERMINATED"]
 
 
 @dataclass
@@ -141,8 +139,8 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
                               after_chunk, pace)
                 else:
                     summary.stopped = stopped
-            except KeyboardInterrupt:  # the slice is still recorded: what it ran, and that it was stopped
-                summary.stopped = INTERRUPTED
+            except KeyboardInterrupt as err:  # the slice is still recorded: what it ran, and that it was stopped
+                summary.stopped = TERMINATED if isinstance(err, Terminated) else INTERRUPTED
                 _close(store, resolved or pipeline, archs, summary, start, pace, resolved is not None, visit)
                 raise
             _close(store, resolved or pipeline, archs, summary, start, pace, resolved is not None, visit)

@@ -9,7 +9,9 @@ seed-noise floor of the store ``trend.noise`` names (its seeds at its own budget
 change of its gain from the smallest to the largest budget, paired over the cells. Figures: the
 gain against the epochs, and tau(A, B) with each protocol's tau against the reference against
 the epochs (log axes, CI bars). Everything is recomputed from the store (``nasrescale report
-NAME``); a partial run reports what is finished.
+NAME``); a partial run reports what is finished. Below :data:`MIN_TOPK_ROWS` (10) cells, the
+tables and plots give a figure without its CI, a top-K% tau of fewer cells is not shown, and the
+change of gain is given "so far", without a verdict (``report.json`` keeps every figure).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .markdown import md_table
 from .provenance import provenance_lines
 from .section import Computed, Section, assemble, write_markdown_json
 from .trend_link import cells_note
+from .verdicts import too_few
 from .trend_plots import gain_epochs_plot, tau_epochs_plot
 from .trend_summary import TrendSummary, gain_changes, label_at, summarize_trend
 
@@ -52,15 +55,30 @@ def _ci(row: dict[str, Any], key: str) -> Any:
     >>> _ci({"n": 12, "gain_ci": [0.1, 0.5]}, "gain_ci"), _ci({"n": 4, "gain_ci": [0.1, 0.5]}, "gain_ci")
     ([0.1, 0.5], None)
     """
-    return row.get(key) if (row.get("n") or 0) >= MIN_TOPK_ROWS else None
+    return None if too_few(row) else row.get(key)
 
 
-def _few_note(rows: list[dict[str, Any]]) -> list[str]:
-    """The line under a table whose rows compare fewer than :data:`MIN_TOPK_ROWS` cells."""
-    if not any(0 < (r.get("n") or 0) < MIN_TOPK_ROWS for r in rows):
+def _top(tau: Any, n: Any) -> str:
+    """A top-K% tau, shown from :data:`MIN_TOPK_ROWS` cells in the subset on.
+
+    >>> _top(0.4321, 12), _top(1.0, 3), _top(None, None)
+    ('0.432', '-', '-')
+    """
+    return fmt(tau) if (n or 0) >= MIN_TOPK_ROWS else "-"
+
+
+def _few_note(rows: list[dict[str, Any]], top: bool = False) -> list[str]:
+    """The line under a table whose rows compare fewer than :data:`MIN_TOPK_ROWS` cells (or,
+    with ``top``, whose top-K% subsets hold fewer)."""
+    small = any(0 < (r.get("n") or 0) < MIN_TOPK_ROWS for r in rows)
+    small_top = top and any(r.get("topk_kendall_tau") is not None and (r.get("topk_n") or 0) < MIN_TOPK_ROWS
+                            for r in rows)
+    if not (small or small_top):
         return []
-    return [f"A row on fewer than {MIN_TOPK_ROWS} cells gives its figures without a CI: a bootstrap over so few "
-            "cells says little (report.json keeps every CI).", ""]
+    return [f"A row on fewer than {MIN_TOPK_ROWS} cells gives its figures without a CI"
+            + (f", and a top-K% tau of fewer than {MIN_TOPK_ROWS} cells is not shown" if top else "")
+            + f": a bootstrap{' or a tau' if top else ''} over so few cells says little (report.json keeps every "
+            "figure).", ""]
 
 
 def _mean_accuracy(run: TrendSummary, label: str, epochs: int) -> float | None:
@@ -97,14 +115,15 @@ def pair_row(run: TrendSummary, b: str, epochs: int) -> dict[str, Any]:
     noise; every figure ``None`` (and ``n`` 0) while A or B has no finished run at that budget."""
     if (b, epochs) not in run.pairs:
         return {"a": run.labels[0], "b": b, "epochs": epochs, "n": 0, "gain": None, "gain_ci": None,
-                "kendall_tau": None, "kendall_tau_ci": None, "topk_kendall_tau": None,
+                "kendall_tau": None, "kendall_tau_ci": None, "topk_kendall_tau": None, "topk_n": 0,
                 "seed_noise": {"a": None, "b": None}}
     r = run.pairs[(b, epochs)].result
-    top = next((e["kendall_tau"] for e in r["topk"] if e["k_percent"] == run.top_percent), None)
+    top = next((e for e in r["topk"] if e["k_percent"] == run.top_percent), {})
     noise = {side: (r["seed_noise"].get(side) or {}).get("kendall_tau") for side in ("a", "b")}
     return {"a": run.labels[0], "b": b, "epochs": epochs, "n": r["n"], "gain": r["mean_diff"],
             "gain_ci": r["ci"].get("mean_diff"), "kendall_tau": r["kendall_tau"],
-            "kendall_tau_ci": r["ci"].get("kendall_tau"), "topk_kendall_tau": top, "seed_noise": noise}
+            "kendall_tau_ci": r["ci"].get("kendall_tau"), "topk_kendall_tau": top.get("kendall_tau"),
+            "topk_n": top.get("n", 0), "seed_noise": noise}
 
 
 class Title:
@@ -138,12 +157,12 @@ class Protocols:
         return Computed([protocol_row(run, label, e, cpus) for e in run.epochs for label in run.labels])
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
-        rows = [[r["epochs"], r["protocol"], f"{r['runs_done']}/{r['runs']}", fmt(r["mean_accuracy"], 2),
+        rows = [[r["epochs"], r["protocol"], f"{r['runs_done']}/{r['runs']}", r.get("n", 0), fmt(r["mean_accuracy"], 2),
                  _est(r.get('kendall_tau'), _ci(r, 'kendall_tau_ci')),
                  _est(r.get('spearman'), _ci(r, 'spearman_ci')), fmt(r["cpu_hours"], 2)]
                 for r in computed.numbers]
         return ["## Each protocol against the reference, per budget", "",
-                *md_table(["epochs", "protocol", "runs", "mean acc. (%)", "Kendall tau [95% CI]",
+                *md_table(["epochs", "protocol", "runs", "n", "mean acc. (%)", "Kendall tau [95% CI]",
                            "Spearman [95% CI]", "CPU-hours"], rows), "", *_few_note(computed.numbers),
                 "CPU-hours: the runs' wall time x cores per run (reused runs count with the time they took "
                 "where they ran).", ""]
@@ -157,12 +176,12 @@ class Pairs:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], _ci(r, 'gain_ci'), 2),
-                 _est(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), fmt(r["topk_kendall_tau"]),
+                 _est(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), _top(r["topk_kendall_tau"], r["topk_n"]),
                  f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] for r in computed.numbers]
         return ["## B against A, per budget", "",
                 *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
                            f"tau top {run.top_percent}%", "seed-noise tau A / B"], rows), "",
-                *_few_note(computed.numbers)]
+                *_few_note(computed.numbers, top=True)]
 
 
 class GainChanges:
@@ -182,19 +201,28 @@ class GainChanges:
 
 def _change_line(change: dict[str, Any], first: dict[str, Any], last: dict[str, Any]) -> str:
     """One B's change of gain between its smallest and largest budget: with the paired CI's
-    verdict from :data:`MIN_TOPK_ROWS` cells on, the figures alone (so far) below."""
-    few = (change["n"] or 0) < MIN_TOPK_ROWS
+    verdict from :data:`MIN_TOPK_ROWS` cells on; below, the figures alone, so far.
+
+    >>> row = lambda e, n, g: {"epochs": e, "n": n, "gain": g, "gain_ci": [g - 0.5, g + 0.5], "kendall_tau": 0.5}
+    >>> up = {"a": "default", "b": "p", "from": 6, "to": 24, "n": 12, "change": 1.2, "change_ci": [0.5, 1.9]}
+    >>> _change_line(up, row(6, 12, -1.0), row(24, 12, 0.2)).split("; nothing")[0]
+    '- Against the budget, p vs default: from 6 to 24 epochs the gain goes from -1.00 [-1.50, -0.50] to 0.20 [-0.30, 0.70] points, a change of +1.20 [0.50, 1.90] (paired over 12 cells: a change its CI tells from none), and tau(A, B) goes from 0.500 to 0.500'
+    >>> _change_line({**up, "n": 8}, row(6, 12, -1.0), row(24, 8, 0.2)).split("; nothing")[0]
+    '- Against the budget, p vs default, so far: from 6 to 24 epochs the gain goes from -1.00 to 0.20 points, a change of +1.20 (paired over 8 cells: fewer than 10, too few for a verdict), and tau(A, B) goes from 0.500 to 0.500 (on 12 and 8 cells: not the same cells)'
+    """
+    few = too_few(change) or too_few(first) or too_few(last)
     ci = None if few else change["change_ci"]
-    verdict = (f"fewer than {MIN_TOPK_ROWS}, too few for a verdict" if few else "too few cells for a CI" if ci is None else
-               "a change its CI tells from none" if ci[0] > 0 or ci[1] < 0 else "its CI holds no change")
+    verdict = (f"fewer than {MIN_TOPK_ROWS}, too few for a verdict" if few else "too few cells for a CI" if ci is None
+               else "a change its CI tells from none" if ci[0] > 0 or ci[1] < 0 else "its CI holds no change")
+    gains = [_est(row["gain"], None if few else row.get("gain_ci"), 2) for row in (first, last)]
     delta = "-" if change["change"] is None else f"{change['change']:+.2f}"
     taus = (first["kendall_tau"], last["kendall_tau"])
     tau = "" if taus == (None, None) else f", and tau(A, B) goes from {fmt(taus[0])} to {fmt(taus[1])}"
     return (f"- Against the budget, {change['b']} vs {change['a']}{', so far' if few else ''}: from {change['from']} "
-            f"to {change['to']} epochs the gain goes from {_est(first['gain'], _ci(first, 'gain_ci'), 2)} "
-            f"to {_est(last['gain'], _ci(last, 'gain_ci'), 2)} points, a change of "
+            f"to {change['to']} epochs the gain goes from {gains[0]} to {gains[1]} points, a change of "
             f"{delta}{'' if ci is None else f' [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]'} (paired over {change['n']} "
-            f"cells: {verdict}){tau}" + cells_note(first, last) + f"; nothing is extrapolated past {change['to']} epochs.")
+            f"cells: {verdict}){tau}" + cells_note(first, last)
+            + f"; nothing is extrapolated past {change['to']} epochs.")
 
 
 class NoiseFloor:
@@ -205,11 +233,12 @@ class NoiseFloor:
             return Computed(None)
         if "missing" in run.noise:
             return Computed({"store": run.noise_store, "missing": run.noise["missing"]})
-        top = {label: next((e["kendall_tau"] for e in (noise or {}).get("topk", [])
-                            if e["k_percent"] == run.top_percent), None) for label, noise in run.noise.items()}
+        top = {label: next((e for e in (noise or {}).get("topk", []) if e["k_percent"] == run.top_percent), {})
+               for label, noise in run.noise.items()}
         return Computed({"store": run.noise_store, "protocols": {
-            label: {"kendall_tau": (noise or {}).get("kendall_tau"), "topk_kendall_tau": top[label],
-                    "seeds": (noise or {}).get("seeds")} for label, noise in run.noise.items()}})
+            label: {"kendall_tau": (noise or {}).get("kendall_tau"), "topk_kendall_tau": top[label].get("kendall_tau"),
+                    "topk_n": top[label].get("n", 0), "seeds": (noise or {}).get("seeds")}
+            for label, noise in run.noise.items()}})
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         floor = computed.numbers
@@ -217,7 +246,8 @@ class NoiseFloor:
             return []
         if "missing" in floor:
             return ["## Seed-noise floor", "", f"`{floor['store']}` cannot be read: {floor['missing']}", ""]
-        rows = [[label, fmt(v["kendall_tau"]), fmt(v["topk_kendall_tau"]), ", ".join(map(str, v["seeds"] or []))]
+        rows = [[label, fmt(v["kendall_tau"]), _top(v["topk_kendall_tau"], v["topk_n"]),
+                 ", ".join(map(str, v["seeds"] or []))]
                 for label, v in floor["protocols"].items()]
         return ["## Seed-noise floor", "",
                 f"Kendall tau between the seeds of `{floor['store']}` on the trend's cells, at its own budget: "
@@ -249,7 +279,7 @@ class Figures:
                                                       "kendall_tau", "kendall_tau_ci") for label in run.labels})
         floors = {f"seed noise, {label} ({floor['store']})": v["kendall_tau"]
                   for label, v in ((floor or {}).get("protocols") or {}).items() if v["kendall_tau"] is not None}
-        cells = max(r["n"] for r in pairs)
+        cells = [r["n"] for r in pairs] + [r.get("n", 0) for r in protocols]
         gain = gain_epochs_plot(run.epochs, gains, run.run_dir / "trend_gain.png", cells)
         tau = tau_epochs_plot(run.epochs, taus, floors, run.run_dir / "trend_tau.png", cells)
         return ["## Against the budget", "", f"![gain against epochs]({gain.name}) ![tau against epochs]({tau.name})",
@@ -293,5 +323,5 @@ def trend_text(run_dir: Path, n_boot: int = 1000) -> str:
     run = summarize_trend(Path(run_dir), n_boot=n_boot)
     rows = [pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs]
     return "\n".join([f"{run.name}: B against A = {run.labels[0] if run.labels else '?'}, per budget"] + [
-        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {_est(r['gain'], r['gain_ci'], 2)}, "
-        f"tau(A, B) {_est(r['kendall_tau'], r['kendall_tau_ci'])}" for r in rows])
+        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {_est(r['gain'], _ci(r, 'gain_ci'), 2)}, "
+        f"tau(A, B) {_est(r['kendall_tau'], _ci(r, 'kendall_tau_ci'))}" for r in rows])

@@ -148,9 +148,10 @@ def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: M
 def _so_far(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[str, Any] | None) -> str:
     """The gain of ``b`` over A at two budgets and its paired change, figures alone (no CI, no verdict)."""
     delta = change.get("change") if change else None
+    notes = ([] if delta is None else [f"change {delta:+.2f}"]) + ([cells_note(first, last)[2:-1]]
+                                                                   if cells_note(first, last) else [])
     return (f"the gain of {b} over {first['a']} so far went from {first['gain']:+.2f} at {first['epochs']} epochs to "
-            f"{last['gain']:+.2f} at {last['epochs']} epochs" + ("" if delta is None else f" (change {delta:+.2f})")
-            + cells_note(first, last))
+            f"{last['gain']:+.2f} at {last['epochs']} epochs" + (f" ({'; '.join(notes)})" if notes else ""))
 
 
 def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) -> str:

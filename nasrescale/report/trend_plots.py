@@ -41,21 +41,29 @@ def _epochs_axis(ax: Any, epochs: Sequence[int], ylabel: str, empty: str) -> Non
         ax.text(0.5, 0.5, empty, transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
-def _title(what: str, cells: int | None, ci: str) -> str:
-    """A figure's title: what it shows, on how many cells, and its CIs (none below 10 cells).
+def _title(what: str, cells: Sequence[int], ci: str) -> str:
+    """A figure's title: what it shows, on how many cells (a range where its points differ), and
+    its CIs, drawn on points of at least :data:`MIN_TOPK_ROWS` cells.
 
-    >>> _title("gain", 24, "95% CI"), _title("gain", 4, "95% CI"), _title("gain", None, "95% CI")
-    ('gain, 24 cells (95% CI)', 'gain, 4 cells (too few for CIs)', 'gain (95% CI)')
+    >>> _title("gain", [24, 24], "95% CI"), _title("gain", [4, 0], "95% CI"), _title("gain", [8, 12], "95% CI")
+    ('gain, 24 cells (95% CI)', 'gain, 4 cells (too few for CIs)', 'gain, 8-12 cells (95% CI from 10 cells on)')
+    >>> _title("gain", [], "95% CI")
+    'gain (95% CI)'
     """
-    if cells is None:
+    counts = sorted({c for c in cells if c})
+    if not counts:
         return f"{what} ({ci})"
-    return f"{what}, {cells} cell{'' if cells == 1 else 's'} ({ci if cells >= MIN_TOPK_ROWS else 'too few for CIs'})"
+    low, high = counts[0], counts[-1]
+    shown = f"{low} cell{'' if low == 1 else 's'}" if low == high else f"{low}-{high} cells"
+    ci_text = (ci if low >= MIN_TOPK_ROWS else "too few for CIs" if high < MIN_TOPK_ROWS
+               else f"{ci} from {MIN_TOPK_ROWS} cells on")
+    return f"{what}, {shown} ({ci_text})"
 
 
 def gain_epochs_plot(epochs: Sequence[int], gains: Mapping[str, Sequence[tuple[float | None, Any]]],
-                     path: Path, cells: int | None = None) -> Path:
+                     path: Path, cells: Sequence[int] = ()) -> Path:
     """Per pair (``"B - A"`` -> per budget ``(mean gain, CI)``), the gain against the epochs, on
-    ``cells`` cells (named in the title)."""
+    the cell counts ``cells`` of its points (named in the title)."""
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.add_subplot()
     ax.axhline(0.0, color="grey", lw=0.8)
@@ -67,9 +75,9 @@ def gain_epochs_plot(epochs: Sequence[int], gains: Mapping[str, Sequence[tuple[f
 
 
 def tau_epochs_plot(epochs: Sequence[int], taus: Mapping[str, Sequence[tuple[float | None, Any]]],
-                    floors: Mapping[str, float], path: Path, cells: int | None = None) -> Path:
+                    floors: Mapping[str, float], path: Path, cells: Sequence[int] = ()) -> Path:
     """Each series (``name`` -> per budget ``(tau, CI)``) against the epochs; ``floors`` are
-    horizontal seed-noise levels (``name`` -> tau); ``cells`` is named in the title."""
+    horizontal seed-noise levels (``name`` -> tau); the cell counts ``cells`` of the points are named in the title."""
     fig = Figure(figsize=(6.4, 4.0))
     ax = fig.add_subplot()
     for i, (name, rows) in enumerate(taus.items()):

@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -214,6 +215,31 @@ def test_missing_ray_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
     with pytest.raises(ConfigError, match=r"pip install 'nasrescale\[ray\]'"):
         import_ray()
+
+
+def test_starting_ray_keeps_the_callers_sigterm_handler(monkeypatch):
+    """ray.init sets a SIGTERM handler that calls sys.exit; the caller's (a slice's, which writes
+    its record first) is put back. A fake ray whose init does what Ray's does."""
+    import signal
+    import types
+
+    from nasrescale.executors.ray_exec import _restore_env, start_local_ray
+
+    def rays_handler(signum, frame):
+        raise SystemExit(signum)
+
+    fake = types.SimpleNamespace(init=lambda **_: signal.signal(signal.SIGTERM, rays_handler))
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    mine = lambda signum, frame: None  # noqa: E731
+    before = signal.signal(signal.SIGTERM, mine)
+    temp = Path(tempfile.mkdtemp(prefix="nrsig"))  # short: Ray's socket paths go under it
+    try:
+        saved = start_local_ray(temp, num_cpus=1)
+        assert signal.getsignal(signal.SIGTERM) is mine
+        _restore_env(saved)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

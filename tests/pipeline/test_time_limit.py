@@ -13,7 +13,7 @@ from unittest import mock
 import pytest
 
 from nasrescale.cli.main import main
-from nasrescale.pipeline.slices import INTERRUPTED, run_slice, spread_order, visit_cells, visit_records
+from nasrescale.pipeline.slices import INTERRUPTED, TERMINATED, run_slice, spread_order, visit_cells, visit_records
 from nasrescale.pipeline.signals import Terminated
 from nasrescale.pipeline.spec import load_pipeline
 
@@ -70,23 +70,34 @@ def test_an_interrupted_slice_is_still_recorded_and_the_next_one_continues(tmp_p
 
 def test_sigterm_ends_a_slice_as_ctrl_c_does_with_its_record_and_exit_143(tmp_path, capsys):
     """SIGTERM (kill, scancel, a SLURM time limit; here sent at the end of the first chunk) ends
-    the slice as Ctrl-C does: its record is written, the command exits 143, and the handler the
-    process had before is back afterwards."""
+    the slice as Ctrl-C does: its record is written, saying SIGTERM stopped it, the command exits
+    143, and the handler the process had before is back afterwards, after an ordinary slice too."""
     path = tmp_path / "tiny.toml"
     path.write_text(tiny_pipeline("sliced", archs=ARCHS))
     pipeline, results = load_pipeline(path), tmp_path / "res"
-    before = signal.getsignal(signal.SIGTERM)
+    mine = []  # a handler of the caller's, so a SIGTERM that misses the slice's does not end pytest
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: mine.append(signum))
 
     def terminate():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)  # the handler raises within this sleep
 
-    with pytest.raises(Terminated):
-        run_slice(pipeline, results, max_cells=2, deadline_s=3600, progress=False, log=lambda _: None,
-                  after_chunk=terminate)
-    assert signal.getsignal(signal.SIGTERM) is before
-    (record,) = visit_records(results / "sliced" / "store.sqlite")
-    assert record["stopped"] == INTERRUPTED and "SIGTERM" in INTERRUPTED and record["jobs_run"] == 2
+    try:
+        with pytest.raises(Terminated):
+            run_slice(pipeline, results, max_cells=2, deadline_s=3600, progress=False, log=lambda _: None,
+                      after_chunk=terminate)
+        assert signal.getsignal(signal.SIGTERM) is not None and not mine
+        (record,) = visit_records(results / "sliced" / "store.sqlite")
+        assert record["stopped"] == TERMINATED != INTERRUPTED and record["jobs_run"] == 2
+        os.kill(os.getpid(), signal.SIGTERM)  # the caller's handler is back: it sees this one
+        time.sleep(0.1)
+        assert mine == [signal.SIGTERM]
+        run_slice(pipeline, results, max_cells=1, deadline_s=3600, progress=False, log=lambda _: None)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.1)
+        assert mine == [signal.SIGTERM] * 2 and len(visit_records(results / "sliced" / "store.sqlite")) == 2
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
     def killed(*_, **__):
         raise Terminated("signal 15 (SIGTERM)")

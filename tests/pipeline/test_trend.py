@@ -215,7 +215,11 @@ def check_few_cells_give_no_ci(run_dir: Path, report: dict) -> None:
     pair_rows = [line for line in text.splitlines() if line.startswith("| 1 | rescaled vs default")
                  or line.startswith("| 2 | rescaled vs default")]
     assert len(pair_rows) == 2 and not any("[" in line for line in pair_rows)
-    assert "A row on fewer than 10 cells gives its figures without a CI" in text
+    assert "A row on fewer than 10 cells gives its figures without a CI:" in text  # under the protocols table
+    assert "A row on fewer than 10 cells gives its figures without a CI, and a top-K% tau" in text  # the pairs
     (change,) = [line for line in text.splitlines() if line.startswith("- Against the budget")]
-    assert "so far" in change and "(paired over 3 cells: fewer than 10, too few for a verdict)" in change and "CI tells" not in change
+    assert "so far" in change and "(paired over 3 cells: fewer than 10, too few for a verdict)" in change
+    assert "CI tells" not in change and "holds no change" not in change
+    protocol_rows = [line for line in text.split("## B against A")[0].splitlines() if line.startswith(("| 1 | ", "| 2 | "))]
+    assert len(protocol_rows) == 4 and all("[" not in line and "| 3 |" in line for line in protocol_rows)  # n = 3
     assert any(r["kendall_tau_ci"] is not None for r in report["vs_reference"])
