@@ -35,6 +35,7 @@ STEPS = ("env", "bench", "reeval")
 #: seconds a step would like, and what it is kept when a step before it runs (a dry run keeps 20 s)
 WANT, KEEP = {"env": 150.0, "bench": 330.0}, {"env": 60.0, "bench": 240.0, "reeval": 240.0}
 POLL_S = 30.0  # how often a running step's output is echoed and the re-evaluation's store copied out
+GRACE_S = 20.0  # after SIGTERM at the end of a share, before SIGKILL: a slice writes its record in it
 DRY_NAME = "gpu_slices_dryrun"
 DRY_REEVAL = [f"pipeline.name={DRY_NAME}", "data.name=cifar10-subset", "data.path=", "archs.count=4",
               "budget.width=4", "budget.cells=1", "budget.epochs=1", "budget.train_subset=256",
@@ -66,7 +67,8 @@ def _utc() -> str:
 
 def run_logged(cmd: list[str], log: Path, end: float, tick: Callable[[], None] = lambda: None) -> str:
     """Run ``cmd`` in the checkout, its output appended to ``log`` and echoed, ``tick`` called every
-    ``POLL_S``; its process group (workers included) is killed at ``end`` (monotonic). Its status."""
+    ``POLL_S``; at ``end`` (monotonic) its process group (workers included) gets SIGTERM (a slice
+    then writes its record) and, ``GRACE_S`` later, SIGKILL. Its status."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a", encoding="utf-8") as out, open(log, encoding="utf-8", errors="replace") as echo:
         out.write(f"$ {shlex.join(cmd)}\n")
@@ -79,12 +81,25 @@ def run_logged(cmd: list[str], log: Path, end: float, tick: Callable[[], None] =
                 status = "ok" if code == 0 else f"exit {code}"
             except subprocess.TimeoutExpired:
                 if time.monotonic() >= end:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    status = f"killed at the end of its share (exit {proc.wait()})"
+                    status = f"killed at the end of its share (exit {_stop(proc)})"
             print(echo.read(), end="", flush=True)
             tick()
         out.write(f"# {status}\n")
     return status
+
+
+def _stop(proc: subprocess.Popen) -> int:
+    """SIGTERM to ``proc``'s process group, then SIGKILL to what is left after ``GRACE_S``; its exit code."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group's workers too, had the leader already ended
+    except ProcessLookupError:
+        pass
+    return proc.wait()
 
 
 def step_env(args: argparse.Namespace, out: Path, end: float, record: dict[str, Any]) -> str:

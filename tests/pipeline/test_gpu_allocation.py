@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -229,3 +230,22 @@ def test_a_benchmark_whose_time_budget_skips_one_precisions_accuracy_still_ends_
     assert "parity" in accuracy["(b) engine, 1 run bf16"]
     table = bench.table(extra)
     assert table["skipped"] == ["accuracy (b) engine, 1 run fp32"] and len(table["rows"]) == 3
+
+
+def test_a_step_past_its_share_gets_sigterm_first_then_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the end of its share a step's process group gets SIGTERM, so a slice writes its record
+    (here: a child that writes a file on SIGTERM), then SIGKILL after the grace (a child that
+    ignores SIGTERM still ends)."""
+    tool = _module()
+    monkeypatch.setattr(tool, "POLL_S", 0.2)
+    monkeypatch.setattr(tool, "GRACE_S", 5.0)
+    mark = tmp_path / "record"
+    polite = ("import pathlib, signal, sys, time\n"
+              "def stop(*_):\n    pathlib.Path(sys.argv[1]).write_text('recorded'); sys.exit(143)\n"
+              "signal.signal(signal.SIGTERM, stop)\nprint('started', flush=True)\ntime.sleep(60)\n")
+    status = tool.run_logged([sys.executable, "-c", polite, str(mark)], tmp_path / "a.log", time.monotonic() + 1.5)
+    assert status == "killed at the end of its share (exit 143)" and mark.read_text() == "recorded"
+    stubborn = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n"
+    began = time.monotonic()
+    status = tool.run_logged([sys.executable, "-c", stubborn], tmp_path / "b.log", time.monotonic() + 1.5)
+    assert status == f"killed at the end of its share (exit {-signal.SIGKILL})" and time.monotonic() - began < 30
