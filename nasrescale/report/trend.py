@@ -69,16 +69,23 @@ def _top(tau: Any, n: Any) -> str:
 
 def _few_note(rows: list[dict[str, Any]], top: bool = False) -> list[str]:
     """The line under a table whose rows compare fewer than :data:`MIN_TOPK_ROWS` cells (or,
-    with ``top``, whose top-K% subsets hold fewer)."""
+    with ``top``, whose top-K% subsets hold fewer).
+
+    >>> _few_note([{"n": 12, "topk_kendall_tau": 0.5, "topk_n": 6}], top=True)[0]
+    'A top-K% tau of fewer than 10 cells is not shown: a tau over so few cells says little (report.json keeps every figure).'
+    >>> _few_note([{"n": 12}])
+    []
+    """
     small = any(0 < (r.get("n") or 0) < MIN_TOPK_ROWS for r in rows)
     small_top = top and any(r.get("topk_kendall_tau") is not None and (r.get("topk_n") or 0) < MIN_TOPK_ROWS
                             for r in rows)
-    if not (small or small_top):
+    said = ([f"a row on fewer than {MIN_TOPK_ROWS} cells gives its figures without a CI"] if small else []) \
+        + ([f"a top-K% tau of fewer than {MIN_TOPK_ROWS} cells is not shown"] if small_top else [])
+    if not said:
         return []
-    return [f"A row on fewer than {MIN_TOPK_ROWS} cells gives its figures without a CI"
-            + (f", and a top-K% tau of fewer than {MIN_TOPK_ROWS} cells is not shown" if top else "")
-            + f": a bootstrap{' or a tau' if top else ''} over so few cells says little (report.json keeps every "
-            "figure).", ""]
+    why = " or ".join(w for w, on in (("a bootstrap", small), ("a tau", small_top)) if on)
+    text = ", and ".join(said)
+    return [f"{text[0].upper()}{text[1:]}: {why} over so few cells says little (report.json keeps every figure).", ""]
 
 
 def _mean_accuracy(run: TrendSummary, label: str, epochs: int) -> float | None:

@@ -36,7 +36,7 @@ def _epochs_axis(ax: Any, epochs: Sequence[int], ylabel: str, empty: str) -> Non
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # off the points
     else:
         ax.text(0.5, 0.5, empty, transform=ax.transAxes, ha="center", va="center", color="grey")
 
