@@ -49,6 +49,10 @@ little: the sentence gives the figures so far, with neither CIs nor a verdict:
 True
 >>> "4 cells: fewer than 10, too few for a verdict" in text, "consistent" in text, "rose" in text, "[-" in text
 (True, False, False, False)
+>>> mixed = [few[0], {**few[1], "n": 3}]  # the budgets measured on different cells
+>>> "(change +1.20; on 4 and 3 cells: not the same cells)" in trend_claim("trend", {"pairs": mixed,
+...     "gain_changes": [{**up[0], "n": 3}], "cells": 24, "compared": 3}, 0.44)
+True
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 from .verdicts import cells_text
 
-__all__ = ["cells_note", "linked_trends", "trend_claim"]
+__all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim"]
 
 
 def linked_trends(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
@@ -117,17 +121,27 @@ def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[
             f"and the gain {moved}")
 
 
+def cells_clause(first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
+    """That two budgets were measured on different numbers of cells; empty on the same count.
+
+    >>> cells_clause({"n": 24}, {"n": 10}), cells_clause({"n": 24}, {"n": 24})
+    ('on 24 and 10 cells: not the same cells', '')
+    """
+    if first.get("n") == last.get("n"):
+        return ""
+    return f"on {first.get('n')} and {last.get('n')} cells: not the same cells"
+
+
 def cells_note(first: Mapping[str, Any], last: Mapping[str, Any]) -> str:
-    """A clause for two budgets measured on different numbers of cells; empty on the same count.
+    """:func:`cells_clause` in parentheses after a space; empty on the same count.
 
     >>> cells_note({"n": 24}, {"n": 10})
     ' (on 24 and 10 cells: not the same cells)'
     >>> cells_note({"n": 24}, {"n": 24})
     ''
     """
-    if first.get("n") == last.get("n"):
-        return ""
-    return f" (on {first.get('n')} and {last.get('n')} cells: not the same cells)"
+    clause = cells_clause(first, last)
+    return f" ({clause})" if clause else ""
 
 
 def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[str, Any] | None) -> str:
@@ -148,8 +162,7 @@ def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: M
 def _so_far(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[str, Any] | None) -> str:
     """The gain of ``b`` over A at two budgets and its paired change, figures alone (no CI, no verdict)."""
     delta = change.get("change") if change else None
-    notes = ([] if delta is None else [f"change {delta:+.2f}"]) + ([cells_note(first, last)[2:-1]]
-                                                                   if cells_note(first, last) else [])
+    notes = [note for note in ("" if delta is None else f"change {delta:+.2f}", cells_clause(first, last)) if note]
     return (f"the gain of {b} over {first['a']} so far went from {first['gain']:+.2f} at {first['epochs']} epochs to "
             f"{last['gain']:+.2f} at {last['epochs']} epochs" + (f" ({'; '.join(notes)})" if notes else ""))
 
