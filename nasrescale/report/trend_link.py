@@ -18,8 +18,12 @@ CI at the largest budget. Nothing is extrapolated past the largest measured budg
 >>> text = trend_claim("trend", {"pairs": rows, "gain_changes": up, "cells": 24}, 0.44)
 >>> "rose from -1.00 [-1.50, -0.50] at 6 epochs to +0.20 [-0.30, +0.60] at 24 epochs (change +1.20" in text
 True
->>> "consistent with the paper's +0.44" in text, "not consistent" in text
-(True, False)
+>>> "consistent with the paper's +0.44" in text, "but also with no gain" in text, "not consistent" in text
+(True, True, False)
+>>> above = [rows[0], {**rows[1], "gain": 0.5, "gain_ci": [0.1, 0.9]}]
+>>> "inside the CI at 24 epochs, which excludes no gain" in trend_claim(
+...     "trend", {"pairs": above, "gain_changes": up, "cells": 24}, 0.44)
+True
 >>> falling = [{**rows[0], "gain": -0.5, "gain_ci": [-0.8, -0.2]}, {**rows[1], "gain": -2.0, "gain_ci": [-2.6, -1.4]}]
 >>> down = [{**up[0], "change": -1.5, "change_ci": [-2.1, -0.9]}]
 >>> text = trend_claim("trend", {"pairs": falling, "gain_changes": down, "cells": 24}, 0.44)
@@ -112,8 +116,12 @@ def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[
     toward = _moved(change) != 0 and (paper - first["gain"]) * _moved(change) > 0
     moved = "moved toward it beyond its CI" if toward else "did not move toward it beyond its CI"
     head = f"the paper's +{paper:.2f} (\"till converge\")"
+    if inside and low <= 0:
+        return (f"consistent with {head} but also with no gain: both lie inside the CI at {last['epochs']} "
+                f"epochs, and the gain {moved}")
     if inside:
-        return f"consistent with {head}: it is inside the CI at {last['epochs']} epochs, and the gain {moved}"
+        return (f"consistent with {head}: it is inside the CI at {last['epochs']} epochs, which excludes no "
+                f"gain, and the gain {moved}")
     if toward:
         return (f"not yet consistent with {head}: it is outside the CI at {last['epochs']} epochs, "
                 f"though the gain {moved}")
