@@ -1,0 +1,170 @@
+"""A slice's record: what it did (:class:`SliceSummary`), where the store stands after it, and
+its entry in the store's meta (``visit:<n>``), which the next slice's pacer and the reports read.
+
+>>> import tempfile
+>>> from nasrescale.store.write import Store
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     store = Store(Path(tmp) / "store.sqlite")
+...     done = SliceSummary(Path(tmp), jobs_run=7, job_s=83.0, stopped="slice finished")
+...     record_visit(store, done, {"device": "cpu (x86_64)"})
+...     record_visit(store, SliceSummary(Path(tmp), jobs_run=0, stopped="interrupted"), {"device": "cpu (x86_64)"})
+...     store.close()
+...     [(v["jobs_run"], v["stopped"]) for v in visit_records(Path(tmp) / "store.sqlite")]
+[(7, 'slice finished'), (0, 'interrupted')]
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     store = Store(Path(tmp) / "store.sqlite")
+...     record_visit(store, SliceSummary(Path(tmp), job_s=83.0), {"device": "cpu (x86_64)"})
+...     record_visit(store, SliceSummary(Path(tmp)), {"device": "cpu (x86_64)"})  # timed no chunk
+...     prior_per_job(store, "cpu (x86_64)"), prior_per_job(store, "cuda (NVIDIA H100)")
+...     store.close()
+(83.0, None)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..jobs.records import provenance, resolve_device
+from ..store.job_status import FINAL, Status
+from ..store.write import Store
+from .spec import Pipeline
+
+__all__ = ["SliceSummary", "copy_store", "device_text", "prior_per_job", "record_visit", "tally", "visit_records"]
+
+
+@dataclass
+class SliceSummary:
+    """What one slice did: cells and jobs run now, what is finished overall, and the times."""
+
+    run_dir: Path
+    cells_run: list[str] = field(default_factory=list)
+    jobs_run: int = 0
+    stage_jobs_run: int = 0
+    jobs_done: int = 0
+    jobs_total: int = 0
+    cells_done: int = 0
+    cells_total: int = 0
+    wall_s: float = 0.0
+    stopped: str = ""
+    failed: int = 0
+    job_s: float | None = None  # the slowest chunk's seconds per job trained (the next slice's first estimate)
+    waiting: list[str] = field(default_factory=list)  # protocols whose LR search or tuning has not chosen yet
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready (the run folder as a string)."""
+        out = dict(self.__dict__)
+        out["run_dir"] = str(self.run_dir)
+        return out
+
+
+def prior_per_job(store: Store, device: str) -> float | None:
+    """The seconds a job of the slowest chunk of the last slice on ``device`` that timed one
+    (its record's ``job_s``), or ``None`` if none did."""
+    for visit in reversed(visit_records(store.path, store)):
+        if visit.get("device") == device and visit.get("job_s"):
+            return float(visit["job_s"])
+    return None
+
+
+def tally(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float, *,
+            resolved: bool) -> None:
+    """Where the store stands after the slice: finished and failed jobs and cells of the pipeline
+    (``resolved``: its search and tuning chose their LRs; else only the other protocols' jobs
+    are known: a tuned protocol's anchor LR is not its LR, so its jobs are not counted as done)."""
+    rows = {r["key"]: r["status"] for r in store.rows()}
+    if resolved:
+        jobs = pipeline.jobs(archs)
+        summary.jobs_total = len(jobs)
+    else:  # some LRs are not chosen yet (a slice stopped in a search or tuning): count the jobs of
+        chosen = _chosen_lrs(store, pipeline)  # the protocols whose LR is known (fixed, or chosen earlier)
+        known = [e for e in pipeline.with_base_lrs(chosen).protocols if e.label in chosen or not (e.search or e.tune)]
+        summary.waiting = [e.label for e in pipeline.protocols if (e.search or e.tune) and e.label not in chosen]
+        jobs = pipeline.kind.plan(dataclasses.replace(pipeline, protocols=tuple(known)), archs)[0] if known else []
+        probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search})  # stand-in LRs
+        summary.jobs_total = len(pipeline.kind.plan(probe, archs)[0])
+    keys = {j.key() for j in jobs}
+    summary.jobs_done = sum(rows.get(k) in FINAL for k in keys)
+    summary.failed = sum(status == Status.FAILED for status in rows.values())
+    by_arch: dict[str, list[str]] = {}
+    for j in jobs:
+        by_arch.setdefault(j.arch, []).append(j.key())
+    unresolved = summary.jobs_total > len(jobs)  # a protocol without jobs yet leaves every cell unfinished
+    summary.cells_done = 0 if unresolved else sum(all(rows.get(k) in FINAL for k in ks) for ks in by_arch.values())
+    summary.wall_s = round(time.monotonic() - start, 1)
+
+
+def _chosen_lrs(store: Store, pipeline: Pipeline) -> dict[str, float]:
+    """label -> LR of each searched or tuned protocol whose stage already chose for this pipeline:
+    a search's choice (meta ``lr_search:<label>``, the shared search's for every searched
+    protocol), a tuning's (meta ``tuning:<label>``) only when it tuned around the anchor the
+    protocol has now (its fixed LR, or the search's choice: a search rerun under changed
+    analysis settings may have moved it). The others are left out."""
+    meta = store.meta()
+
+    def stored(key: str) -> dict[str, Any]:
+        try:
+            doc = json.loads(meta[key]) if key in meta else {}
+        except json.JSONDecodeError:
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    out = {}
+    for e in pipeline.protocols:
+        anchor = stored(f"lr_search:{pipeline.lr_search.protocol or e.label}").get("chosen_lr") if e.search \
+            else e.protocol.lr
+        tuning = stored(f"tuning:{e.label}")
+        if e.tune and anchor is not None and tuning.get("anchor_lr") == anchor and tuning.get("lr") is not None:
+            out[e.label] = float(tuning["lr"])
+        elif e.search and not e.tune and anchor is not None:
+            out[e.label] = float(anchor)
+    return out
+
+
+def device_text(device: str) -> str:
+    """The executor's device as a slice record names it, e.g. ``cpu (x86_64)`` or ``cuda (NVIDIA H100)``."""
+    resolved = resolve_device(device)
+    return f"{resolved} ({provenance(resolved)['device_name']})"
+
+
+def record_visit(store: Store, summary: SliceSummary, visit: dict[str, Any]) -> None:
+    """Store meta ``visit:<n>`` (n = 1 + the slices recorded so far)."""
+    n = 1 + sum(1 for _ in visit_records(store.path, store))
+    facts = {**visit, **summary.to_json(), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    facts.pop("run_dir", None)
+    store.set_meta(f"visit:{n:03d}", json.dumps(facts))
+
+
+def visit_records(path: str | Path, store: Store | None = None) -> list[dict[str, Any]]:
+    """The ``visit:<n>`` records of a store file, in order (empty if it has none)."""
+    own = store is None
+    store = store or Store(path, readonly=True)
+    try:
+        meta = store.meta()
+    finally:
+        if own:
+            store.close()
+    return [json.loads(meta[k]) for k in sorted(meta) if k.startswith("visit:")]
+
+
+def copy_store(src: str | Path, dst: str | Path) -> Path:
+    """A consistent one-file copy of a (WAL) store: SQLite's online backup, no ``-wal`` beside it."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    source = sqlite3.connect(f"file:{Path(src).resolve()}?mode=ro", uri=True)
+    target = sqlite3.connect(tmp)
+    try:
+        source.backup(target)
+        target.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        target.close()
+        source.close()
+    tmp.replace(dst)
+    return dst
