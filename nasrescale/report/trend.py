@@ -182,13 +182,17 @@ class Pairs:
         return Computed([pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs])
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
+        own = any(v is not None for r in computed.numbers for v in r["seed_noise"].values())
         rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], _ci(r, 'gain_ci'), 2),
                  _est(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), _top(r["topk_kendall_tau"], r["topk_n"]),
-                 f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] for r in computed.numbers]
+                 *([f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] if own else [])]
+                for r in computed.numbers]
+        single = [] if own else ["One seed a run: the trend measures no seed noise of its own; the seed-noise floor "
+                                 "(below, where `trend.noise` names a store) gives tau(A, B) its scale.", ""]
         return ["## B against A, per budget", "",
                 *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
-                           f"tau top {run.top_percent}%", "seed-noise tau A / B"], rows), "",
-                *_few_note(computed.numbers, top=True)]
+                           f"tau top {run.top_percent}%", *(["seed-noise tau A / B"] if own else [])], rows), "",
+                *_few_note(computed.numbers, top=True), *single]
 
 
 class GainChanges:

@@ -204,6 +204,7 @@ def check_report(run_dir: Path, stored: list[tuple]) -> None:
     assert set(report["noise_floor"]["protocols"]) == {"default", "rescaled"}
     text = (run_dir / "report.md").read_text()
     assert "## B against A, per budget" in text and "from 1 to 2 epochs the gain goes from" in text
+    assert "- / -" not in text and "One seed a run: the trend measures no seed noise of its own" in text  # seeds = [0]
     for figure in ("trend_gain.png", "trend_tau.png"):
         assert figure in text and (run_dir / figure).stat().st_size > 0
 
