@@ -116,7 +116,7 @@ def _verdict(first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[
     toward = _moved(change) != 0 and (paper - first["gain"]) * _moved(change) > 0
     moved = "moved toward it beyond its CI" if toward else "did not move toward it beyond its CI"
     head = f"the paper's +{paper:.2f} (\"till converge\")"
-    if inside and low <= 0:
+    if inside and low <= 0 <= high:
         return (f"consistent with {head} but also with no gain: both lie inside the CI at {last['epochs']} "
                 f"epochs, and the gain {moved}")
     if inside:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import types
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,8 @@ from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.report.verdicts import PAPER_GAIN
 from nasrescale.report.kinds import write_run_report
 from nasrescale.report.report import write_report
+from nasrescale.report.section import Computed
+from nasrescale.report.trend import Pairs
 from nasrescale.store.read import dataset_name, read_store
 from nasrescale.ranking.rank import kendall_tau, spearman
 from nasrescale.space.benchmark import benchmark_accuracies
@@ -223,3 +226,16 @@ def check_few_cells_give_no_ci(run_dir: Path, report: dict) -> None:
     protocol_rows = [line for line in text.split("## B against A")[0].splitlines() if line.startswith(("| 1 | ", "| 2 | "))]
     assert len(protocol_rows) == 4 and all("[" not in line and "| 3 |" in line for line in protocol_rows)  # n = 3
     assert any(r["kendall_tau_ci"] is not None for r in report["vs_reference"])
+
+
+def test_the_own_seed_noise_column_shows_only_with_several_seeds():
+    """A trend with several seeds gives each budget's own seed-vs-seed tau of A and B; with one
+    seed the column would be empty, so a line points at the floor instead."""
+    row = {"a": "default", "b": "principled", "epochs": 6, "n": 12, "gain": 0.1, "gain_ci": [-0.1, 0.3],
+           "kendall_tau": 0.5, "kendall_tau_ci": [0.3, 0.7], "topk_kendall_tau": None, "topk_n": 0}
+    run = types.SimpleNamespace(top_percent=50)
+    seeds = "\n".join(Pairs().render(run, Computed([{**row, "seed_noise": {"a": 0.8, "b": 0.7}}])))
+    one = "\n".join(Pairs().render(run, Computed([{**row, "seed_noise": {"a": None, "b": None}}])))
+    assert "seed-noise tau A / B" in seeds and "| 0.800 / 0.700 |" in seeds and "One seed a run" not in seeds
+    assert "seed-noise tau A / B" not in one and "/" not in one.split("One seed a run")[0].split("## B against A")[1]
+    assert "One seed a run: the trend measures no seed noise of its own" in one
