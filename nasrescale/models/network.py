@@ -1,10 +1,10 @@
 """Networks around a cell, and :func:`build_model`, which picks one by the family's macro.
 
 A family file's ``[macro]`` table names the network skeleton (``kind``) and its settings
-(``width``, and for NB201 ``cells``). Each skeleton registers itself with
+(``width``, and for NB201 ``cells``; ``norm``, every skeleton's: :mod:`.norms`). Each skeleton registers itself with
 :func:`register_macro`, declaring the settings it accepts; :func:`build_model` checks the
 table against them, applies the caller's overrides and calls the skeleton's factory.
-Settings are positive integers.
+Size settings are positive integers.
 
 >>> from nasrescale.space.registry import get_family
 >>> net = build_model("3_33_333", get_family("nb201"), width=4, cells=1)
@@ -28,6 +28,7 @@ from ..errors import ConfigError
 from ..space.encodings import as_graph
 from ..space.families import CellFamily
 from .cell import Cell
+from .norms import apply_norm, family_norm
 from .scaling_map import ParamScale, build_scaling_map
 
 __all__ = ["CellNetwork", "MacroFactory", "Macro", "MACROS", "register_macro", "macro_kinds", "macro_settings",
@@ -135,10 +136,11 @@ def _settings(family: CellFamily, overrides: Mapping[str, int | None]) -> tuple[
     source = str(family.source) if family.source is not None else f"family {family.name!r}"
     table = dict(family.macro)
     kind = table.pop("kind", None)
+    table.pop("norm", None)  # every skeleton's (nasrescale.models.norms), applied by build_model
     if kind is None:
         raise ConfigError(f"{source}: macro.kind: missing; set it to one of: {', '.join(MACROS)}")
     macro = MACROS.get(kind, f"{source}: macro.kind")
-    allowed = ", ".join(("kind",) + macro.keys)
+    allowed = ", ".join(("kind", "norm") + macro.keys)
     for key in table:
         if key not in macro.keys:
             raise ConfigError(f"{source}: macro.{key}: unknown key; allowed: {allowed}")
@@ -211,4 +213,6 @@ def build_model(
     if not (isinstance(in_shape, (tuple, list)) and len(in_shape) == 3):
         raise ConfigError(f"in_shape: expected (channels, height, width), got {in_shape!r}")
     shape = tuple(_positive_int(s, "in_shape", "give (channels, height, width)") for s in in_shape)
-    return macro.factory(graph, family, num_classes=num_classes, in_shape=shape, prune=prune, **settings)
+    norm = family_norm(family)
+    model = macro.factory(graph, family, num_classes=num_classes, in_shape=shape, prune=prune, **settings)
+    return apply_norm(model, norm)

@@ -53,6 +53,7 @@ from ..errors import ConfigError, NasRescaleError
 from ..executors.base import ExecutorSettings
 from ..jobs.job import DataSpec, TrainJob
 from ..lrsearch.search import LrSearchSettings
+from ..models.norms import with_norm
 from ..lrsearch.validation import ValidationSettings, extend_plan, validation_plan
 from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
@@ -113,6 +114,10 @@ class Pipeline:
 
     @functools.cached_property
     def _family(self) -> CellFamily:
+        family = self._named_family()
+        return family if self.budget.norm is None else with_norm(family, self.budget.norm)
+
+    def _named_family(self) -> CellFamily:
         if not self.pipeline.family_file:
             return resolve_family(self.pipeline.family or "nb201")
         path = self._relative(self.pipeline.family_file)

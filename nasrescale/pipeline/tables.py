@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..config import KEEP_NONE, check_seeds
 from ..errors import ConfigError
+from ..models.norms import check_norm
 from ..space.selection import check_selection
 
 __all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "TuningSettings"]
@@ -97,7 +98,9 @@ class ArchSettings:
 
 @dataclass(frozen=True)
 class Budget:
-    """``[budget]``: overrides of every protocol (epochs, batch size) and the model/data size."""
+    """``[budget]``: overrides of every protocol (epochs, batch size) and the model/data size;
+    ``norm`` the network's normalization (:mod:`nasrescale.models.norms`: ``batch``, the
+    skeleton's own, or ``none``, every BatchNorm removed)."""
 
     epochs: int | None = None
     batch_size: int | None = None
@@ -106,12 +109,15 @@ class Budget:
     train_subset: int | None = None
     test_subset: int | None = None
     resolution: int | None = None
+    norm: str | None = field(default=None, metadata=KEEP_NONE)  # "none" is a norm, not an absent key
 
     def __post_init__(self) -> None:
         for key in ("epochs", "batch_size", "width", "cells", "train_subset", "test_subset", "resolution"):
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ConfigError(f"budget.{key}: must be a positive integer, got {value}")
+        if self.norm is not None:
+            check_norm(self.norm, "budget.norm")
 
 
 @dataclass(frozen=True)
