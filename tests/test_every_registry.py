@@ -32,6 +32,7 @@ from nasrescale.executors.registry import EXECUTORS, get_executor
 from nasrescale.jobs.job import TrainJob
 from nasrescale.models.builders import BUILDERS, build_op
 from nasrescale.models.network import MACROS, build_model
+from nasrescale.models.norms import NORMS, with_norm
 from nasrescale.pipeline.kinds import KINDS
 from nasrescale.report.kinds import REPORTS
 from nasrescale.pipeline.spec import load_pipeline
@@ -92,6 +93,8 @@ def _selection(name: str, tmp_path: Path) -> None:
 _TINY_OF_KIND = {
     "calibration": TINY.replace('[protocols.rescaled]\nprotocol = "rescaled"\nbase_lr = 0.3\n', "")
     + "[budgets.small]\nepochs = 1\n",  # one protocol, one candidate budget
+    "landscape": TINY.replace('[protocols.rescaled]\nprotocol = "rescaled"\nbase_lr = 0.3\n', "")
+    + "[landscape]\nlr_min = 0.1\nlr_max = 0.4\n",  # one protocol, a 5-point grid
 }
 
 
@@ -156,6 +159,13 @@ def _macro(name: str, tmp_path: Path) -> None:
     _family(users[0], tmp_path)
 
 
+def _norm(name: str, tmp_path: Path) -> None:
+    """Every shipped family's networks build and run under the normalization."""
+    for family in FAMILIES.values():
+        model = build_model(family.base, with_norm(family, name), _Data.num_classes, in_shape=IMAGE, **_size(family))
+        _runs(model)
+
+
 def _uniform_archs(family: CellFamily) -> list[str]:
     """For each op an architecture may name, the architecture with that op everywhere."""
     return [uniform_arch(family, op) for op in arch_ops(family)]
@@ -215,6 +225,7 @@ REGISTRIES: dict[str, tuple[Registry, Callable[[str, Path], None]]] = {
     "op kinds": (OP_KINDS, _op_kind),
     "model builders": (BUILDERS, _builder),
     "macro kinds": (MACROS, _macro),
+    "normalizations": (NORMS, _norm),
     "cell families": (FAMILIES, _family),
     "datasets": (DATASETS, _dataset),
     "cell structures": (STRUCTURES, _structure),

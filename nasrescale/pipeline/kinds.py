@@ -12,12 +12,16 @@ the same name in :data:`nasrescale.report.kinds.REPORTS`, read from the kind the
 * ``lr_validation`` -- each architecture's maximal LR grid-searched (the grid extended past an
   edge argmin, up to ``lr_search.extend`` rounds) and compared with the predicted one
   (:mod:`nasrescale.lrsearch.validation`); reported by its own summary and report.
+* ``landscape`` -- one protocol at every LR of a log grid x architectures x seeds, each cell's
+  grid extended past an edge best (:mod:`nasrescale.pipeline.landscape`); reported by
+  :mod:`nasrescale.report.landscape` (each cell's best LR against the path-depth rule, headroom
+  and the ranking each cell's own best LR gives).
 * ``trend`` -- a retrain's protocols x architectures x seeds at each of ``trend.epochs``
   (:mod:`nasrescale.pipeline.trend`), reusing finished runs of another store; reported by
   :mod:`nasrescale.report.trend` (each budget's comparison, and how it moves with the budget).
 
 >>> sorted(KINDS), get_kind("retrain").needs_base_lr, get_kind("lr_validation").needs_base_lr
-(['calibration', 'lr_validation', 'retrain', 'trend'], True, False)
+(['calibration', 'landscape', 'lr_validation', 'retrain', 'trend'], True, False)
 """
 
 from __future__ import annotations
@@ -33,10 +37,14 @@ from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
+from .landscape import extend_cells, landscape_plan
 from .trend import check_reuse, reusing, trend_plan, trend_trim
 from .protocols import ProtocolEntry, protocol_keys
 
-__all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "RunJobs"]
+__all__ = ["PipelineKind", "KINDS", "OWN_TABLES", "register_kind", "get_kind", "RunJobs"]
+
+#: pipeline tables that belong to one kind each (the kind lists them in ``tables``)
+OWN_TABLES = ("landscape",)
 
 #: a :class:`nasrescale.pipeline.spec.Pipeline` (spec.py imports this module, so not by name)
 Pipeline = Any
@@ -62,6 +70,12 @@ class PipelineKind:
             a trend first copies finished runs of the same jobs from its ``reuse`` store).
         check: ``(pipeline, run_dir) -> None``: what the kind needs beside its run folder (a
             trend's ``reuse`` store), checked before the store is created; raises ConfigError.
+        tables: the pipeline tables of this kind alone (:data:`OWN_TABLES`) that it reads: only
+            its pipelines may have them, and only its resolved pipeline holds them.
+        cells_done: ``(pipeline, archs, store, run_jobs) -> counts``: what a time-limited run
+            does once a chunk of cells finished (a landscape extends their grids); ``None``: nothing.
+        reuse_key: the ``table.key`` naming a store whose finished runs of the same jobs are
+            copied in instead of trained (with ``runs=reusing``, ``check=check_reuse``).
     """
 
     name: str
@@ -73,6 +87,9 @@ class PipelineKind:
     trim: Callable[[Pipeline, dict[str, Any]], None]
     runs: Callable[[Pipeline, Store, RunJobs], RunJobs] = lambda pipeline, store, run: run
     check: Callable[[Pipeline, Path], None] = lambda pipeline, run_dir: None
+    tables: tuple[str, ...] = ()
+    cells_done: Callable[[Pipeline, Sequence[str], Store, RunJobs], tuple[int, int, int]] | None = None
+    reuse_key: str | None = None
 
 
 #: the registered kinds, by name
@@ -169,4 +186,22 @@ register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, sl
 
 # -- trend --------------------------------------------------------------------------------
 register_kind(PipelineKind("trend", needs_base_lr=True, searches=True, slices=True, plan=trend_plan,
-                           after=_nothing_after, trim=trend_trim, runs=reusing, check=check_reuse))
+                           after=_nothing_after, trim=trend_trim, runs=reusing, check=check_reuse,
+                           reuse_key="trend.reuse"))
+
+
+# -- landscape ----------------------------------------------------------------------------
+def _landscape_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
+    for table in ("validation", "lr_search", "trend"):
+        resolved.pop(table)
+
+
+def _landscape_after(pipeline: Pipeline, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
+                     progress: bool) -> tuple[int, int, int]:
+    return extend_cells(pipeline, archs, store, run, progress)
+
+
+register_kind(PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan,
+                           after=_landscape_after, trim=_landscape_trim, runs=reusing, check=check_reuse,
+                           tables=("landscape",), reuse_key="landscape.reuse",
+                           cells_done=lambda pipeline, archs, store, run: extend_cells(pipeline, archs, store, run)))

@@ -176,7 +176,11 @@ def _evaluate(ctx: _Slice, pipeline: Pipeline, run: RunJobs, pace: Pace) -> None
 
     def run_chunk(chunk_jobs: list[TrainJob]) -> tuple[int, int, int]:
         out = run(chunk_jobs)
-        summary.cells_run += list(dict.fromkeys(j.arch for j in chunk_jobs))
+        cells = list(dict.fromkeys(j.arch for j in chunk_jobs))
+        if pipeline.kind.cells_done is not None:  # e.g. a landscape's extensions of these cells
+            more = pipeline.kind.cells_done(pipeline, cells, store, run)
+            out = (out[0] + more[0], out[1] + more[1], out[2] + more[2])
+        summary.cells_run += cells
         summary.jobs_run += out[2]
         if ctx.after_chunk is not None:
             ctx.after_chunk()

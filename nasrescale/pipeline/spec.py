@@ -62,7 +62,8 @@ from .calibration import Candidate, candidate_data, candidate_keys, candidates_t
 from .checks import check_distinct, check_stages, check_tuning_seeds
 from .files import pipeline_names, resolve_pipeline_path
 from .identity import ANALYSIS_ONLY, strip_keys
-from .kinds import PipelineKind, get_kind
+from .kinds import OWN_TABLES, PipelineKind, get_kind
+from .landscape import LandscapeSettings
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
 from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, TuningSettings
@@ -75,7 +76,7 @@ __all__ = ["TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings",
 
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
              "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings,
-             "tuning": TuningSettings, "trend": TrendSettings}
+             "tuning": TuningSettings, "trend": TrendSettings, "landscape": LandscapeSettings}
 
 #: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
 _TABLES = (*_SECTIONS, "protocols", "budgets")
@@ -96,6 +97,7 @@ class Pipeline:
     validation: ValidationSettings = ValidationSettings()
     tuning: TuningSettings = TuningSettings()
     trend: TrendSettings = TrendSettings()  # a trend's budgets (pipeline/trend.py)
+    landscape: LandscapeSettings = LandscapeSettings()  # a landscape's grid (pipeline/landscape.py)
     budgets: tuple[Candidate, ...] = ()  # a calibration's candidate budgets (pipeline/calibration.py)
 
     @property
@@ -190,7 +192,8 @@ class Pipeline:
 
     def resolved(self, archs: Sequence[str]) -> dict[str, Any]:
         """The whole resolved pipeline as JSON (saved with the run)."""
-        out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS}
+        out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS
+                               if name not in OWN_TABLES or name in self.kind.tables}
         self.kind.trim(self, out)
         if not self.needs_tuning():
             out.pop("tuning")
@@ -257,6 +260,10 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     if not isinstance(protocols, dict) or not protocols:
         raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
     kind = get_kind(sections["pipeline"].kind)
+    for table in OWN_TABLES:
+        if table in doc and table not in kind.tables:
+            raise ConfigError(f"{table}: this table belongs to kind = \"{table}\"; a {kind.name} pipeline has none "
+                              f"(set pipeline.kind = \"{table}\" or drop [{table}])")
     if "trend" in doc and kind.name != "trend":
         raise ConfigError(f"trend: the budgets of a trend belong to kind = \"trend\"; a {kind.name} pipeline has "
                           "one [budget] table (set pipeline.kind = \"trend\" or drop [trend])")

@@ -47,7 +47,8 @@ from ..store.write import Store
 from .execute import RunJobs, job_rows
 from .protocols import protocol_keys
 
-__all__ = ["TrendSettings", "trend_label", "trend_plan", "trend_trim", "reusing", "check_reuse", "REUSED_META"]
+__all__ = ["TrendSettings", "trend_label", "trend_plan", "trend_trim", "reusing", "check_reuse", "reuse_source",
+           "REUSED_META"]
 
 #: store meta: ``{"source": the reuse store, "runs": how many finished runs were copied}``
 REUSED_META = "reused"
@@ -117,27 +118,38 @@ def _source(pipeline: Any, store: Store) -> Path:
     return check_reuse(pipeline, store.path.parent)
 
 
+def reuse_source(pipeline: Any) -> tuple[str, str | None]:
+    """``(key, value)`` of the pipeline's reuse store: its kind's ``reuse_key`` (``trend.reuse``,
+    ``landscape.reuse``) and the store it names (``None``: train every job)."""
+    key = pipeline.kind.reuse_key or "trend.reuse"
+    table, name = key.split(".")
+    return key, getattr(getattr(pipeline, table), name)
+
+
 def check_reuse(pipeline: Any, run_dir: Path) -> Path:
-    """The store ``trend.reuse`` names, beside the trend's run folder ``run_dir``.
+    """The store the kind's reuse key (``trend.reuse``, ``landscape.reuse``) names, beside the
+    run folder ``run_dir``.
 
     Raises:
-        ConfigError: there is none (checked before the trend's own store is created).
+        ConfigError: there is none (checked before the run's own store is created).
     """
-    path = store_path(pipeline.trend.reuse, Path(run_dir).parent) if pipeline.trend.reuse is not None else None
+    key, name = reuse_source(pipeline)
+    path = store_path(name, Path(run_dir).parent) if name is not None else None
     if path is not None and not (path.is_file() or path.with_name(path.name + ".gz").is_file()):
-        raise ConfigError(f"trend.reuse: no store at {str(path)!r}; name a run under the results folder "
+        raise ConfigError(f"{key}: no store at {str(path)!r}; name a run under the results folder "
                           "(or its folder), or drop the key to train every job")
     return path  # type: ignore[return-value]
 
 
 def reusing(pipeline: Any, store: Store, run: RunJobs) -> RunJobs:
     """``run``, which first copies into ``store`` the finished runs (done or diverged) that the
-    ``trend.reuse`` store holds under the same keys; ``run`` itself without ``reuse``.
+    reuse store (:func:`reuse_source`) holds under the same keys; ``run`` itself without one.
 
     Raises:
         ConfigError: the reuse store does not exist (before any job is stored).
     """
-    if pipeline.trend.reuse is None:
+    name = reuse_source(pipeline)[1]
+    if name is None:
         return run
     source = Store(_source(pipeline, store), readonly=True)
     try:
@@ -152,7 +164,7 @@ def reusing(pipeline: Any, store: Store, run: RunJobs) -> RunJobs:
             copied = sum(_copy(store, finished[key]) for key in mine)
             if copied:
                 before = json.loads(store.get_meta(REUSED_META) or "{}").get("runs", 0)
-                store.set_meta(REUSED_META, json.dumps({"source": pipeline.trend.reuse, "runs": before + copied}))
+                store.set_meta(REUSED_META, json.dumps({"source": name, "runs": before + copied}))
         return run(jobs)
 
     return copy_then_run

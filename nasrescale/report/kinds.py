@@ -6,7 +6,7 @@
 own, :mod:`nasrescale.report.section`).
 
 >>> REPORTS.names()
-('retrain', 'lr_validation', 'calibration', 'trend')
+('retrain', 'lr_validation', 'calibration', 'trend', 'landscape')
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Callable
 from ..registry import Registry
 from ..store.read import StoreData, pipeline_value, read_store
 from .calibration import calibration_text, proxy_validity, write_calibration_report
+from .landscape.write import landscape_text, write_landscape_report
 from .lr_validation import summary_text, write_validation_report
 from .report import ranking_text, write_report
 from .trend import trend_text, write_trend_report
@@ -95,3 +96,5 @@ register_report(KindReport("calibration", calibration_text, lambda run_dir, n_bo
                            write_calibration_report(run_dir, n_boot=n_boot)))
 register_report(KindReport("trend", trend_text, lambda run_dir, n_boot, degenerate:
                            write_trend_report(run_dir, n_boot=n_boot)))
+register_report(KindReport("landscape", landscape_text, lambda run_dir, n_boot, degenerate:
+                           write_landscape_report(run_dir, n_boot=max(n_boot, 9999))))

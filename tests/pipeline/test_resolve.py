@@ -57,7 +57,7 @@ def test_the_family_is_read_once_per_pipeline(tmp_path, monkeypatch):
 def test_kinds_are_a_registry(tmp_path):
     path = tmp_path / "tiny.toml"
     path.write_text(TINY)
-    with pytest.raises(ConfigError, match=r"pipeline.kind: expected one of 'retrain', 'lr_validation', 'calibration', 'trend' "
+    with pytest.raises(ConfigError, match=r"pipeline.kind: expected one of 'retrain', 'lr_validation', 'calibration', 'trend', 'landscape' "
                                           r".*got 'bogus'"):
         load_pipeline(path, {"pipeline.kind": "bogus"})
     custom = kinds.register_kind(kinds.PipelineKind(

@@ -1,0 +1,128 @@
+"""The per-architecture LR landscape (``kind = "landscape"``): every cell at every LR of a log
+grid under one protocol, each cell's grid extended past an edge best (:mod:`nasrescale.lrsearch.landscape`).
+
+A landscape pipeline is a retrain pipeline with one protocol and a ``[landscape]`` table::
+
+    [pipeline]
+    name = "my_landscape"
+    kind = "landscape"
+    seeds = [0, 1]
+    reference = "nb201:cifar10"
+    [protocols.flat]
+    protocol = "nb201"
+    init = "in_degree_source"       # the grid LR replaces the protocol's LR (lr_rule = "fixed")
+    [landscape]
+    lr_min = 0.1                    # grid: 0.1 x 2^(k/2) up to lr_max
+    lr_max = 1.13
+    points_per_octave = 2
+    extend = 3                      # rounds of 2 more points past an edge best, per cell
+    strata = [0.5]                  # optional: every path-depth-scale stratum must hold a cell
+    reuse = "my_study"              # optional: copy finished runs of the same jobs from this store
+
+Every job is stored under the protocol's label; its LR tells the grid point. The plan (meta
+``landscape_plan``) records the grid and each cell's path-depth scale, so the report needs only
+the store. A time-limited run visits cells in spread order as a retrain does; each chunk's
+cells are extended before the next chunk starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+from typing import Any, Sequence
+
+from ..errors import ConfigError
+from ..jobs.job import TrainJob
+from ..lrsearch.landscape import LandscapeSettings, cell_grid
+from ..space.encodings import parse_arch
+from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
+from ..store.job_status import FINAL, Status
+from ..store.write import Store
+from .execute import RunJobs
+from .protocols import protocol_keys
+
+__all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "PLAN_META"]
+
+#: store meta holding the plan: settings, protocol label, seeds and each cell's topology figures
+PLAN_META = "landscape_plan"
+
+
+def _entry(pipeline: Any) -> Any:
+    if len(pipeline.protocols) != 1:
+        labels = ", ".join(e.label for e in pipeline.protocols)
+        raise ConfigError(f"protocols: a landscape trains one protocol at every grid LR; got {len(pipeline.protocols)} "
+                          f"({labels}): keep one [protocols.<label>] table (one landscape per protocol)")
+    return pipeline.protocols[0]
+
+
+def landscape_jobs(pipeline: Any, arch: str, ks: Sequence[int]) -> list[TrainJob]:
+    """The jobs of ``arch`` at grid indices ``ks`` x the pipeline's seeds."""
+    entry, settings, budget = _entry(pipeline), pipeline.landscape, pipeline.budget
+    with protocol_keys(entry.label):
+        return [TrainJob(arch, pipeline.family(), pipeline.data_spec(),
+                         dataclasses.replace(entry.protocol, lr=settings.lr(k), lr_rule="fixed"), seed,
+                         budget.width, budget.cells, entry.label)
+                for k in ks for seed in pipeline.pipeline.seeds]
+
+
+def _check_strata(settings: LandscapeSettings, scales: dict[str, float]) -> None:
+    """Every stratum the thresholds cut holds a selected cell; else a ConfigError naming the key."""
+    edges = [0.0, *settings.strata, math.inf]
+    for lo, hi in zip(edges, edges[1:]):
+        if not any(lo <= s < hi for s in scales.values()):
+            where = f"[{lo:g}, {hi:g})" if math.isfinite(hi) else f">= {lo:g}"
+            raise ConfigError(f"landscape.strata: no selected cell has a path-depth scale {where}; add such cells "
+                              f"to [archs] (nasrescale analyze shows a cell's scale) or drop that threshold")
+
+
+def landscape_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
+    """Every live cell's initial grid x seeds, and the plan meta (:data:`PLAN_META`)."""
+    entry, family, settings = _entry(pipeline), pipeline.family(), pipeline.landscape
+    cells: dict[str, dict[str, Any]] = {}
+    for arch in archs:
+        graph = parse_arch(arch, family)
+        dead = is_degenerate(graph, family)
+        cells[arch] = {"lr_scale": None if dead else lr_scale(graph, family), "degenerate": dead,
+                       "sum_l3": sum_depth_cubed(graph, family)}
+    if settings.strata:
+        _check_strata(settings, {a: c["lr_scale"] for a, c in cells.items() if not c["degenerate"]})
+    jobs = [job for arch in archs if not cells[arch]["degenerate"] for job in landscape_jobs(pipeline, arch, settings.ks())]
+    plan = {"label": entry.label, "seeds": list(pipeline.pipeline.seeds), "settings": dataclasses.asdict(settings),
+            "epochs": entry.protocol.epochs, "cells": cells}
+    return jobs, {PLAN_META: json.dumps(plan, sort_keys=True)}
+
+
+def _curves(store: Store, settings: LandscapeSettings) -> dict[str, dict[int, list[float]]]:
+    """``arch -> k -> finished accuracies`` from the store (diverged: ``nan``)."""
+    out: dict[str, dict[int, list[float]]] = {}
+    for row in store.rows():
+        if row["status"] not in FINAL or row.get("lr") is None:
+            continue
+        acc = row.get("test_accuracy")
+        ok = row["status"] == Status.DONE and acc is not None and math.isfinite(acc)
+        k = round(settings.k_of(row["lr"]))
+        out.setdefault(row["arch"], {}).setdefault(k, []).append(acc if ok else math.nan)
+    return out
+
+
+def extend_cells(pipeline: Any, archs: Sequence[str], store: Store, run: RunJobs,
+                 progress: bool = False) -> tuple[int, int, int]:
+    """Train each cell's extension points (:func:`~nasrescale.lrsearch.landscape.cell_grid`)
+    round by round until no cell of ``archs`` needs more; returns the summed run counts."""
+    settings, totals = pipeline.landscape, (0, 0, 0)
+    live = [a for a in archs if not is_degenerate(parse_arch(a, pipeline.family()), pipeline.family())]
+    for _ in range(settings.extend):
+        curves, stored = _curves(store, settings), {row["key"] for row in store.rows()}
+        jobs = []
+        for arch in live:  # only grid points new to the store (a failed run is retried by a rerun, not here)
+            jobs += [job for job in landscape_jobs(pipeline, arch, cell_grid(settings, curves.get(arch, {})))
+                     if job.key() not in stored]
+        if not jobs:
+            break
+        if progress:
+            print(f"extending {len({j.arch for j in jobs})} cell(s) past an edge best: {len(jobs)} more runs",
+                  file=sys.stderr)
+        totals = tuple(a + b for a, b in zip(totals, run(jobs)))  # type: ignore[assignment]
+    return totals

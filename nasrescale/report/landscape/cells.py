@@ -1,0 +1,106 @@
+"""Each cell's landscape read from a store: accuracies per grid LR and seed, its own best LR.
+
+:func:`read_cells` turns a landscape store (its plan meta and job rows) into one
+:class:`CellLandscape` per cell whose grid is complete (every run finished and no extension
+pending), with the best LR by argmax and by the vertex of a quadratic through the best and its
+neighbours in log LR (:func:`~nasrescale.lrsearch.landscape.vertex`), a bootstrap interval of
+the vertex over seeds and the cross-fitted oracle (chosen on one seed, scored on another).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...lrsearch.landscape import LandscapeSettings, best_k, bootstrap_best, cell_grid, cross_fit, vertex
+from ...store.job_status import FINAL, Status
+from ...store.read import StoreData
+
+__all__ = ["CellLandscape", "read_plan", "read_cells"]
+
+
+@dataclass(frozen=True)
+class CellLandscape:
+    """One cell's finished landscape.
+
+    Attributes:
+        arch: the cell.
+        lr_scale: its path-depth LR scale (the rule's prediction up to one constant).
+        sum_l3: its sum over paths of the path depth cubed.
+        acc: ``k -> accuracies`` in seed order (``nan``: the run diverged).
+        best: grid index of the largest mean accuracy.
+        vertex: fractional grid index of the quadratic's vertex (``best`` at an edge).
+        edge: ``low``/``high`` when the best is still at the cell's grid edge (extension cap reached).
+        vertex_ci: bootstrap 95% interval of the vertex over seeds (``None``: one seed).
+        cross: per seed ``(k chosen on the other seeds, this seed's accuracy there)`` (``None``: one seed).
+    """
+
+    arch: str
+    lr_scale: float
+    sum_l3: float
+    acc: dict[int, list[float]] = field(repr=False)
+    best: int
+    vertex: float
+    edge: str | None
+    vertex_ci: tuple[float, float] | None
+    cross: list[tuple[int, float]] | None = field(repr=False)
+
+    def at(self, k: int) -> list[float]:
+        """This cell's accuracies per seed at grid index ``k`` (its nearest measured one)."""
+        return self.acc[min(self.acc, key=lambda j: (abs(j - k), j))]
+
+
+def read_plan(store: StoreData) -> tuple[dict[str, Any], LandscapeSettings]:
+    """The stored plan and its settings."""
+    plan = json.loads(store.meta["landscape_plan"])
+    raw = dict(plan["settings"])
+    raw["strata"] = tuple(raw.get("strata") or ())
+    return plan, LandscapeSettings(**raw)
+
+
+def _accuracies(store: StoreData, settings: LandscapeSettings, seeds: list[int]) -> dict[str, dict[int, list[float]]]:
+    """``arch -> k -> accuracies in seed order``, only where every seed finished."""
+    by: dict[str, dict[int, dict[int, float]]] = {}
+    for row in store.jobs.to_dict("records"):
+        if row["status"] not in FINAL or row.get("lr") is None or math.isnan(row["lr"]):
+            continue
+        acc = row.get("test_accuracy")
+        ok = row["status"] == Status.DONE and acc is not None and math.isfinite(acc)
+        k = round(settings.k_of(float(row["lr"])))
+        by.setdefault(row["arch"], {}).setdefault(k, {})[int(row["seed"])] = float(acc) if ok else math.nan
+    return {arch: {k: [runs[s] for s in seeds] for k, runs in sorted(ks.items()) if all(s in runs for s in seeds)}
+            for arch, ks in by.items()}
+
+
+def read_cells(store: StoreData, n_boot: int = 1000) -> tuple[list[CellLandscape], int]:
+    """The cells whose landscape is complete, in the plan's order, and how many are not yet."""
+    plan, settings = read_plan(store)
+    acc = _accuracies(store, settings, list(plan["seeds"]))
+    out, pending = [], 0
+    for arch, info in plan["cells"].items():
+        if info["degenerate"]:
+            continue
+        curve = acc.get(arch, {})
+        grid = cell_grid(settings, curve)
+        if not curve or any(k not in curve for k in grid):
+            pending += 1
+            continue
+        best = best_k(curve)
+        if best is None:
+            pending += 1
+            continue
+        v, edge = vertex(curve)
+        edge = edge if best in (min(curve), max(curve)) else None
+        out.append(CellLandscape(arch, float(info["lr_scale"]), float(info["sum_l3"]), curve, best,
+                                 float(v if v is not None else best), edge, bootstrap_best(curve, n_boot),
+                                 cross_fit(curve)))
+    return out, pending
+
+
+def mean_at(cell: CellLandscape, k: int) -> float:
+    """The cell's mean accuracy over seeds at grid index ``k`` (nearest measured)."""
+    return float(np.mean(cell.at(k)))

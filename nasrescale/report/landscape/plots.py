@@ -1,0 +1,75 @@
+"""The landscape report's figures: each cell's best LR against the rule (paper Fig. 2 style),
+and each cell's accuracy against LR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...fileio import save_figure
+from .cells import CellLandscape
+
+__all__ = ["plot_best_vs_rule", "plot_landscapes"]
+
+
+def _pyplot() -> Any:
+    import matplotlib  # local: slow to import, plots only
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_best_vs_rule(cells: Sequence[CellLandscape], lr: Callable[[float], float], constant: float,
+                      slope: dict[str, Any], path: Path, title: str) -> Path:
+    """Each cell's best LR (quadratic vertex; bars: bootstrap interval over seeds; hollow: still at
+    an edge) against the rule's prediction ``constant x scale``, log-log, with y = x (the rule)
+    and the horizontal line of one global LR (slope 0)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.6, 4.6))
+    pred = np.array([constant * c.lr_scale for c in cells])
+    best = np.array([lr(c.vertex) for c in cells])
+    lo = np.array([lr(c.vertex_ci[0]) if c.vertex_ci else lr(c.vertex) for c in cells])
+    hi = np.array([lr(c.vertex_ci[1]) if c.vertex_ci else lr(c.vertex) for c in cells])
+    for edge in (False, True):
+        m = np.array([bool(c.edge) == edge for c in cells])
+        if m.any():
+            ax.errorbar(pred[m], best[m], yerr=[best[m] - lo[m], hi[m] - best[m]], fmt="o", ms=5, capsize=2, lw=0.8,
+                        color="C0", mfc="none" if edge else "C0",
+                        label="best LR still at its grid's edge" if edge else "each cell's best LR")
+    span = np.array([min(pred.min(), best.min()) / 1.5, max(pred.max(), best.max()) * 1.5])
+    ax.plot(span, span, "k--", lw=0.8, label="the rule (slope 1)")
+    ax.axhline(float(np.exp(np.mean(np.log(best)))), color="C3", ls=":", lw=0.9, label="one global LR (slope 0)")
+    s, ci = slope.get("slope"), slope.get("slope_ci")
+    txt = "slope -" if s is None else f"slope {s:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+    ax.set(xscale="log", yscale="log", xlabel="rule's prediction c x path-depth scale", ylabel="cell's best LR",
+           title=f"{title}\n{txt}, n = {len(cells)}")
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    path = save_figure(fig, path, dpi=130)
+    plt.close(fig)
+    return path
+
+
+def plot_landscapes(cells: Sequence[CellLandscape], lr: Callable[[float], float], path: Path, title: str) -> Path:
+    """Mean accuracy against LR per cell (colour: path-depth scale), each cell's best marked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    scales = np.log([c.lr_scale for c in cells])
+    span = (scales.min(), scales.max() if scales.max() > scales.min() else scales.min() + 1)
+    cmap = plt.get_cmap("viridis")
+    for c, s in zip(cells, scales):
+        ks = sorted(c.acc)
+        colour = cmap((s - span[0]) / (span[1] - span[0]))
+        ax.plot([lr(k) for k in ks], [np.mean(c.acc[k]) for k in ks], "-", color=colour, lw=0.9, alpha=0.8)
+        ax.plot([lr(c.best)], [np.mean(c.acc[c.best])], "o", color=colour, ms=4)
+    sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(np.exp(span[0]), np.exp(span[1])))
+    fig.colorbar(sm, ax=ax, label="path-depth scale")
+    ax.set(xscale="log", xlabel="LR", ylabel="test accuracy (%), mean over seeds", title=title)
+    fig.tight_layout()
+    path = save_figure(fig, path, dpi=130)
+    plt.close(fig)
+    return path

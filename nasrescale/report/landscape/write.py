@@ -1,0 +1,190 @@
+"""``report.md`` of a landscape run: the rule's slope, the headroom, the ranking, each cell.
+
+Every figure is recomputed from the store (:func:`analyze`), also written as ``report.json``.
+Below :data:`~.stats.MIN_CELLS` finished cells the report gives figures only: no interval and
+no verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...fileio import atomic_write_text
+from ...store.read import StoreData, pipeline_value, read_store
+from ..archs import short_names
+from ..markdown import md_table
+from ..provenance import provenance_lines
+from ..summary import load_reference, reference_spec
+from .cells import CellLandscape, read_cells, read_plan
+from .plots import plot_best_vs_rule, plot_landscapes
+from .stats import ARMS, MIN_CELLS, arm_scores, headroom, ranking, slope_stats
+
+__all__ = ["analyze", "write_landscape_report", "landscape_text"]
+
+
+def _reference(store: StoreData) -> dict[str, float] | None:
+    source, _ = load_reference(*reference_spec(store.pipeline))
+    return None if source is None else source.runs.groupby("arch")["accuracy"].mean().to_dict()
+
+
+def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
+    """Everything the report states, from the store alone (JSON-able)."""
+    plan, settings = read_plan(store)
+    cells, pending = read_cells(store, min(n_boot, 2000))
+    out: dict[str, Any] = {"label": plan["label"], "seeds": plan["seeds"], "epochs": plan.get("epochs"),
+                           "settings": plan["settings"], "cells": len(cells), "pending": pending,
+                           "degenerate": sum(bool(c["degenerate"]) for c in plan["cells"].values()),
+                           "per_cell": [_cell_json(c, settings.lr) for c in cells]}
+    if len(cells) < 3:
+        return out
+    out["slope"] = slope_stats(cells, settings.lr, "vertex")
+    out["slope_argmax"] = slope_stats(cells, settings.lr, "argmax")
+    out["rule_constant"] = float(np.exp(np.mean([math.log(settings.lr(c.vertex) / c.lr_scale) for c in cells])))
+    scores = arm_scores(cells, settings.points_per_octave)
+    out["arms"] = {arm: {"lr": [settings.lr(k) for k in scores[arm]["k"]]} for arm in ARMS}
+    out["rule_clipped"] = scores["clipped"]
+    out["headroom"] = headroom(scores, n_boot)
+    out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
+    out["strata"] = _strata(cells, settings.strata, settings.lr)
+    return out
+
+
+def _cell_json(c: CellLandscape, lr: Any) -> dict[str, Any]:
+    return {"arch": c.arch, "lr_scale": c.lr_scale, "sum_l3": c.sum_l3, "best_lr": lr(c.best),
+            "vertex_lr": lr(c.vertex), "vertex_ci": None if c.vertex_ci is None else [lr(v) for v in c.vertex_ci],
+            "edge": c.edge, "best_mean": float(np.mean(c.acc[c.best])), "lrs": [lr(k) for k in sorted(c.acc)],
+            "mean_acc": [float(np.mean(c.acc[k])) for k in sorted(c.acc)]}
+
+
+def _strata(cells: list[CellLandscape], strata: tuple[float, ...], lr: Any) -> list[dict[str, Any]]:
+    edges = [0.0, *strata, math.inf]
+    out = []
+    for lo, hi in zip(edges, edges[1:]):
+        sub = [c for c in cells if lo <= c.lr_scale < hi]
+        out.append({"scale": [lo, hi if math.isfinite(hi) else None], "n": len(sub),
+                    "median_best_lr": float(np.median([lr(c.vertex) for c in sub])) if sub else None})
+    return out
+
+
+def _f(v: Any, digits: int = 2) -> str:
+    return "-" if v is None else f"{v:+.{digits}f}" if isinstance(v, float) and digits == 2 else f"{v:.{digits}f}"
+
+
+def _ci(entry: dict[str, Any], key: str = "ci", show: bool = True) -> str:
+    ci = entry.get(key)
+    return f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci and show else ""
+
+
+def _slope_lines(res: dict[str, Any], full: bool) -> list[str]:
+    s, a = res["slope"], res["slope_argmax"]
+    if s["slope"] is None:
+        return ["The slope is undefined (every cell has the same path-depth scale or the same best LR).", ""]
+    ci = f" (95% CI {s['slope_ci'][0]:.2f} to {s['slope_ci'][1]:.2f})" if full else ""
+    where = ""
+    if full:
+        where = (f" The rule's 1 is {'inside' if s['rule_in_ci'] else 'outside'} that interval; one global LR's 0 is "
+                 f"{'inside' if s['global_in_ci'] else 'outside'}.")
+    return [f"Regressed on log(path-depth scale), log(each cell's best LR) has slope **{s['slope']:.2f}**{ci} "
+            f"(the rule predicts 1; one LR for every cell, 0).{where} Pearson r of the logs "
+            f"{_f(s['pearson_log'], 3)} (the paper reports r on log LR for its MLPs and CNNs). By the argmax "
+            f"instead of the quadratic's vertex: slope {_f(a['slope'], 3)}.", ""]
+
+
+def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
+    h = res["headroom"]
+    rows = [[arm, f"{h['mean'][arm]:.2f}"] for arm in ARMS]
+    rows = [[*r, *(["-", "-", "-"] if r[0] == "global" else
+                   [f"{h[f'{r[0]}-global']['mean']:+.2f}{_ci(h[f'{r[0]}-global'], show=full)}",
+                    f"{h[f'{r[0]}-global']['median']:+.2f}", f"{100 * h[f'{r[0]}-global']['share_gain']:.0f}%"])]
+            for r in rows]
+    cap = h.get("captured")
+    ci = h.get("captured_ci") if full else None
+    lines = md_table(["LR per cell", "mean accuracy (%)", "minus global [95% CI]", "median", "cells that gain"], rows)
+    lines += ["", "oracle: each cell's own best LR, chosen on its other seeds and scored on each seed (cross-fitted); "
+              "global: one LR for every cell; rule: LR = c x path-depth scale at the nearest grid point. The global LR "
+              "and c are chosen leave-one-cell-out (on every other cell, then scored on this one).",
+              "", f"The rule captures {'-' if cap is None else f'{100 * cap:.0f}%'}"
+              + (f" [{100 * ci[0]:.0f}%, {100 * ci[1]:.0f}%]" if ci else "")
+              + " of the oracle's gain over one global LR"
+              + (f"; {res['rule_clipped']} rule choice(s) fell outside a cell's measured grid (scored at its nearest "
+                 "point)." if res["rule_clipped"] else "."), ""]
+    return lines
+
+
+def _ranking_lines(res: dict[str, Any]) -> list[str]:
+    r = res["ranking"]
+    top = res["settings"]["top_percent"]
+    rows = [[pair.replace("-", " vs "), _f(r[pair]["tau"], 3), _f(r[pair]["tau_top"], 3), _f(r[pair]["tau_single"], 3)]
+            for pair in ("global-oracle", "rule-oracle", "global-rule")]
+    lines = md_table(["rankings", "Kendall tau (seed means)", f"tau, top {top}% by oracle", "tau, single runs"], rows)
+    lines += ["", f"Seed floor, like for like (one seed's run against another's, global LR): tau {_f(r['seed_floor'], 3)}. "
+              "The single-run column is the comparable figure: an arm's seed against another arm's other seed."]
+    if "reference" in r:
+        refs = ", ".join(f"{arm} {_f(r['reference'][arm], 3)}" for arm in ARMS)
+        lines.append(f"Against the benchmark ({r['reference_n']} cells): {refs}.")
+    return lines + [""]
+
+
+def _cell_table(res: dict[str, Any], store: StoreData) -> list[str]:
+    family = pipeline_value(store.pipeline, "pipeline.family") or "nb201"
+    names, how = short_names([c["arch"] for c in res["per_cell"]], family)
+    rows = []
+    for c in sorted(res["per_cell"], key=lambda c: c["lr_scale"]):
+        ci = c["vertex_ci"]
+        rows.append([f"`{names[c['arch']]}`", f"{c['lr_scale']:.3f}", f"{c['sum_l3']:g}", f"{c['best_lr']:.3g}",
+                     f"{c['vertex_lr']:.3g}" + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else ""), c["edge"] or "",
+                     f"{c['lrs'][0]:.3g}-{c['lrs'][-1]:.3g}", f"{c['best_mean']:.2f}"])
+    return md_table(["cell", "path-depth scale", "sum L^3", "best LR (argmax)", "best LR (vertex) [bootstrap]",
+                     "at edge", "LRs tried", "best mean acc."], rows) + ["", how, ""]
+
+
+def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
+    """Write ``report.md``, ``report.json`` and the figures into ``run_dir``; return the .md path."""
+    run_dir = Path(run_dir)
+    store = read_store(run_dir / "store.sqlite")
+    res = analyze(store, n_boot)
+    _, settings = read_plan(store)
+    name = store.meta.get("name", run_dir.name)
+    s = res["settings"]
+    lines = [f"# LR landscape: {name}", "",
+             f"Protocol `{res['label']}` at {res['epochs']} epoch(s), every cell at every LR of a log grid from "
+             f"{s['lr_min']:g} to {s['lr_max']:g} ({s['points_per_octave']} per octave, extended past an edge best by "
+             f"up to {s['extend']} rounds per cell), seeds {', '.join(map(str, res['seeds']))}. {res['cells']} cell(s) "
+             f"finished" + (f", {res['pending']} not yet" if res["pending"] else "") + ".", ""]
+    if res["cells"] < 3:
+        lines += ["Fewer than 3 finished cells: nothing to compare yet.", ""]
+    else:
+        full = res["cells"] >= MIN_CELLS
+        if not full:
+            lines += [f"So far on {res['cells']} cells: below {MIN_CELLS} cells the figures are shown without "
+                      "intervals or verdicts.", ""]
+        cells, _ = read_cells(store, 200)
+        fig = plot_best_vs_rule(cells, settings.lr, res["rule_constant"], res["slope"], run_dir / "landscape_rule.png",
+                                f"{name}: each cell's best LR vs the path-depth rule")
+        curves = plot_landscapes(cells, settings.lr, run_dir / "landscape_curves.png", f"{name}: accuracy vs LR")
+        lines += ["## Does each cell's best LR follow the path-depth rule?", ""] + _slope_lines(res, full)
+        lines += [f"![best LR vs rule]({fig.name})", "", f"![accuracy vs LR]({curves.name})", "",
+                  "## Headroom: what a per-cell LR buys over one global LR", ""] + _headroom_lines(res, full)
+        lines += ["## The ranking each choice of LR gives", ""] + _ranking_lines(res)
+        lines += ["## Each cell", ""] + _cell_table(res, store)
+    lines += provenance_lines(store)
+    atomic_write_text(run_dir / "report.json", json.dumps(res, indent=1, allow_nan=False, default=str))
+    path = run_dir / "report.md"
+    atomic_write_text(path, "\n".join(lines).rstrip() + "\n")
+    return path
+
+
+def landscape_text(run_dir: Path) -> str:
+    """One paragraph for the end of ``nasrescale run``."""
+    res = analyze(read_store(Path(run_dir) / "store.sqlite"), 999)
+    if res["cells"] < 3:
+        return f"landscape: {res['cells']} cell(s) finished, {res['pending']} pending"
+    s, h = res["slope"], res["headroom"]
+    return (f"landscape: {res['cells']} cells; slope of log best LR on log path-depth scale "
+            f"{_f(s['slope'], 2)} (rule 1, global 0); oracle - global {h['oracle-global']['mean']:+.2f} points, "
+            f"rule - global {h['rule-global']['mean']:+.2f}; tau(global, oracle) {_f(res['ranking']['global-oracle']['tau'], 3)}")

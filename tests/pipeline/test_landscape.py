@@ -1,0 +1,190 @@
+"""The landscape pipeline kind end to end at toy size.
+
+Training is replaced by a known landscape (accuracy exactly quadratic in log2 LR around an
+optimum ``OPT0 * scale^BETA``, a small offset per seed), so the test knows every answer: each
+cell's grid is extended past an edge best until its optimum is interior, and the report's
+slope, headroom and tau(global, oracle) are recomputed here from the store rows alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from itertools import permutations
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from nasrescale.jobs.job import TrainJob
+from nasrescale.lrsearch.landscape import LandscapeSettings, cell_grid
+from nasrescale.pipeline.spec import load_pipeline
+from nasrescale.space.encodings import parse_arch
+from nasrescale.space.registry import get_family
+from nasrescale.space.topology import lr_scale
+from nasrescale.store.read import read_store
+
+from pipeline_helpers import cli, one_thread  # noqa: F401  (fixtures, used by name)
+
+NB201 = get_family("nb201")
+# scales 1, 0.707, 0.333, 0.25, 0.134, 0.106 (and a spread in between)
+ARCHS = ("1_21_010", "4_03_440", "0_20_414", "0_12_343", "4_22_413", "2_24_322", "3_14_012", "0_31_023",
+         "4_24_141", "1_04_414", "2_30_141", "0_44_210")
+OPT0, BETA = 0.8, 0.5  # each cell's optimum LR: OPT0 * scale^BETA (2^-(...) in log2)
+
+
+def fake_accuracy(arch: str, lr: float, seed: int) -> float:
+    scale = lr_scale(parse_arch(arch, NB201), NB201)
+    opt = math.log2(OPT0 * scale ** BETA)
+    height = 60 + 10 * scale + 0.37 * (int(hashlib.sha256(arch.encode()).hexdigest(), 16) % 5)  # cells differ in height, too
+    return height - 2.0 * (math.log2(lr) - opt) ** 2 + 0.1 * seed
+
+
+def fake_run(self: TrainJob, options=None) -> dict:
+    acc = fake_accuracy(self.arch, self.protocol.lr, self.seed)
+    return {"key": self.key(), "arch": self.arch, "lr": self.protocol.lr, "test_accuracy": acc, "test_loss": 1.0,
+            "train_loss_last": 1.0, "diverged": False, "degenerate": False, "epochs": self.protocol.epochs,
+            "seed": self.seed, "history": []}
+
+
+def landscape_file(tmp_path: Path, table: str = "lr_min = 0.1\nlr_max = 0.2\npoints_per_octave = 2\nextend = 4\n"
+                   "strata = [0.5]", archs=ARCHS) -> Path:
+    names = ", ".join(f'"{a}"' for a in archs)
+    path = tmp_path / "land.toml"
+    path.write_text(f"""
+[pipeline]
+name = "land"
+kind = "landscape"
+seeds = [0, 1]
+reference = "nb201:cifar10"
+[archs]
+select = "list"
+names = [{names}]
+[protocols.flat]
+protocol = "nb201"
+init = "in_degree_source"
+[landscape]
+{table}
+[budget]
+epochs = 1
+batch_size = 50
+width = 4
+cells = 1
+train_subset = 100
+test_subset = 100
+[executor]
+device = "cpu"
+""")
+    return path
+
+
+@pytest.fixture
+def fake_training(monkeypatch):
+    monkeypatch.setattr(TrainJob, "run", fake_run)
+    monkeypatch.setattr(TrainJob, "fusion_key", lambda self: None)
+
+
+def _curves(run_dir: Path) -> dict[str, dict[float, list[float]]]:
+    jobs = read_store(run_dir / "store.sqlite").jobs
+    out: dict[str, dict[float, list[float]]] = {}
+    for row in jobs[jobs.status == "done"].sort_values("seed").to_dict("records"):
+        out.setdefault(row["arch"], {}).setdefault(row["lr"], []).append(row["test_accuracy"])
+    return out
+
+
+def _loo_global(curves: dict[str, dict[float, list[float]]], arch: str) -> float:
+    """The LR best on average over every other cell (on LRs every cell has), larger LR on ties."""
+    common = sorted(set.intersection(*(set(c) for c in curves.values())))
+    rest = [c for a, c in curves.items() if a != arch]
+    return max(common, key=lambda lr: (np.mean([np.mean(c[lr]) for c in rest]), lr))
+
+
+def test_landscape_end_to_end_extends_edges_and_recomputes(tmp_path, capsys, fake_training):
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path)), "--results", str(tmp_path / "res"), "--quiet")
+    assert code == 0, err
+    run_dir = tmp_path / "res" / "land"
+    curves = _curves(run_dir)
+    settings = LandscapeSettings(lr_min=0.1, lr_max=0.2, points_per_octave=2, extend=4, strata=(0.5,))
+    for arch, curve in curves.items():
+        by_k = {round(settings.k_of(lr)): v for lr, v in curve.items()}
+        assert sorted(by_k) == cell_grid(settings, by_k)  # the rule's grid, no more, no less
+        best = max(curve, key=lambda lr: np.mean(curve[lr]))
+        assert min(curve) < best < max(curve), f"{arch}: best LR {best} still at an edge of {sorted(curve)}"
+    assert max(len(c) for c in curves.values()) > len(settings.ks())  # some cell's grid was extended
+    res = json.loads((run_dir / "report.json").read_text())
+    # the slope: each cell's vertex from its own 3 points around the best, here
+    scales, vertices = [], []
+    for arch, curve in curves.items():
+        lrs = sorted(curve)
+        i = max(range(len(lrs)), key=lambda j: np.mean(curve[lrs[j]]))
+        x = np.log2(lrs[i - 1:i + 2])
+        a, b, _ = np.polyfit(x, [np.mean(curve[lr]) for lr in lrs[i - 1:i + 2]], 2)
+        scales.append(lr_scale(parse_arch(arch, NB201), NB201))
+        vertices.append(2 ** (-b / (2 * a)))
+    fit = stats.linregress(np.log(scales), np.log(vertices))
+    assert res["slope"]["slope"] == pytest.approx(fit.slope, abs=1e-9)
+    assert res["slope"]["slope"] == pytest.approx(BETA, abs=1e-6)  # the known landscape
+    assert res["slope"]["rule_in_ci"] is False
+    # headroom and tau(global, oracle), recomputed from the rows
+    order = [c["arch"] for c in res["per_cell"]]
+    glob = [np.mean(curves[a][_loo_global(curves, a)]) for a in order]
+    oracle = []
+    for a in order:
+        c = curves[a]
+        picks = [max(c, key=lambda lr: (c[lr][1 - s], lr)) for s in (0, 1)]  # chosen on the other seed
+        oracle.append(np.mean([c[picks[s]][s] for s in (0, 1)]))
+    assert res["headroom"]["mean"]["global"] == pytest.approx(np.mean(glob), abs=1e-9)
+    assert res["headroom"]["mean"]["oracle"] == pytest.approx(np.mean(oracle), abs=1e-9)
+    assert res["headroom"]["oracle-global"]["mean"] == pytest.approx(np.mean(oracle) - np.mean(glob), abs=1e-9)
+    assert res["headroom"]["oracle-global"]["mean"] > 0
+    tau = stats.kendalltau(glob, oracle).statistic
+    assert res["ranking"]["global-oracle"]["tau"] == pytest.approx(tau, abs=1e-12)
+    assert "## Does each cell's best LR follow the path-depth rule?" in (run_dir / "report.md").read_text()
+
+
+def test_a_time_limited_run_extends_each_chunk_of_cells(tmp_path, capsys, fake_training):
+    path = landscape_file(tmp_path, archs=ARCHS[:4])
+    code, _, err = cli(capsys, "run", str(path), "--results", str(tmp_path / "res"), "--max-cells", "1", "--quiet")
+    assert code == 0, err
+    curves = _curves(tmp_path / "res" / "land")
+    assert len(curves) == 1
+    (curve,) = curves.values()
+    best = max(curve, key=lambda lr: np.mean(curve[lr]))
+    assert min(curve) < best < max(curve) and len(curve) > 2  # extended within the slice
+
+
+@pytest.mark.parametrize(("table", "fragment"), [
+    ("lr_min = 0.1\nlr_max = 0.12", "a landscape needs at least 3"),
+    ("lr_min = 0.1\nlr_max = 0.4\nextend = -1", "landscape.extend: the extension cap must be >= 0"),
+    ("lr_min = 0.1\nlr_max = 0.4\nstrata = [0.05]", "landscape.strata: no selected cell has a path-depth scale [0, 0.05)"),
+])
+def test_bad_landscape_input_exits_2_before_anything_is_stored(tmp_path, capsys, table, fragment):
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, table)), "--results", str(tmp_path / "res"))
+    assert code == 2 and fragment in err, err
+    assert not (tmp_path / "res" / "land" / "store.sqlite").exists()
+
+
+def test_a_landscape_table_belongs_to_its_kind():
+    with pytest.raises(Exception, match=r"landscape: this table belongs to kind = \"landscape\""):
+        load_pipeline("quickstart", {"landscape.lr_min": 0.2})
+
+
+def test_a_landscape_job_at_the_study_lr_is_the_study_job():
+    land = load_pipeline("landscape_nb201_cpu")
+    study = load_pipeline("nb201_cifar10_cpu")
+    flat = next(e for e in study.protocols if e.label == "flat")
+    study_flat = study.with_base_lrs({**{e.label: 1.0 for e in study.protocols}, "flat": 0.4})  # flat's tuned LR
+    archs = land.arch_list()[:2]
+    flat_keys = {j.key() for j in study_flat.jobs(archs) if j.label == "flat"}
+    assert flat.tune and flat_keys <= {j.key() for j in land.jobs(archs)}
+
+
+def test_single_run_tau_and_oracle_are_like_for_like():
+    from nasrescale.report.landscape.stats import _single_run_tau
+
+    a = [[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]]
+    expected = np.mean([stats.kendalltau([x[s] for x in a], [x[t] for x in a]).statistic
+                        for s, t in permutations(range(2), 2)])
+    assert _single_run_tau(a, a) == pytest.approx(expected, abs=1e-12)
