@@ -169,7 +169,7 @@ class Bench:
 
     def timing(self) -> None:
         """Rows (a)-(d) per precision; (b) and (c) per mode."""
-        a, d = self.args, self.timing_data
+        a = self.args
         if self.asked != self.precisions:
             print(f"precisions {','.join(self.asked)} train as {','.join(self.precisions)} on this device", flush=True)
         for p in self.precisions:

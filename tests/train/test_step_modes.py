@@ -75,3 +75,15 @@ def test_the_reduce_overhead_compiled_step_gives_the_eager_update() -> None:
     for before, a, b in zip(start, eager.parameters(), compiled.parameters()):
         assert not torch.equal(before, a)  # the steps moved the weights
         torch.testing.assert_close(b.detach(), a.detach(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_auto_layout_is_nchw_in_exact_fp32_and_channels_last_in_bf16() -> None:
+    data, options = make_data(), RunOptions(device="cuda")
+    fp32 = RunSetup(torch.device("cuda"), data, proto(precision="fp32"), options=options)
+    bf16 = RunSetup(torch.device("cuda"), data, proto(precision="bf16"), options=options)
+    assert (fp32.layout, bf16.layout) == ("contiguous", "channels_last")
+    with fp32.precision_scope():
+        assert torch.backends.cudnn.benchmark is True
+        assert torch.backends.cudnn.allow_tf32 is False
