@@ -53,12 +53,13 @@ DRY_PARITY = ["--device", "cpu", "--width", "4", "--cells", "1", "--images", "12
               "--resolution", "8", "--epochs", "4", "--seeds", "3", "--workers", "0", "--control-lr", "0.01"]
 FULL_PARITY = ["--device", "cuda", "--width", "16", "--cells", "5", "--images", "10000", "--epochs", "6",
                "--seeds", "10", "--workers", "8", "--control-lr", "0.5"]
-#: modes: eager vs torch.compile vs CUDA graphs (reduce-overhead) of the engine and the best fused group
+#: modes: eager vs torch.compile vs CUDA graphs (reduce-overhead) of the engine and the best fused group, and
+#: torch.profiler's busiest ops of one bf16 engine epoch on the GPU
 DRY_MODES = ["--device", "cpu", "--width", "4", "--cells", "1", "--train-images", "128", "--epochs", "1", "--ks", "2",
              "--jobs-per-gpu", "", "--workers", "0", "--precisions", "fp32", "--modes", "eager"]
 FULL_MODES = ["--device", "cuda", "--width", "16", "--cells", "5", "--train-images", "10000", "--epochs", "2",
               "--ks", "12", "--jobs-per-gpu", "", "--workers", "8", "--precisions", "bf16,fp32",
-              "--modes", "eager,graphs,compile"]
+              "--modes", "eager,graphs,compile", "--profile", "15"]
 #: the software and device lines of env/env.txt
 ENV_PY = ("import os, platform, torch; cuda = torch.cuda.is_available(); print(f'python: {platform.python_version()}"
           "\\ntorch: {torch.__version__}\\ntorch CUDA: {torch.version.cuda}\\ncuDNN: {torch.backends.cudnn.version()}"
