@@ -1,11 +1,13 @@
 """The benchmark and a slice of the re-evaluation inside a time-limited GPU allocation (a SLURM job's
 wall time, a preemptible instance): docs/gpu_allocation.md.
 
-The steps (``all`` = env bench reeval) run in order within ``--budget`` seconds, each killed at the
-end of its share, and write into one output folder (``--out``, else ``$OUT``) that ``allocation.json``
-sums up: ``env`` (software, device, data pack; ``pytest -m gpu``), ``bench``
-(``benchmarks/train_throughput.py``), ``reeval`` (``nasrescale run PIPELINE --time-limit``, its store
-copied into the folder while it runs). Without a GPU, ``size`` measures what is copied to the GPU
+The steps (``all`` = env bench parity modes reeval) run in order within ``--budget`` seconds, each
+killed at the end of its share, and write into one output folder (``--out``, else ``$OUT``) that
+``allocation.json`` sums up: ``env`` (software, device, data pack; ``pytest -m gpu``), ``bench``
+(``benchmarks/train_throughput.py``: peaks per precision, like-for-like speed-ups), ``parity``
+(``benchmarks/parity.py``: 10 seeds per arm past the anneal), ``modes`` (eager vs compile vs CUDA
+graphs), ``reeval`` (``nasrescale run PIPELINE --time-limit``, its store copied into the folder
+while it runs; the science runs in its pipeline's own precision). Without a GPU, ``size`` measures what is copied to the GPU
 machine and ``collect FOLDER`` takes an output folder back into the results root; ``--dry-run``
 shrinks every step to seconds on the CPU.
 """
@@ -31,9 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]  # the checkout's package, and pack_store beside this file
 
 MIB = 2**20
-STEPS = ("env", "bench", "reeval")
+STEPS = ("env", "bench", "parity", "modes", "reeval")
 #: seconds a step would like, and what it is kept when a step before it runs (a dry run keeps 20 s)
-WANT, KEEP = {"env": 150.0, "bench": 330.0}, {"env": 60.0, "bench": 240.0, "reeval": 240.0}
+WANT = {"env": 150.0, "bench": 330.0, "parity": 330.0, "modes": 300.0}
+KEEP = {"env": 60.0, "bench": 240.0, "parity": 240.0, "modes": 180.0, "reeval": 240.0}
 POLL_S = 30.0  # how often a running step's output is echoed and the re-evaluation's store copied out
 GRACE_S = 20.0  # after SIGTERM at the end of a share, before SIGKILL: a slice writes its record in it
 DRY_NAME = "gpu_slices_dryrun"
@@ -45,6 +48,18 @@ DRY_BENCH = ["--device", "cpu", "--width", "4", "--cells", "1", "--train-images"
 FULL_BENCH = ["--device", "cuda", "--width", "16", "--cells", "5", "--train-images", "10000", "--epochs", "2",
               "--ks", "2,6,12", "--jobs-per-gpu", "2,4", "--workers", "8", "--acc-images", "50000",
               "--acc-epochs", "2", "--seeds", "2"]
+#: parity: one run per seed of each arm, 10 seeds, the study's 6 epochs (cosine past its anneal)
+DRY_PARITY = ["--device", "cpu", "--width", "4", "--cells", "1", "--images", "128", "--test-images", "100",
+              "--resolution", "8", "--epochs", "4", "--seeds", "3", "--workers", "0", "--control-lr", "0.01"]
+FULL_PARITY = ["--device", "cuda", "--width", "16", "--cells", "5", "--images", "10000", "--epochs", "6",
+               "--seeds", "10", "--workers", "8", "--control-lr", "0.5"]
+#: modes: eager vs torch.compile vs CUDA graphs (reduce-overhead) of the engine and the best fused group, and
+#: torch.profiler's busiest ops of one bf16 engine epoch on the GPU
+DRY_MODES = ["--device", "cpu", "--width", "4", "--cells", "1", "--train-images", "128", "--epochs", "1", "--ks", "2",
+             "--jobs-per-gpu", "", "--workers", "0", "--precisions", "fp32", "--modes", "eager"]
+FULL_MODES = ["--device", "cuda", "--width", "16", "--cells", "5", "--train-images", "10000", "--epochs", "2",
+              "--ks", "12", "--jobs-per-gpu", "", "--workers", "8", "--precisions", "bf16,fp32",
+              "--modes", "eager,graphs,compile", "--profile", "15"]
 #: the software and device lines of env/env.txt
 ENV_PY = ("import os, platform, torch; cuda = torch.cuda.is_available(); print(f'python: {platform.python_version()}"
           "\\ntorch: {torch.__version__}\\ntorch CUDA: {torch.version.cuda}\\ncuDNN: {torch.backends.cudnn.version()}"
@@ -129,6 +144,21 @@ def step_bench(args: argparse.Namespace, out: Path, end: float, record: dict[str
     return run_logged(cmd, out / "bench" / "bench.txt", end)
 
 
+def step_parity(args: argparse.Namespace, out: Path, end: float, record: dict[str, Any]) -> str:
+    """parity/parity.txt: each arm's accuracies and every comparison's verdict."""
+    size = DRY_PARITY if args.dry_run else FULL_PARITY + ["--data", str(args.data)]
+    return run_logged([sys.executable, "-u", "benchmarks/parity.py", *size], out / "parity" / "parity.txt", end)
+
+
+def step_modes(args: argparse.Namespace, out: Path, end: float, record: dict[str, Any]) -> str:
+    """modes/modes.txt: the engine and the largest fused group eager, compiled and as CUDA graphs."""
+    left = end - time.monotonic()
+    size = DRY_MODES + ["--time-budget", str(max(5, int(left - 5)))] if args.dry_run else \
+        FULL_MODES + ["--data", str(args.data), "--time-budget", str(int(left - 40))]
+    return run_logged([sys.executable, "-u", "benchmarks/train_throughput.py", *size], out / "modes" / "modes.txt",
+                      end)
+
+
 def step_reeval(args: argparse.Namespace, out: Path, end: float, record: dict[str, Any]) -> str:
     """``nasrescale run --time-limit`` on the results root (a dry run: a throw-away one), its store
     copied to reeval/store.sqlite; the slice the store records goes into the record."""
@@ -161,7 +191,7 @@ def step_reeval(args: argparse.Namespace, out: Path, end: float, record: dict[st
 
 
 RUNNERS: dict[str, Callable[[argparse.Namespace, Path, float, dict[str, Any]], str]] = {
-    "env": step_env, "bench": step_bench, "reeval": step_reeval}
+    "env": step_env, "bench": step_bench, "parity": step_parity, "modes": step_modes, "reeval": step_reeval}
 
 
 def limit_problems(out: Path, args: argparse.Namespace) -> list[str]:
@@ -287,7 +317,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (docs/gpu_allocation.md); a negative number is refused."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("steps", nargs="+", metavar="STEP",
-                   help="env, bench, reeval, all; without a GPU: size, collect FOLDER")
+                   help="env, bench, parity, modes, reeval, all; without a GPU: size, collect FOLDER")
     p.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: $OUT)")
     p.add_argument("--dry-run", action="store_true", help="every step tiny, on the CPU")
     p.add_argument("--data", type=Path, default=Path(".data/cifar10.npz"), metavar="FILE",
@@ -301,7 +331,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name, default, unit, what in (
             ("budget", 540.0, "SECONDS", "the whole command's time: the allocation's time left, less a margin"),
             ("cells", 100, "N", "reeval: the most cells"), ("max-mib", 64.0, "MIB", "size: the most MiB copied"),
-            ("max-files", 8, "N", "the most files the output folder may hold"),
+            ("max-files", 10, "N", "the most files the output folder may hold"),
             ("max-file-mib", 16.0, "MIB", "the largest output file"),
             ("max-depth", 2, "N", "the most folders down an output file may lie")):
         p.add_argument(f"--{name}", type=type(default), default=default, metavar=unit,
@@ -333,9 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else None)
     bad = [s for s in steps if s not in STEPS]
     if bad or out is None:
-        return _refuse(f"unknown step {bad[0]!r}; steps: env, bench, reeval, all (or size, collect)" if bad else
+        return _refuse(f"unknown step {bad[0]!r}; steps: {', '.join(STEPS)}, all (or size, collect)" if bad else
                        "no output folder: pass --out DIR (or set OUT in the environment)")
-    if not args.dry_run and {"bench", "reeval"} & set(steps) and not (ROOT / args.data).is_file():
+    if not args.dry_run and {"bench", "parity", "modes", "reeval"} & set(steps) and not (ROOT / args.data).is_file():
         return _refuse(f"the CIFAR-10 pack {str(args.data)!r} is missing: make it once ({PACK_HINT}) and copy it with "
                        f"the checkout (`tools/gpu_allocation.sh size --include {args.data}` measures both)")
     if "reeval" in steps and not (ROOT / args.pipeline).is_file():

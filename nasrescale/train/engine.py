@@ -61,7 +61,8 @@ class _Group:
         device = torch.device(options.device)
         self.setup = setup = RunSetup(device, data, members[0].protocol, model_dtype(members[0].model), options)
         self.weights = PlainWeights(members[0], data, setup) if len(members) == 1 else FusedWeights(members, data, setup)
-        self.net = torch.compile(self.weights.module) if options.compile else self.weights.module
+        self.net = torch.compile(self.weights.module, mode=options.compile_mode) if options.compile \
+            else self.weights.module
         self.train_images = DeviceImages(data.train_images, data.train_labels, setup.padding if setup.augment else 0,
                                          device)
         self.members, self.data, self.options, self.k = members, data, options, len(members)

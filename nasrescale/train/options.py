@@ -22,15 +22,20 @@ from typing import Any, Callable
 
 from ..errors import ConfigError
 
-__all__ = ["RunOptions", "OnEpoch", "MEMORY_FORMATS"]
+__all__ = ["RunOptions", "OnEpoch", "MEMORY_FORMATS", "COMPILE_MODES"]
 
 #: called after each epoch with a copy of a run's history entry (a fused member's carries
 #: ``member``, its index in the group; a job's carries ``key``)
 OnEpoch = Callable[[dict[str, Any]], None]
 
-#: layouts of the network's activations: ``channels_last`` (NHWC, oneDNN's and cuDNN's fast
-#: convolutions) or ``contiguous`` (NCHW, PyTorch's default)
-MEMORY_FORMATS = ("channels_last", "contiguous")
+#: layouts of the network's activations: ``auto`` (chosen per device and precision,
+#: :func:`~nasrescale.train.layout.default_memory_format`), ``channels_last`` (NHWC, oneDNN's and
+#: cuDNN's tensor-core convolutions) or ``contiguous`` (NCHW, PyTorch's default)
+MEMORY_FORMATS = ("auto", "channels_last", "contiguous")
+
+#: ``torch.compile`` modes of the network: ``default``, or ``reduce-overhead`` (inductor's CUDA
+#: graphs of the forward and backward on CUDA; on the CPU it compiles as ``default``)
+COMPILE_MODES = ("default", "reduce-overhead")
 
 
 @dataclass(frozen=True)
@@ -49,13 +54,17 @@ class RunOptions:
         on_epoch: :data:`OnEpoch`, e.g. to stream curves or watch a job.
         eval_batch_size: test images per batch; ``None``: 2048 for one run, 1024 for a fused group.
         compile: ``torch.compile`` the network (inductor caches compiled graphs on disk).
+        compile_mode: :data:`COMPILE_MODES`; with ``compile``, ``reduce-overhead`` captures the
+            step's forward and backward as CUDA graphs on CUDA.
         memory_format: :data:`MEMORY_FORMATS`; the layout of weights and inputs.
+        cudnn_benchmark: on CUDA, let cuDNN time its convolution algorithms for the run's fixed
+            shapes and keep the fastest (``torch.backends.cudnn.benchmark``; restored after).
         split_convs: a fused group computes each convolution as K plain ones instead of one
             grouped one (:class:`~nasrescale.models.fused.MemberConv2d`).
         cpu_autocast: honour a ``bf16`` protocol on the CPU too; by default the CPU trains in
             fp32 (:func:`~nasrescale.train.precision.trained_precision`). The only option that
-            changes what a run computes; ``memory_format``, ``compile`` and ``split_convs``
-            change its speed and at most its float rounding.
+            changes what a run computes; ``memory_format``, ``compile``, ``compile_mode``,
+            ``cudnn_benchmark`` and ``split_convs`` change its speed and at most its float rounding.
     """
 
     device: str = "cpu"
@@ -68,7 +77,9 @@ class RunOptions:
     on_epoch: OnEpoch | None = None
     eval_batch_size: int | None = None
     compile: bool = False
-    memory_format: str = "channels_last"
+    compile_mode: str = "default"
+    memory_format: str = "auto"
+    cudnn_benchmark: bool = True
     split_convs: bool = False
     cpu_autocast: bool = False
 
@@ -80,6 +91,9 @@ class RunOptions:
         if self.memory_format not in MEMORY_FORMATS:
             raise ConfigError(f"train: memory_format {self.memory_format!r} is unknown; use one of "
                               f"{', '.join(MEMORY_FORMATS)}")
+        if self.compile_mode not in COMPILE_MODES:
+            raise ConfigError(f"train: compile_mode {self.compile_mode!r} is unknown; use one of "
+                              f"{', '.join(COMPILE_MODES)}")
 
     def replace(self, **changes: Any) -> RunOptions:
         """A copy with ``changes`` (checked like a new value)."""

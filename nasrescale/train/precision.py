@@ -5,7 +5,8 @@ CUDA (:func:`no_tf32`).
 protocol says (unless asked for bf16 autocast there too), so CPU results do not depend on a
 CPU's bf16 support. PyTorch lets cuDNN convolutions use TF32 (10-bit mantissa) by default on
 Ampere and newer GPUs; the benchmark's fp32 numbers predate that, so ``fp32`` turns TF32 off
-for the run.
+for the run. :func:`cudnn_autotune` lets cuDNN pick its fastest convolution algorithms for a
+run's fixed shapes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Iterator
 
 import torch
 
-__all__ = ["no_tf32", "trained_precision"]
+__all__ = ["no_tf32", "cudnn_autotune", "trained_precision"]
 
 
 def trained_precision(setting: str, device: str, cpu_autocast: bool = False) -> str:
@@ -47,3 +48,22 @@ def no_tf32() -> Iterator[None]:
         yield
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+@contextlib.contextmanager
+def cudnn_autotune(enabled: bool = True) -> Iterator[None]:
+    """``torch.backends.cudnn.benchmark`` set to ``enabled`` inside the block; restored after.
+
+    >>> before = torch.backends.cudnn.benchmark
+    >>> with cudnn_autotune():
+    ...     torch.backends.cudnn.benchmark
+    True
+    >>> torch.backends.cudnn.benchmark == before
+    True
+    """
+    saved = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.benchmark = saved

@@ -18,7 +18,8 @@ from ..data.types import ImageData
 from ..protocol import Protocol
 from .augment import draw_augmentation, stats_tensor
 from .options import RunOptions
-from .precision import no_tf32, trained_precision
+from .layout import default_memory_format
+from .precision import cudnn_autotune, no_tf32, trained_precision
 
 __all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET", "TAIL_FRACTION", "tail_start", "model_dtype",
            "loss_input"]
@@ -77,7 +78,10 @@ class RunSetup:
         precision = trained_precision(protocol.precision, device.type, options.cpu_autocast)
         self.amp = precision == "bf16"  # bf16 autocast: CUDA (and the CPU when asked)
         self.exact_fp32 = cuda and precision == "fp32"  # no TF32 in convs/matmuls either
-        self.channels_last = options.memory_format == "channels_last"
+        self.cuda, self.precision = cuda, precision
+        layout = options.memory_format
+        self.layout = default_memory_format(device.type, precision) if layout == "auto" else layout
+        self.channels_last = self.layout == "channels_last"
         self.memory_format = torch.channels_last if self.channels_last else torch.contiguous_format
         self.mean = stats_tensor(data.mean, device, dtype).view(-1)
         self.std = stats_tensor(data.std, device, dtype).view(-1)
@@ -89,8 +93,14 @@ class RunSetup:
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp)
 
     def precision_scope(self) -> contextlib.AbstractContextManager:
-        """For ``fp32`` on CUDA, TF32 off (cuDNN convs, matmuls) for the run; restored after."""
-        return no_tf32() if self.exact_fp32 else contextlib.nullcontext()
+        """For ``fp32`` on CUDA, TF32 off (cuDNN convs, matmuls) for the run; on CUDA with
+        ``cudnn_benchmark``, cuDNN's autotuner on (the run's shapes are fixed); restored after."""
+        stack = contextlib.ExitStack()
+        if self.exact_fp32:
+            stack.enter_context(no_tf32())
+        if self.cuda and self.options.cudnn_benchmark:
+            stack.enter_context(cudnn_autotune())
+        return stack
 
     def generator(self, seed: int) -> torch.Generator:
         """A generator on the training device (CPU where the device has none), seeded ``seed``."""

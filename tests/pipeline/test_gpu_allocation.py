@@ -23,8 +23,9 @@ from nasrescale.store.write import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "gpu_allocation.sh"
-EXPECTED = {"env/env.txt", "env/pytest_gpu.txt", "bench/bench.txt", "bench/bench.json", "reeval/reeval.log",
-            "reeval/store.sqlite", "allocation.json"}
+EXPECTED = {"env/env.txt", "env/pytest_gpu.txt", "bench/bench.txt", "bench/bench.json", "parity/parity.txt",
+            "modes/modes.txt", "reeval/reeval.log", "reeval/store.sqlite", "allocation.json"}
+STEPS = ["env", "bench", "parity", "modes", "reeval"]
 
 
 def _module() -> ModuleType:
@@ -51,15 +52,18 @@ def test_dry_run_writes_every_step_within_the_default_limits(dry_run) -> None:  
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} == EXPECTED
     summary = json.loads((out / "allocation.json").read_text())
-    assert [(s["step"], s["status"]) for s in summary["steps"]] == [("env", "ok"), ("bench", "ok"), ("reeval", "ok")]
+    assert [(s["step"], s["status"]) for s in summary["steps"]] == [(step, "ok") for step in STEPS]
     assert summary["dry_run"] is True and summary["limit_problems"] == []
     env_txt = (out / "env" / "env.txt").read_text()
     assert "data: shipped CIFAR-10 subset (dry run)" in env_txt and "torch: " in env_txt
     assert "CUDA available: False" in env_txt
     assert "deselected" in (out / "env" / "pytest_gpu.txt").read_text()
     bench = (out / "bench" / "bench.txt").read_text()
-    assert "ratio=" in bench and "(c) fused K=2 bf16" in bench
-    assert "bf16_vs_fp32" in json.loads((out / "bench" / "bench.json").read_text())
+    assert "ratio_fp32=" in bench and "(c) fused K=2 fp32" in bench and "peak fp32 (exact, TF32 off)" in bench
+    assert "fp32" in json.loads((out / "bench" / "bench.json").read_text())["ratios"]
+    parity = (out / "parity" / "parity.txt").read_text()
+    assert "parity engine fp32 vs reference fp32:" in parity and "undetermined (n too small)" in parity
+    assert "ratio_fp32=" in (out / "modes" / "modes.txt").read_text()
     log = (out / "reeval" / "reeval.log").read_text()
     assert "-m nasrescale run pipelines/nb201_cifar10_gpu_slices.toml --time-limit" in log
     assert not (ROOT / "results" / "gpu_slices_dryrun").exists()  # the dry run's results root was thrown away
@@ -90,7 +94,7 @@ def test_collect_takes_the_store_gzipped_its_report_and_the_files(dry_run, tmp_p
     (copied,) = (tmp_path / "gpu_allocations").iterdir()
     assert copied.name == json.loads((out / "allocation.json").read_text())["started_at"].replace("-", "").replace(":", "")
     assert {p.name for p in copied.iterdir()} == {"env.txt", "pytest_gpu.txt", "bench.txt", "bench.json",
-                                                  "reeval.log", "allocation.json"}
+                                                  "parity.txt", "modes.txt", "reeval.log", "allocation.json"}
     assert tool.collect(out, tmp_path, n_boot=0) == 0  # the same store again: as many finished jobs
     store = Store(run / "store.sqlite")  # the committed store moves on: one more finished job
     store.add_jobs([{"key": "extra", "arch": "a", "protocol": "p", "seed": 0, "job_json": "{}"}])
@@ -123,8 +127,7 @@ def test_budget_zero_skips_every_step_and_out_wins_over_the_environment(tmp_path
     proc = _tool("all", "--dry-run", "--budget", "0", "--out", str(out), out_env=env_out)
     assert proc.returncode == 1  # nothing ran: not ok
     summary = json.loads((out / "allocation.json").read_text())
-    assert [(s["step"], s["status"]) for s in summary["steps"]] == [
-        ("env", "skipped: no time left"), ("bench", "skipped: no time left"), ("reeval", "skipped: no time left")]
+    assert [(s["step"], s["status"]) for s in summary["steps"]] == [(step, "skipped: no time left") for step in STEPS]
     assert list(env_out.iterdir()) == []
 
 
@@ -152,7 +155,7 @@ def test_output_limits_are_options(tmp_path: Path) -> None:
 def test_defaults_of_the_limits_and_the_budget_shares() -> None:
     tool = _module()
     args = tool.parse_args(["all"])
-    assert (args.budget, args.max_mib, args.max_files, args.max_file_mib, args.max_depth) == (540, 64, 8, 16, 2)
+    assert (args.budget, args.max_mib, args.max_files, args.max_file_mib, args.max_depth) == (540, 64, 10, 16, 2)
     hour = time.monotonic() + 3300
     assert round(tool.share(args, hour, "env", ["bench", "reeval"])) == 150
     assert round(tool.share(args, hour, "bench", ["reeval"])) == 330
@@ -175,61 +178,6 @@ def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
     assert no_pack.returncode == 2
     assert "no/such/pack.npz' is missing" in no_pack.stderr and "size --include no/such/pack.npz" in no_pack.stderr
     assert not (tmp_path / "allocation.json").exists()
-
-
-def _bench_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """benchmarks/train_throughput.py as a module."""
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports machine_peak beside it
-    spec = importlib.util.spec_from_file_location("train_throughput", ROOT / "benchmarks" / "train_throughput.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "train_throughput", module)  # its dataclasses look it up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_accuracy_parity_is_judged_by_the_standard_error_of_the_difference(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Welch's band: two tight groups 5.5 points apart are not at parity (a spread pooled over both
-    groups would have called them so); 2 seeds 4 points apart leave 3 points well inside the band
-    (t(0.975, 2 df) = 4.303 standard errors); one point apart is parity under the 1-point floor."""
-    parity = _bench_module(monkeypatch).parity
-    assert parity([63.5, 64.0], [58.0, 58.5])[0] is False
-    assert parity([60.0, 61.0], [60.2, 60.6])[0] is True
-    ok, text = parity([61.0, 65.0], [58.0, 62.0])  # SE sqrt(8/2 + 8/2) = 2.83, df 2: band 4.303 x 2.83
-    assert ok and "band 12.17" in text
-    assert parity([62.0], [60.5])[0] is False  # one run each: the 1-point floor alone
-
-
-def test_a_benchmark_whose_time_budget_skips_one_precisions_accuracy_still_ends_with_its_table(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The budget cut the fp32 engine's accuracy but not bf16's: the verdicts that ran stand, the
-    bf16-vs-fp32 parity is left out (not computed from a missing side), and the table is written."""
-    bench_module = _bench_module(monkeypatch)
-    monkeypatch.setattr("sys.argv", ["train_throughput.py", "--device", "cpu", "--width", "4", "--cells", "1",
-                                     "--train-images", "128", "--epochs", "1", "--ks", "", "--jobs-per-gpu", "",
-                                     "--workers", "0", "--acc-images", "128", "--acc-epochs", "1", "--seeds", "1",
-                                     "--precisions", "bf16,fp32"])
-    bench = bench_module.Bench(bench_module.parse_args())
-    bench.limits()
-    bench.timing()
-
-    class SkipsFp32Accuracy(bench_module.Clock):
-        def run(self, label: str, fn):  # noqa: ANN001, ANN201
-            if label.startswith("accuracy") and label.endswith("fp32"):
-                self.skipped.append(label)
-                return None
-            return fn()
-
-    bench.clock = SkipsFp32Accuracy(None)
-    extra = bench.accuracy()
-    assert "bf16_vs_fp32" not in extra
-    assert bench.clock.skipped == ["accuracy (b) engine, 1 run fp32"]
-    checked = {r.label: r.checked for r in bench.rows}
-    assert checked == {"(a) reference loop": True, "(b) engine, 1 run bf16": True, "(b) engine, 1 run fp32": False}
-    accuracy = {r.label: r.accuracy for r in bench.rows}
-    assert accuracy["(a) reference loop"].endswith("(n=1, the baseline)")  # no verdict against itself
-    assert "parity" in accuracy["(b) engine, 1 run bf16"]
-    table = bench.table(extra)
-    assert table["skipped"] == ["accuracy (b) engine, 1 run fp32"] and len(table["rows"]) == 3
 
 
 def test_a_step_past_its_share_gets_sigterm_first_then_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,89 @@
+"""How a step runs, not what it computes: the compiled step (``compile_mode``), cuDNN's
+autotuner and the memory format chosen per device and precision."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+import torch
+
+from nasrescale.errors import ConfigError
+from nasrescale.train import RunOptions
+from nasrescale.train.setup import RunSetup
+
+from .test_engine import make_data, make_model, proto, run
+
+
+def _cpu_setup(**options) -> RunSetup:
+    return RunSetup(torch.device("cpu"), make_data(), proto(precision="fp32"), options=RunOptions(**options))
+
+
+@pytest.mark.parametrize("fmt, expected", [("auto", "channels_last"), ("contiguous", "contiguous"),
+                                           ("channels_last", "channels_last")])
+def test_auto_memory_format_on_the_cpu_is_channels_last_and_a_named_one_is_kept(fmt: str, expected: str) -> None:
+    setup = _cpu_setup(memory_format=fmt)
+    assert setup.layout == expected
+    assert setup.channels_last is (expected == "channels_last")
+
+
+def test_unknown_memory_format_and_compile_mode_are_refused() -> None:
+    with pytest.raises(ConfigError, match="memory_format 'nhwc' is unknown"):
+        RunOptions(memory_format="nhwc")
+    with pytest.raises(ConfigError, match="compile_mode 'max' is unknown"):
+        RunOptions(compile_mode="max")
+
+
+@pytest.mark.parametrize("wanted", [True, False])
+def test_cudnn_autotuner_is_set_for_a_cuda_run_only_and_restored(wanted: bool) -> None:
+    """The scope of a CUDA setup (faked on a CPU setup: the flag is a plain Python setting) turns
+    the autotuner on only with ``cudnn_benchmark``; a CPU setup leaves it alone."""
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = False
+    try:
+        setup = _cpu_setup(cudnn_benchmark=wanted)
+        with setup.precision_scope():
+            assert torch.backends.cudnn.benchmark is False  # the CPU: untouched
+        setup.cuda = True
+        with setup.precision_scope():
+            assert torch.backends.cudnn.benchmark is wanted
+        assert torch.backends.cudnn.benchmark is False
+    finally:
+        torch.backends.cudnn.benchmark = before
+
+
+def _compiler_missing() -> str | None:
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        return "inductor needs a C++ compiler on the CPU and none was found"
+    return None
+
+
+@pytest.mark.skipif(_compiler_missing() is not None, reason=str(_compiler_missing()))
+def test_the_reduce_overhead_compiled_step_gives_the_eager_update() -> None:
+    """Two steps of a run compiled with ``reduce-overhead`` (CUDA graphs on CUDA; on the CPU
+    inductor's compiled kernels without graphs) move the weights as the eager steps do, up to
+    float rounding (a fused kernel may sum in another order)."""
+    data, protocol = make_data(n_train=32, n_test=16), proto(epochs=1, batch_size=16, precision="fp32")
+    eager, compiled = make_model(), make_model()
+    start = [p.detach().clone() for p in eager.parameters()]
+    run(eager, data, protocol)
+    try:
+        run(compiled, data, protocol, compile=True, compile_mode="reduce-overhead")
+    except Exception as err:  # noqa: BLE001 - a backend that cannot compile here is a skip, said why
+        pytest.skip(f"torch.compile failed on this machine's backend: {type(err).__name__}: {err}"[:300])
+    for before, a, b in zip(start, eager.parameters(), compiled.parameters()):
+        assert not torch.equal(before, a)  # the steps moved the weights
+        torch.testing.assert_close(b.detach(), a.detach(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_auto_layout_is_nchw_in_exact_fp32_and_channels_last_in_bf16() -> None:
+    data, options = make_data(), RunOptions(device="cuda")
+    fp32 = RunSetup(torch.device("cuda"), data, proto(precision="fp32"), options=options)
+    bf16 = RunSetup(torch.device("cuda"), data, proto(precision="bf16"), options=options)
+    assert (fp32.layout, bf16.layout) == ("contiguous", "channels_last")
+    with fp32.precision_scope():
+        assert torch.backends.cudnn.benchmark is True
+        assert torch.backends.cudnn.allow_tf32 is False
