@@ -57,6 +57,9 @@ class LandscapeSettings:
             of the selection (the report shows the strata; empty: no stratification asked).
         top_percent: the top-K% subset whose tau the report shows.
         reuse: a store to copy finished runs of the same jobs from (a run name or folder).
+        criterion: ``lr_validation`` runs (names or folders) whose maximal LRs (the paper's
+            one-epoch criterion) the report shows beside the accuracy-optimal ones, on the cells
+            both have (analysis only: never changes a stored result).
     """
 
     lr_min: float = 0.1
@@ -66,6 +69,7 @@ class LandscapeSettings:
     strata: tuple[float, ...] = ()
     top_percent: int = 50
     reuse: str | None = None
+    criterion: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not (self.lr_min > 0 and math.isfinite(self.lr_min)) or not math.isfinite(self.lr_max):

@@ -49,7 +49,8 @@ def _budgets_grow(before: Any, after: Any) -> bool:
 #: loss and tolerance, how often a grid may be extended), ``archs.sample_degenerate`` and
 #: ``archs.unique`` (the identity holds the ``arch_list`` they produced)
 ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
-                 "archs.sample_degenerate", "archs.unique", "trend.reuse", "trend.noise", "trend.top_percent")
+                 "archs.sample_degenerate", "archs.unique", "trend.reuse", "trend.noise", "trend.top_percent",
+                 "landscape.reuse", "landscape.top_percent", "landscape.criterion")
 
 
 def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from scipy import stats
 from nasrescale.jobs.job import TrainJob
 from nasrescale.lrsearch.landscape import LandscapeSettings, cell_grid
 from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.space.encodings import parse_arch
+from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.space.registry import get_family
 from nasrescale.space.topology import lr_scale
 from nasrescale.store.read import read_store
@@ -45,7 +45,7 @@ def fake_accuracy(arch: str, lr: float, seed: int) -> float:
 def fake_run(self: TrainJob, options=None) -> dict:
     acc = fake_accuracy(self.arch, self.protocol.lr, self.seed)
     return {"key": self.key(), "arch": self.arch, "lr": self.protocol.lr, "test_accuracy": acc, "test_loss": 1.0,
-            "train_loss_last": 1.0, "diverged": False, "degenerate": False, "epochs": self.protocol.epochs,
+            "train_loss_last": 2.0 - acc / 100, "train_loss_tail": 2.0 - acc / 100, "diverged": False, "degenerate": False, "epochs": self.protocol.epochs,
             "seed": self.seed, "history": []}
 
 
@@ -188,3 +188,49 @@ def test_single_run_tau_and_oracle_are_like_for_like():
     expected = np.mean([stats.kendalltau([x[s] for x in a], [x[t] for x in a]).statistic
                         for s, t in permutations(range(2), 2)])
     assert _single_run_tau(a, a) == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_paper_criterion_is_shown_beside_on_the_shared_cells(tmp_path, capsys, fake_training):
+    """An lr_validation run of 3 of the cells (its one-epoch argmin of the training loss) beside the landscape."""
+    names = ", ".join(f'"{a}"' for a in ARCHS[:3])
+    val = tmp_path / "val.toml"
+    val.write_text(f"""
+[pipeline]
+name = "val"
+kind = "lr_validation"
+reference = "none"
+[archs]
+select = "list"
+names = [{names}]
+[protocols.flat]
+protocol = "nb201"
+init = "in_degree_source"
+[lr_search]
+lr_min = 0.1
+lr_max = 0.4
+points = 5
+seeds = [0, 1]
+rule = "argmin"
+extend = 4
+[budget]
+width = 4
+cells = 1
+train_subset = 100
+test_subset = 100
+[executor]
+device = "cpu"
+""")
+    assert cli(capsys, "run", str(val), "--results", str(tmp_path / "res"), "--quiet")[0] == 0
+    land = landscape_file(tmp_path, "lr_min = 0.1\nlr_max = 0.2\nextend = 4\ncriterion = [\"val\"]", ARCHS[:6])
+    assert cli(capsys, "run", str(land), "--results", str(tmp_path / "res"), "--quiet")[0] == 0
+    res = json.loads((tmp_path / "res" / "land" / "report.json").read_text())
+    theirs, mine = res["criterion"]
+    assert theirs["n"] == mine["n"] == 3
+    # the fake training loss falls as accuracy rises: the argmin sits at each cell's optimum too
+    store = read_store(tmp_path / "res" / "val" / "store.sqlite")
+    by = store.jobs[store.jobs.status == "done"].groupby(["arch", "lr"])["train_loss_last"].mean().reset_index()
+    argmin = by.loc[by.groupby("arch")["train_loss_last"].idxmin()]
+    argmin = argmin[argmin["arch"] != format_arch(parse_arch(NB201.base, NB201), NB201)]  # the base is no landscape cell
+    scales = [lr_scale(parse_arch(a, NB201), NB201) for a in argmin["arch"]]
+    assert theirs["slope"] == pytest.approx(stats.linregress(np.log(scales), np.log(argmin["lr"])).slope, abs=1e-4)
+    assert "The paper's own criterion" in (tmp_path / "res" / "land" / "report.md").read_text()

@@ -59,6 +59,7 @@ def read_plan(store: StoreData) -> tuple[dict[str, Any], LandscapeSettings]:
     plan = json.loads(store.meta["landscape_plan"])
     raw = dict(plan["settings"])
     raw["strata"] = tuple(raw.get("strata") or ())
+    raw["criterion"] = tuple(raw.get("criterion") or ())
     return plan, LandscapeSettings(**raw)
 
 

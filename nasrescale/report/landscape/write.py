@@ -21,6 +21,7 @@ from ..markdown import md_table
 from ..provenance import provenance_lines
 from ..summary import load_reference, reference_spec
 from .cells import CellLandscape, read_cells, read_plan
+from .criterion import criterion_rows
 from .plots import plot_best_vs_rule, plot_landscapes
 from .stats import ARMS, MIN_CELLS, arm_scores, headroom, ranking, slope_stats
 
@@ -33,7 +34,7 @@ def _reference(store: StoreData) -> dict[str, float] | None:
 
 
 def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
-    """Everything the report states, from the store alone (JSON-able)."""
+    """Everything the report states, from the store (and the ``criterion`` runs beside it) (JSON-able)."""
     plan, settings = read_plan(store)
     cells, pending = read_cells(store, min(n_boot, 2000))
     out: dict[str, Any] = {"label": plan["label"], "seeds": plan["seeds"], "epochs": plan.get("epochs"),
@@ -51,6 +52,8 @@ def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
     out["headroom"] = headroom(scores, n_boot)
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
     out["strata"] = _strata(cells, settings.strata, settings.lr)
+    if settings.criterion:
+        out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent)
     return out
 
 
@@ -93,6 +96,16 @@ def _slope_lines(res: dict[str, Any], full: bool) -> list[str]:
             f"(the rule predicts 1; one LR for every cell, 0).{where} Pearson r of the logs "
             f"{_f(s['pearson_log'], 3)} (the paper reports r on log LR for its MLPs and CNNs). By the argmax "
             f"instead of the quadratic's vertex: slope {_f(a['slope'], 3)}.", ""]
+
+
+def _criterion_lines(res: dict[str, Any], full: bool) -> list[str]:
+    if "criterion" not in res:
+        return []
+    rows = [[r["source"], str(r["n"]), _f(r["slope"], 2)
+             + (f" [{r['slope_ci'][0]:.2f}, {r['slope_ci'][1]:.2f}]" if full and r["slope_ci"] else ""), r["note"]]
+            for r in res["criterion"]]
+    return ["The paper's own criterion (one epoch at constant LR, argmin of the training loss) on the same cells:",
+            "", *md_table(["best LR by", "cells", "slope on path-depth scale", "note"], rows), ""]
 
 
 def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
@@ -168,6 +181,7 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
                                 f"{name}: each cell's best LR vs the path-depth rule")
         curves = plot_landscapes(cells, settings.lr, run_dir / "landscape_curves.png", f"{name}: accuracy vs LR")
         lines += ["## Does each cell's best LR follow the path-depth rule?", ""] + _slope_lines(res, full)
+        lines += _criterion_lines(res, full)
         lines += [f"![best LR vs rule]({fig.name})", "", f"![accuracy vs LR]({curves.name})", "",
                   "## Headroom: what a per-cell LR buys over one global LR", ""] + _headroom_lines(res, full)
         lines += ["## The ranking each choice of LR gives", ""] + _ranking_lines(res)

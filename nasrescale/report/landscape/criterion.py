@@ -1,0 +1,51 @@
+"""The paper's own LR criterion on the landscape's cells, beside the accuracy-optimal LR.
+
+The paper measures a network's "maximal LR" as the LR of the smallest training loss after one
+epoch at constant LR (Chen et al., ICLR 2024, §4; ``kind = "lr_validation"``). A landscape's
+``criterion`` names such runs; for each, on the cells it shares with the landscape, the report
+gives the slope of log(maximal LR) on log(path-depth scale) beside the slope of the landscape's
+accuracy-optimal LR on the same cells.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ...errors import NasRescaleError
+from ...lrsearch.stats import loglog_slope
+from ...store.read import store_path
+from ..lr_validation import load_analysis
+from .cells import CellLandscape
+
+__all__ = ["criterion_rows"]
+
+
+def _row(source: str, lrs: dict[str, float], scales: dict[str, float], note: str = "") -> dict[str, Any]:
+    archs = sorted(lrs)
+    slope, lo, hi = loglog_slope([scales[a] for a in archs], [lrs[a] for a in archs])
+    return {"source": source, "n": len(archs), "slope": slope, "slope_ci": None if slope is None else [lo, hi],
+            "note": note}
+
+
+def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Callable[[float], float],
+                   results: Path) -> list[dict[str, Any]]:
+    """Per named ``lr_validation`` run: its slope on the shared cells, and the landscape's on them."""
+    mine = {c.arch: lr(c.vertex) for c in cells}
+    scales = {c.arch: c.lr_scale for c in cells}
+    rows = []
+    for name in names:
+        try:
+            run_dir = store_path(name, results).parent
+            _, res = load_analysis(run_dir)
+        except (NasRescaleError, OSError) as err:
+            rows.append({"source": name, "n": 0, "slope": None, "slope_ci": None, "note": f"not read: {err}"})
+            continue
+        theirs = {p["arch"]: p["measured_lr"] for p in res["points"] if p["arch"] in mine and not p["base"]
+                  and p["measured_lr"] and math.isfinite(p["measured_lr"])}
+        edge = sum(1 for p in res["points"] if p["arch"] in theirs and p["edge"])
+        rows.append(_row(f"{name} (maximal LR, one epoch)", theirs, scales,
+                         f"{edge} still at a grid edge" if edge else ""))
+        rows.append(_row("landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
+    return rows
