@@ -169,7 +169,10 @@ def step_reeval(args: argparse.Namespace, out: Path, end: float, record: dict[st
     store = store_path(DRY_NAME if args.dry_run else ROOT / args.pipeline, results)
     before = len(visit_records(store)) if store.is_file() else 0
     limit = int(end - time.monotonic() - (10 if args.dry_run else 60))  # the rest: starting up, the report
-    sets = [w for o in (DRY_REEVAL if args.dry_run else [f"data.path={args.data}"]) for w in ("--set", o)]
+    options = DRY_REEVAL if args.dry_run else [f"data.path={args.data}"]
+    if _pipeline_table(Path(args.pipeline)).get("kind") == "landscape":
+        options = [*options, "landscape.reuse=none"]  # every job trained here (a store to copy from stays home)
+    sets = [w for o in options for w in ("--set", o)]
     cmd = [sys.executable, "-m", "nasrescale", "run", args.pipeline, "--time-limit", f"{max(1, limit)}s",
            "--max-cells", str(args.cells), "--results", str(results), "--quiet", *sets]
 
@@ -256,14 +259,20 @@ def size(include: list[Path], max_mib: float, pipeline: Path) -> int:
                    "--max-mib") if total > max_mib else 0
 
 
-def _run_name(pipeline: Path) -> str:
-    """The run (results/ folder) a pipeline file names; its file stem where it cannot be read."""
+def _pipeline_table(pipeline: Path) -> dict[str, Any]:
+    """The ``[pipeline]`` table of a pipeline file (empty where it cannot be read)."""
     import tomllib
 
     try:
-        return str(tomllib.loads((ROOT / pipeline).read_text())["pipeline"]["name"])
+        table = tomllib.loads((ROOT / pipeline).read_text())["pipeline"]
     except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return Path(pipeline).stem
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def _run_name(pipeline: Path) -> str:
+    """The run (results/ folder) a pipeline file names; its file stem where it cannot be read."""
+    return str(_pipeline_table(pipeline).get("name") or Path(pipeline).stem)
 
 
 def _unread_result(path: Path, own: str) -> bool:
@@ -322,8 +331,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dry-run", action="store_true", help="every step tiny, on the CPU")
     p.add_argument("--data", type=Path, default=Path(".data/cifar10.npz"), metavar="FILE",
                    help="the CIFAR-10 pack, git-ignored (default .data/cifar10.npz)")
-    p.add_argument("--pipeline", default="pipelines/nb201_cifar10_gpu_slices.toml", metavar="FILE",
-                   help="the pipeline reeval runs in slices (default pipelines/nb201_cifar10_gpu_slices.toml)")
+    p.add_argument("--pipeline", default="pipelines/landscape_nb201_cpu.toml", metavar="FILE",
+                   help="the pipeline reeval runs in slices (default pipelines/landscape_nb201_cpu.toml, the "
+                        "per-cell LR landscape, fp32)")
     p.add_argument("--results", type=Path, metavar="DIR",
                    help="results root (default results/; dry run: a temp folder)")
     p.add_argument("--include", action="append", default=[], type=Path, metavar="PATH",
