@@ -33,7 +33,8 @@ from typing import Any, Mapping
 from ..config import parse_toml
 from ..errors import FamilyError
 from ..fileio import read_utf8
-from .families import ENCODINGS, KERNEL_RULES, CellFamily, _import_all
+from .edge_factors import KERNEL_RULES
+from .families import ENCODINGS, CellFamily, _import_all
 from .ops import CellOp, get_op_kind
 from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
 
