@@ -10,7 +10,7 @@ import pytest
 
 from nasrescale.errors import ConfigError
 from nasrescale.jobs.job import DataSpec, TrainJob
-from nasrescale.protocol import SCHEDULES, load_protocol
+from nasrescale.protocol import SCHEDULES, Protocol, load_protocol
 from nasrescale.scaling.lr_rules import LR_RULES, LrRule, get_lr_rule, register_lr_rule, scales_per_arch
 from nasrescale.scaling.rules import has_base_lr, init_model
 from nasrescale.space.encodings import parse_arch
@@ -70,3 +70,13 @@ def test_a_protocol_names_an_unknown_schedule():
                                                     f"{', '.join(map(repr, SCHEDULES.names()))} (the registered "
                                                     "schedules), got 'step'")):
         load_protocol("nb201", schedule="step")
+
+
+def test_a_run_checks_its_base_lr_once(nb201, monkeypatch):
+    """``init_model`` derives the LR plan once; its param groups reuse it."""
+    calls = []
+    require_lr = Protocol.require_lr
+    monkeypatch.setattr(Protocol, "require_lr", lambda self: calls.append(self.name) or require_lr(self))
+    run = init_model("3_13_011", nb201, _Data(), load_protocol("rescaled", lr=0.4), 0, width=4, cells=1)
+    run.param_groups()
+    assert calls == ["rescaled"]
