@@ -4,12 +4,13 @@ The protocol's LR rule (:mod:`nasrescale.scaling.lr_rules`) says how its ``lr`` 
 architecture's. Under ``fixed`` (the NB201 protocol) every parameter is in one group at the
 protocol's ``lr``. Under a rule that scales per architecture, ``path_depth`` (the rescaled
 protocol, paper eq. 8), a parameter's LR is ``base_lr * lr_scale(arch)`` times its kernel
-factor (paper eq. 9) under the kernel rule, read from the network's scaling map (:mod:`nasrescale.models.scaling_map`): ``none``
-1; ``network`` ``q_base / q`` with q the largest effective conv kernel of the cell, on every
-parameter; ``per_layer`` each cell-edge conv's own ``q_base / q`` on its weight and bias,
-1 elsewhere (stem, reduction blocks and shortcut convs, BatchNorm, readout). Parameters are
-grouped by factor; with one factor there is one group, as in the paper's released code
-(one SGD group over every parameter at the scaled LR).
+factor (paper eq. 9) under the kernel rule, read from the network's scaling map
+(:mod:`nasrescale.models.scaling_map`): ``none`` 1; ``network`` ``q_base / q`` with q the
+largest effective conv kernel of the cell, on every parameter; ``per_layer`` each cell-edge
+conv's own ``q_base / q`` on its weight and bias, 1 elsewhere (stem, reduction blocks and
+shortcut convs, BatchNorm, readout). Parameters are grouped by factor; with one factor there is
+one group, as in the paper's released code (one SGD group over every parameter at the scaled
+LR).
 
 An init rule may bring its own per-parameter factor on top (``ParamScale.rule_lr``): under
 ``init = "spectral"`` every conv/linear weight's LR is multiplied by ``fan_out / fan_in``
@@ -92,7 +93,7 @@ def param_groups(model: nn.Module, protocol: Protocol, plan: LrPlan | None = Non
     Raises:
         ConfigError: if the protocol has no base LR or ``model`` is not a ``CellNetwork``.
     """
-    plan = plan or lr_plan(model, protocol)
+    plan = plan if plan is not None else lr_plan(model, protocol)
     scales = model.scaling_map()  # type: ignore[operator]
     by_factor: dict[tuple[float, float], list] = {}
     for name, p in model.named_parameters():

@@ -23,7 +23,8 @@ from .families import CellFamily
 from .structure import input_nodes, node_ops
 from .topology import Edge, effective_edges, effective_in_degrees, in_degrees_from_edges
 
-__all__ = ["KernelRule", "KERNEL_RULES", "DEFAULT_STEM_KERNEL", "INIT_DIVISOR_RULES", "stem_kernel", "network_kernel", "kernel_factor",
+__all__ = ["KernelRule", "KERNEL_RULES", "DEFAULT_STEM_KERNEL", "INIT_DIVISOR_RULES", "stem_kernel", "network_kernel",
+           "kernel_factor",
            "edge_kernel_factors", "init_divisors"]
 
 INIT_DIVISOR_RULES = ("target", "source")
