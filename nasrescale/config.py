@@ -45,7 +45,8 @@ from .errors import ConfigError, NasRescaleError
 from .fileio import read_utf8
 
 __all__ = ["KEEP_NONE", "MAX_SEED", "check_seeds", "Overrides", "apply_overrides", "from_table", "to_table", "with_overrides", "parse_override",
-           "parse_overrides", "typed_overrides", "set_in_table", "read_toml_file", "parse_toml"]
+           "parse_overrides", "typed_overrides", "set_in_table", "read_config_text", "read_toml_file",
+           "parse_toml"]
 
 #: field metadata of an optional field that keeps the text ``"none"`` as given (see the module docstring)
 KEEP_NONE: Mapping[str, bool] = types.MappingProxyType({"keep_none": True})
@@ -245,22 +246,27 @@ def set_in_table(table: dict[str, Any], path: Sequence[str], value: Any, text: s
     node[path[-1]] = value
 
 
+def read_config_text(path: Path, what: str, error: type[NasRescaleError] = ConfigError) -> str:
+    """The text of the configuration file ``path``; an ``error`` naming ``what`` ("protocol",
+    "cell family") and the file when it cannot be read."""
+    try:
+        return read_utf8(path)
+    except OSError as err:
+        raise error(f"cannot read {what} file {str(path)!r}: {err.strerror or err}") from None
+
+
 def read_toml_file(path: Path, what: str) -> dict[str, Any]:
     """Parse the TOML file ``path``; ``what`` names it in errors ("protocol", "pipeline").
 
     Raises:
-        ConfigError: the file cannot be read, or is not valid TOML.
+        ConfigError: the file cannot be read (:func:`read_config_text`), or is not valid TOML.
 
     >>> read_toml_file(Path("no/such.toml"), "pipeline")
     Traceback (most recent call last):
     ...
     nasrescale.errors.ConfigError: cannot read pipeline file 'no/such.toml': No such file or directory
     """
-    try:
-        text = read_utf8(path)
-    except OSError as err:
-        raise ConfigError(f"cannot read {what} file {str(path)!r}: {err.strerror or err}") from None
-    return parse_toml(text, str(path))
+    return parse_toml(read_config_text(path, what), str(path))
 
 
 def parse_toml(text: str, source: str, error: type[NasRescaleError] = ConfigError) -> dict[str, Any]:

@@ -32,14 +32,24 @@ import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from .config import Overrides, apply_overrides, from_table, read_toml_file, typed_overrides
 from .errors import ConfigError
 from .fileio import shipped_toml_dir
+from .registry import Registry
 
-__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor", "has_base_lr",
-           "LR_SCALING_INITS"]
+__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor",
+           "SCHEDULES", "FAMILY_KERNEL_RULE"]
+
+#: the schedules a protocol may name (``protocol.schedule``): the LR factor at ``t``, the
+#: fraction of the post-warm-up epochs done (0 at its first epoch)
+SCHEDULES: Registry[Callable[[float], float]] = Registry("protocol.schedule", "schedules", unique=True)
+SCHEDULES.add("cosine", lambda t: 0.5 * (1.0 + math.cos(math.pi * t)))  # to 0 over the run
+SCHEDULES.add("constant", lambda t: 1.0)
+
+#: ``protocol.kernel_rule`` that defers to the cell family's own kernel rule
+FAMILY_KERNEL_RULE = "family"
 
 
 @dataclass(frozen=True)
@@ -54,7 +64,8 @@ class Protocol:
         momentum: SGD momentum.
         nesterov: Nesterov momentum.
         weight_decay: L2 penalty on every parameter (BN and biases included, as NB201).
-        schedule: ``cosine`` (to 0 over ``epochs``, stepped once per epoch) or ``constant``.
+        schedule: a name of :data:`SCHEDULES`: ``cosine`` (to 0 over ``epochs``, stepped once
+            per epoch) or ``constant``.
         warmup_epochs: linear warmup epochs before the schedule (NB201: 0).
         label_smoothing: cross-entropy label smoothing (NB201: 0, plain cross-entropy).
         augment: random crop with zero padding + horizontal flip on the training set.
@@ -64,16 +75,19 @@ class Protocol:
             Bernstein §4: init and per-weight LR factor) or ``mup`` (μP via Microsoft's
             ``mup`` package, trained with ``MuSGD``; the ``mup`` extra,
             :mod:`nasrescale.scaling.mup_param`).
-        lr_rule: ``fixed`` (every architecture gets ``lr``) or ``path_depth``
-            (``lr * lr_scale(arch)``, paper eq. 8).
-        kernel_rule: kernel factor rule (paper eq. 9): ``family`` (the family's setting),
-            ``none``, ``network`` (the paper's eq. 9) or ``per_layer`` (this project's
-            extension, not in the paper); used with ``lr_rule = path_depth``.
+        lr_rule: an LR rule of the registry :mod:`nasrescale.scaling.lr_rules` (checked when a
+            job is made, as ``init``): ``fixed`` (every architecture gets ``lr``) or
+            ``path_depth`` (``lr * lr_scale(arch)``, paper eq. 8).
+        kernel_rule: kernel factor rule (paper eq. 9), applied by an LR rule that scales per
+            architecture: ``family`` (:data:`FAMILY_KERNEL_RULE`, the family's setting) or a
+            name of :data:`nasrescale.space.edge_factors.KERNEL_RULES`: ``none``, ``network``
+            (the paper's eq. 9) or ``per_layer`` (this project's extension, not in the paper).
         precision: ``bf16`` (bf16 autocast on CUDA) or ``fp32`` (full fp32, TF32 off, as
             the benchmark trained). The CPU trains in fp32 either way. Part of a run's identity.
         mup_base_width: ``init = "mup"`` only: width of μP's base model (``None``: the
             trained model's own width, where μP equals the default parametrization).
-        warmup_rule: ``None`` (the linear warmup of ``warmup_epochs``) or ``elr_subcritical``:
+        warmup_rule: ``None`` (the linear warmup of ``warmup_epochs``) or a name of
+            :data:`nasrescale.train.elr_control.WARMUP_RULES` (checked when a job is made): ``elr_subcritical``,
             Mehmeti-Göpel & Wand's subcritical warm-up (Cor. 3.10) of the scale-invariant weights,
             then the schedule (:mod:`nasrescale.train.elr_control`; needs ``warmup_epochs = 0``
             and a network with a conv directly followed by BatchNorm).
@@ -86,16 +100,16 @@ class Protocol:
     momentum: float = 0.9
     nesterov: bool = True
     weight_decay: float = 5e-4
-    schedule: Literal["cosine", "constant"] = "cosine"
+    schedule: str = "cosine"  # a name of SCHEDULES
     warmup_epochs: int = 0
     label_smoothing: float = 0.0
     augment: bool = True
     init: str = "default"  # a name of nasrescale.scaling.rules (checked there: this layer is below it)
-    lr_rule: Literal["fixed", "path_depth"] = "fixed"
-    kernel_rule: Literal["family", "none", "network", "per_layer"] = "family"
+    lr_rule: str = "fixed"  # names of the registries above this layer (see the attributes)
+    kernel_rule: str = FAMILY_KERNEL_RULE
     precision: Literal["bf16", "fp32"] = "bf16"
     mup_base_width: int | None = None  # None keeps the keys of protocols that predate it
-    warmup_rule: Literal["elr_subcritical"] | None = None  # None: as above
+    warmup_rule: str | None = None  # None: as above
 
     def __post_init__(self) -> None:
         checks = {  # key: (in range, the range)
@@ -110,6 +124,7 @@ class Protocol:
         for key, (ok, allowed) in checks.items():
             if not ok:
                 raise ConfigError(f"protocol.{key}: value {getattr(self, key)!r} is out of range; it must be {allowed}")
+        SCHEDULES.get(self.schedule)
         if self.nesterov and self.momentum == 0:
             raise ConfigError("protocol.nesterov: Nesterov momentum needs momentum > 0")
         if self.warmup_rule is not None and self.warmup_epochs:
@@ -129,8 +144,9 @@ class Protocol:
 
 
 def cosine_factor(epoch: int, protocol: Protocol) -> float:
-    """LR multiplier for ``epoch`` (0-based): linear warmup, then cosine to 0 over the rest,
-    stepped once per epoch like ``CosineAnnealingLR(T_max=epochs, eta_min=0)``.
+    """LR multiplier for ``epoch`` (0-based): linear warmup, then the protocol's schedule
+    (:data:`SCHEDULES`) over the rest, stepped once per epoch; ``cosine`` goes to 0 like
+    ``CosineAnnealingLR(T_max=epochs, eta_min=0)``.
 
     >>> p = Protocol("t", epochs=4)
     >>> [round(cosine_factor(e, p), 4) for e in range(4)]
@@ -138,25 +154,8 @@ def cosine_factor(epoch: int, protocol: Protocol) -> float:
     """
     if epoch < protocol.warmup_epochs:
         return (epoch + 1) / (protocol.warmup_epochs + 1)
-    if protocol.schedule == "constant":
-        return 1.0
     span = protocol.epochs - protocol.warmup_epochs
-    return 0.5 * (1.0 + math.cos(math.pi * (epoch - protocol.warmup_epochs) / span))
-
-
-#: init rules that scale the protocol's LR themselves (``InitRule.scales_lr`` in
-#: :mod:`nasrescale.scaling.rules`, which a test holds equal to this list)
-LR_SCALING_INITS = ("spectral", "mup")
-
-
-def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
-    """Whether a protocol's ``lr`` is a base LR that something scales (the path-depth rule, μP,
-    the spectral rule's per-layer factors) rather than the LR itself (``fixed``: NB201's 0.1 is no base LR).
-
-    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "spectral")
-    (True, False, True)
-    """
-    return lr_rule != "fixed" or init in LR_SCALING_INITS
+    return SCHEDULES.get(protocol.schedule)((epoch - protocol.warmup_epochs) / span)
 
 
 def builtin_protocols_dir() -> Path:

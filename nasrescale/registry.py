@@ -21,8 +21,8 @@ F = TypeVar("F", bound=Callable[..., object])
 
 class Registry(Generic[E]):
     """Named entries that a configuration key chooses between: the project's one registry type
-    (executors, selection methods, pipeline kinds, init rules, op kinds, model builders, macro
-    skeletons, datasets, cell families).
+    (executors, selection methods, pipeline kinds, init, LR and kernel rules, schedules, warm-up
+    rules, op kinds, model builders, macro skeletons, datasets, cell families).
 
     Entries keep their registration order. Adding a name twice replaces the first entry (a
     plug-in may override a built-in), unless the registry is ``unique``: then a different entry

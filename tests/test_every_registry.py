@@ -29,7 +29,7 @@ from nasrescale.data.datasets import DATASETS, load_dataset
 from nasrescale.errors import ArchError, DataError
 from nasrescale.executors.base import ExecutorSettings
 from nasrescale.executors.registry import EXECUTORS, get_executor
-from nasrescale.jobs.job import TrainJob
+from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.models.builders import BUILDERS, build_op
 from nasrescale.models.network import MACROS, build_model
 from nasrescale.models.norms import NORMS, with_norm
@@ -37,8 +37,10 @@ from nasrescale.pipeline.kinds import KINDS
 from nasrescale.report.kinds import REPORTS
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.tables import ArchSettings
-from nasrescale.protocol import load_protocol
+from nasrescale.protocol import SCHEDULES, cosine_factor, load_protocol
+from nasrescale.scaling.lr_rules import LR_RULES
 from nasrescale.scaling.rules import INIT_REGISTRY, init_model
+from nasrescale.space.edge_factors import KERNEL_RULES
 from nasrescale.space.encodings import format_arch, make_graph, parse_arch
 from nasrescale.space.families import CellFamily
 from nasrescale.space.ops import OP_KINDS, CellOp, OpKind
@@ -46,6 +48,7 @@ from nasrescale.space.registry import load_families
 from nasrescale.space.codecs import ENCODERS
 from nasrescale.space.selection import METHODS, select_archs
 from nasrescale.space.structure import STRUCTURES
+from nasrescale.train.elr_control import WARMUP_RULES
 
 from cellspace_helpers import arch_ops, uniform_arch
 from pipeline_helpers import TINY, one_thread, private_cache  # noqa: F401  (autouse fixtures)
@@ -125,6 +128,47 @@ def _init_rule(name: str, tmp_path: Path) -> None:
     run.model(torch.randn(2, *IMAGE)).logsumexp(1).mean().backward()
     optimizer.step()
     assert any(not torch.equal(a, b) for a, b in zip(before, run.model.parameters()))
+
+
+def _lr_rule(name: str, tmp_path: Path) -> None:
+    """A protocol naming the rule starts a tiny network at a positive LR; a rule that scales
+    gives a cell its own scale, one that does not trains at the protocol's LR."""
+    family = FAMILIES.get("nb201")
+    run = init_model("3_13_011", family, _Data(), load_protocol("nb201", {"lr_rule": name, "lr": 0.1}), 0,
+                     **_size(family))
+    groups = run.param_groups()
+    assert run.plan.lr > 0 and all(g["lr"] > 0 for g in groups)
+    assert (run.plan.lr_scale is not None) == LR_RULES.get(name).scales
+    if not LR_RULES.get(name).scales:
+        assert [g["lr"] for g in groups] == [0.1]
+
+
+def _kernel_rule(name: str, tmp_path: Path) -> None:
+    """Under a scaling LR rule the kernel rule gives every parameter a positive factor; a rule
+    that does not scale gives 1 to all."""
+    family = FAMILIES.get("nb201")
+    run = init_model("2_22_222", family, _Data(), load_protocol("rescaled", {"kernel_rule": name, "lr": 0.1}), 0,
+                     **_size(family))
+    assert run.plan.kernel_rule == name
+    factors = {g["kernel_factor"] for g in run.param_groups()} | {run.plan.kernel_factor}
+    assert all(0 < f < float("inf") for f in factors)
+    assert (factors != {1.0}) == KERNEL_RULES.get(name).scales  # 1x1 convs: q_base / q = 3
+
+
+def _schedule(name: str, tmp_path: Path) -> None:
+    """The schedule starts at the full LR and stays within (0, 1] over the epochs."""
+    protocol = load_protocol("nb201", {"schedule": name, "epochs": 5})
+    factors = [cosine_factor(e, protocol) for e in range(protocol.epochs)]
+    assert factors[0] == 1.0 and all(0 < f <= 1 for f in factors)
+
+
+def _warmup_rule(name: str, tmp_path: Path) -> None:
+    """A job with the rule is made, and the rule's control warms a network's layers up."""
+    family = FAMILIES.get("nb201")
+    protocol = load_protocol("nb201", {"warmup_rule": name})
+    TrainJob("3_33_333", family, DataSpec("cifar10-subset"), protocol)
+    net = build_model("3_33_333", family, _Data.num_classes, in_shape=IMAGE, **_size(family))
+    assert WARMUP_RULES.get(name)(net, 1, protocol, torch.device("cpu")).configured
 
 
 def _edge(kind: OpKind) -> None:
@@ -222,6 +266,10 @@ REGISTRIES: dict[str, tuple[Registry, Callable[[str, Path], None]]] = {
     "pipeline kinds": (KINDS, _pipeline_kind),
     "kind reports": (REPORTS, _kind_report),
     "init rules": (INIT_REGISTRY, _init_rule),
+    "LR rules": (LR_RULES, _lr_rule),
+    "kernel rules": (KERNEL_RULES, _kernel_rule),
+    "schedules": (SCHEDULES, _schedule),
+    "warm-up rules": (WARMUP_RULES, _warmup_rule),
     "op kinds": (OP_KINDS, _op_kind),
     "model builders": (BUILDERS, _builder),
     "macro kinds": (MACROS, _macro),

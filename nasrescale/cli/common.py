@@ -10,6 +10,7 @@ still accepted, hidden from the help (:func:`add_option`).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import sys
@@ -19,6 +20,7 @@ import networkx as nx
 
 from ..config import MAX_SEED, check_seeds, parse_overrides
 from ..errors import ArchError, ConfigError
+from ..fileio import atomic_write_text
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from ..space.registry import load_families, resolve_family
@@ -27,7 +29,7 @@ from .paths import existing_folder, writable_folder
 __all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "retire_cells_path",
            "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",
            "add_seeds_option", "add_device_option", "add_results_option", "family_from_args", "seeds_from_args",
-           "parse_archs", "protocol_overrides", "read_archs", "seed_int"]
+           "parse_archs", "protocol_overrides", "read_archs", "seed_int", "print_records"]
 
 #: the smallest ``--resolution`` (:data:`nasrescale.data.resize.MIN_RESOLUTION`, not imported: it loads torch)
 MIN_RESOLUTION = 4
@@ -241,3 +243,13 @@ def read_archs(items: Iterable[str]) -> list[str]:
         else:
             archs.append(item)
     return archs
+
+
+def print_records(records: Sequence[dict[str, Any]], out: str | None, history: bool, *, one: bool = False) -> None:
+    """The JSON output of ``train`` and ``train --fuse``: the full records (history included) to
+    ``out`` where given (the one record itself where ``one``, else a list), then one JSON line per
+    record on stdout, without its history unless ``history``."""
+    if out:
+        atomic_write_text(out, json.dumps(records[0] if one else list(records), indent=2) + "\n")
+    for record in records:
+        print(json.dumps(record if history else {k: v for k, v in record.items() if k != "history"}))

@@ -13,15 +13,14 @@ LR of their own (``rescaled``), or to all when none lacks one; ``--set``, ``--ep
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..fileio import atomic_write_text
 from ..protocol import Protocol, load_protocol
 from ..train.options import RunOptions
-from .common import add_seeds_option, family_from_args, parse_archs, protocol_overrides, seeds_from_args
+from .common import (add_seeds_option, family_from_args, parse_archs, print_records, protocol_overrides,
+                     seeds_from_args)
 
 __all__ = ["add_fuse_options", "wants_fused", "run_fused"]
 
@@ -98,10 +97,5 @@ def run_fused(args: argparse.Namespace) -> int:
         print(f"resumed from epoch {max(r.get('resumed_from') or 0 for r in records)} of a checkpoint", file=sys.stderr)
     for record, job, size in zip(records, jobs, sizes):  # the fields of `train`, plus the group size
         record.update(device=device, run_key=job.key(), fused=size)
-    if args.out:
-        atomic_write_text(args.out, json.dumps(records, indent=2) + "\n")
-    for record in records:
-        if not args.history:
-            record.pop("history", None)
-        print(json.dumps(record))
+    print_records(records, args.out, args.history)
     return 0

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..fileio import atomic_write_text
 from ..protocol import load_protocol, protocol_names
 from ..train.options import RunOptions
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
-                     int_at_least, parse_archs, positive_float, protocol_overrides, seed_int)
+                     int_at_least, parse_archs, positive_float, print_records, protocol_overrides, seed_int)
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 from .paths import output_file
 
@@ -100,9 +98,5 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"resumed from epoch {record['resumed_from']} of {checkpoint}", file=sys.stderr)
     record["device"] = device
     record["run_key"] = key
-    if args.out:
-        atomic_write_text(args.out, json.dumps(record, indent=2) + "\n")
-    if not args.history:
-        record.pop("history", None)
-    print(json.dumps(record))
+    print_records([record], args.out, args.history, one=True)
     return 0

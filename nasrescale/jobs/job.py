@@ -36,7 +36,7 @@ from ..data.resize import downsample
 from ..data.types import ImageData
 from ..models import macro_settings
 from ..protocol import Protocol
-from ..scaling.rules import get_init_rule
+from ..scaling.rules import check_rules
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.topology import effective_edges, is_degenerate
@@ -124,8 +124,8 @@ class TrainJob:
         graph = parse_arch(self.arch, self.family)
         object.__setattr__(self, "arch", format_arch(graph, self.family))
         self.__dict__["graph"] = graph  # the cached_property below, filled by the one parse
-        get_init_rule(self.protocol.init)  # an unknown init rule fails here, naming the known ones
-        require_warmup_layers(self.protocol, self.arch, self.family)  # a warm-up with nothing to warm up, too
+        check_rules(self.protocol, self.family)  # an unknown init, LR or kernel rule fails here, naming the known ones
+        require_warmup_layers(self.protocol, self.arch, self.family)  # an unknown warm-up, or nothing to warm up, too
 
     @functools.cached_property
     def graph(self) -> nx.DiGraph:

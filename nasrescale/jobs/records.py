@@ -24,7 +24,7 @@ from ..scaling.lr import LrPlan
 from ..train.checkpoint import load_checkpoint
 from ..train.options import RunOptions
 from ..train.precision import trained_precision
-from ..protocol import has_base_lr
+from ..scaling.rules import has_base_lr
 from .spec import TrainSpec
 
 __all__ = ["resolve_device", "provenance", "discard_unreadable", "trained_precision", "base_record"]

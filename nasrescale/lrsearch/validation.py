@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigError, DataError
 from ..jobs.job import DataSpec, TrainJob
+from ..scaling.lr_rules import kernel_rule_of
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.edge_factors import kernel_factor
@@ -108,7 +109,7 @@ def validation_plan(archs: Sequence[str], family: CellFamily, entries: Sequence[
     jobs: list[TrainJob] = []
     for label, entry, fam, q in _groups(family, entries, kernels):
         base_group = label if q is None else f"{entry.label}@k{fam.kernel_base}"
-        rule = fam.kernel_rule if entry.protocol.kernel_rule == "family" else entry.protocol.kernel_rule
+        rule = kernel_rule_of(entry.protocol, fam)
         members = []
         for arch in arch_list:
             graph = parse_arch(arch, fam)

@@ -59,8 +59,8 @@ import networkx as nx
 from torch import nn
 
 from ..errors import ConfigError
-from ..space.families import KERNEL_RULES, CellFamily
-from ..space.edge_factors import edge_kernel_factors, init_divisors, kernel_factor
+from ..space.families import CellFamily
+from ..space.edge_factors import KERNEL_RULES, edge_kernel_factors, init_divisors, kernel_factor
 
 __all__ = ["InitSpec", "ParamScale", "MappedNetwork", "SCALED_INIT_RULES", "build_scaling_map"]
 
@@ -179,7 +179,7 @@ def build_scaling_map(net: MappedNetwork) -> dict[str, ParamScale]:
     graph, family = net.graph, net.family
     edge_factors = {rule: edge_kernel_factors(graph, family, rule) for rule in KERNEL_RULES}
     # outside cell-edge convs: the one network-wide factor under `network`, else 1
-    shared = {rule: kernel_factor(graph, family, rule) if rule == "network" else 1.0 for rule in KERNEL_RULES}
+    shared = {rule: kernel_factor(graph, family, rule) for rule in KERNEL_RULES}
     released = net.released_fan_mode
     entries: dict[str, ParamScale] = {}
     for mod_name, m in net.named_modules():
@@ -209,8 +209,8 @@ def build_scaling_map(net: MappedNetwork) -> dict[str, ParamScale]:
                            "in_degree_source": InitSpec(divisor=d_source, fan_mode=released)}
         weight_init["spectral"] = InitSpec(spectral=True)
         factors = {}
-        for rule in KERNEL_RULES:
-            per_edge = rule == "per_layer" and role == "edge" and kernel is not None
+        for rule, entry in KERNEL_RULES.items():
+            per_edge = entry.per_edge and role == "edge" and kernel is not None
             factors[rule] = edge_factors[rule].get(edge, 1.0) if per_edge else shared[rule]
         spectral_lr = m.weight.shape[0] / m.weight.shape[1]  # fan_out / fan_in (the k^2 cancels)
         for p_name, _ in own:

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
+from ..scaling.lr_rules import scales_per_arch
 from .verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
 
 __all__ = ["claims_pair", "split_claim", "top_claim", "proxy_claim", "claims_section"]
@@ -154,8 +155,8 @@ def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mappi
     if first is None:
         return None
     baseline = first.get("a")
-    scaled = [p for p in pairs.values() if p.get("a") == baseline and key(p.get("b"), "lr_rule") == "path_depth"
-              and key(baseline, "lr_rule") != "path_depth"]
+    scaled = [p for p in pairs.values() if p.get("a") == baseline and scales_per_arch(key(p.get("b"), "lr_rule"))
+              and not scales_per_arch(key(baseline, "lr_rule"))]
     tuned = [p for p in scaled if key(p.get("b"), "tune") and (p.get("n") or 0) >= MIN_TOPK_ROWS]
     return next(iter(tuned or scaled), first)
 

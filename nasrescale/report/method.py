@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import NasRescaleError
+from ..protocol import FAMILY_KERNEL_RULE
+from ..scaling.lr_rules import scales_per_arch
+from ..space.edge_factors import KERNEL_RULES
 from ..space.registry import get_family
 from ..store.read import pipeline_value
 from .markdown import md_table
@@ -39,7 +42,7 @@ def _protocols(pipeline: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def _kernel_rule(pipeline: Mapping[str, Any], protocol: Mapping[str, Any]) -> str | None:
     rule = protocol.get("kernel_rule")
-    if rule not in (None, "family"):
+    if rule not in (None, FAMILY_KERNEL_RULE):
         return str(rule)
     try:
         return get_family(str(pipeline_value(pipeline, "pipeline.family", "family") or "nb201")).kernel_rule
@@ -65,13 +68,14 @@ def _epochs(pipeline: Mapping[str, Any], protocols: Mapping[str, Mapping[str, An
 def method_rows(pipeline: Mapping[str, Any]) -> list[list[str]]:
     """``[aspect, the paper's text, this run]`` for each place the run departs from the text."""
     protocols = _protocols(pipeline)
-    scaled = [label for label, p in protocols.items() if p.get("lr_rule") == "path_depth"]
+    scaled = [label for label, p in protocols.items() if scales_per_arch(p.get("lr_rule"))]
     rows = []
     if scaled:
         rows.append(["path depth (eq. 8)", "sum of L_p^3 over the input-output paths of the network's DAG (§3.3)",
                      f"{_names(scaled)}: over the paths of one cell, as the released code does; the stem, "
                      "the stages and the reduction blocks are not in the sum"])
-        flat = [label for label in scaled if _kernel_rule(pipeline, protocols[label]) == "none"]
+        kernels = {label: _kernel_rule(pipeline, protocols[label]) for label in scaled}
+        flat = [label for label, k in kernels.items() if k in KERNEL_RULES and not KERNEL_RULES.get(k).scales]
         if flat:
             rows.append(["kernel factor (eq. 9)", "eta* ~ c (sum L_p^3)^(-1/2) q^(-1): a larger kernel q, a "
                          "smaller LR", f"{_names(flat)}: no kernel factor, 1x1 and 3x3 convolutions count alike, as "

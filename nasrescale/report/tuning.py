@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import save_figure
+from ..scaling.lr_rules import scales_per_arch
 from ..lrsearch.tuning import TUNE_PREFIX, chance_accuracy, choose_multiplier, extend_multipliers
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, pipeline_value
@@ -121,7 +122,7 @@ def tuned_lr_text(doc: dict[str, Any], lr_rule: str | None) -> str:
     >>> tuned_lr_text({"lr": 0.2, "anchor_lr": 0.1, "chosen": 2.0}, "fixed")
     'LR 0.2 = 0.1 x 2, tuned (fixed)'
     """
-    word = "base LR" if lr_rule not in (None, "fixed") else "LR"
+    word = "base LR" if scales_per_arch(lr_rule) else "LR"
     return f"{word} {doc['lr']:g} = {doc['anchor_lr']:g} x {doc['chosen']:g}, tuned ({lr_rule})"
 
 

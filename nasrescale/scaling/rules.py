@@ -35,10 +35,11 @@ from ..protocol import Protocol
 from ..space.families import CellFamily
 from .init import INIT_RULES, apply_init
 from .lr import LrPlan, lr_plan, param_groups
+from .lr_rules import LR_RULES, get_lr_rule, kernel_rule_of
 from .mup_param import mup_parametrize, musgd
 
-__all__ = ["InitRule", "INIT_REGISTRY", "INIT_RULE_NAMES", "register_init_rule", "get_init_rule", "InitializedModel",
-           "init_model"]
+__all__ = ["InitRule", "INIT_REGISTRY", "INIT_RULE_NAMES", "register_init_rule", "get_init_rule", "has_base_lr",
+           "check_rules", "InitializedModel", "init_model"]
 
 #: ``prepare(model, rebuild, protocol, width)``: puts a built ``model`` in place into the rule's
 #: parametrization; ``rebuild(width)`` builds the same network at another width
@@ -93,6 +94,37 @@ INIT_RULE_NAMES = INIT_REGISTRY.names()
 get_init_rule = INIT_REGISTRY.get
 
 
+def has_base_lr(lr_rule: str | None, init: str | None) -> bool:
+    """Whether a protocol's ``lr`` is a base LR that something scales (an LR rule that scales
+    per architecture, or an init rule that scales the LR: μP, the spectral rule's per-layer
+    factors) rather than the LR itself (``fixed``: NB201's 0.1 is no base LR). A stored
+    protocol without an LR rule, or with one no longer registered, counts as scaled.
+
+    >>> has_base_lr("path_depth", "in_degree"), has_base_lr("fixed", "default"), has_base_lr("fixed", "spectral")
+    (True, False, True)
+    """
+    if lr_rule not in LR_RULES or LR_RULES.get(lr_rule).scales:  # type: ignore[arg-type]
+        return True
+    return init in INIT_REGISTRY and INIT_REGISTRY.get(init).scales_lr  # type: ignore[arg-type]
+
+
+def check_rules(protocol: Protocol, family: CellFamily) -> None:
+    """``protocol``'s init, LR and kernel rules are registered; else a ConfigError naming the key
+    (``protocol.init``, ``protocol.lr_rule``, ``protocol.kernel_rule``) and the registered names.
+    A job checks them when it is made: the protocol layer, below this one, cannot.
+
+    >>> from nasrescale.protocol import load_protocol
+    >>> from nasrescale.space.registry import get_family
+    >>> check_rules(load_protocol("nb201", lr_rule="sqrt"), get_family("nb201"))
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: protocol.lr_rule: expected one of 'fixed', 'path_depth' (the registered LR rules), got 'sqrt'; register a rule with nasrescale.scaling.lr_rules.register_lr_rule (docs/protocols.md)
+    """
+    get_init_rule(protocol.init)
+    get_lr_rule(protocol.lr_rule)
+    kernel_rule_of(protocol, family)
+
+
 @dataclass
 class InitializedModel:
     """A run's network, built and initialized, with its LR plan and optimizer factory."""
@@ -104,7 +136,7 @@ class InitializedModel:
 
     def param_groups(self) -> list[dict]:
         """The optimizer's param groups (:func:`~nasrescale.scaling.lr.param_groups`)."""
-        return param_groups(self.model, self.protocol)
+        return param_groups(self.model, self.protocol, self.plan)
 
 
 def init_model(arch: str | nx.DiGraph, family: CellFamily, data: ImageData, protocol: Protocol, seed: int, *,
@@ -119,7 +151,6 @@ def init_model(arch: str | nx.DiGraph, family: CellFamily, data: ImageData, prot
     >>> round(run.plan.lr_scale, 4), run.optimizer is None
     (0.0891, True)
     """
-    protocol.require_lr()
     rule = get_init_rule(protocol.init)
     size = macro_settings(family, width, cells)
 

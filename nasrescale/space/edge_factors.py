@@ -13,17 +13,50 @@ graph, like :mod:`nasrescale.space.topology`, which they build on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import networkx as nx
 
 from ..errors import ArchError
-from .families import KERNEL_RULES, CellFamily
+from ..registry import Registry
+from .families import CellFamily
 from .structure import input_nodes, node_ops
 from .topology import Edge, effective_edges, effective_in_degrees, in_degrees_from_edges
 
-__all__ = ["DEFAULT_STEM_KERNEL", "INIT_DIVISOR_RULES", "stem_kernel", "network_kernel", "kernel_factor",
+__all__ = ["KernelRule", "KERNEL_RULES", "DEFAULT_STEM_KERNEL", "INIT_DIVISOR_RULES", "stem_kernel", "network_kernel",
+           "kernel_factor",
            "edge_kernel_factors", "init_divisors"]
 
 INIT_DIVISOR_RULES = ("target", "source")
+
+
+@dataclass(frozen=True)
+class KernelRule:
+    """One kernel-factor rule (paper eq. 9), the value of ``family.kernel_rule`` and ``protocol.kernel_rule``.
+
+    Attributes:
+        name: the value.
+        network_wide: every parameter gets the network's one factor ``q_base / q`` (q: the
+            largest conv kernel, :func:`network_kernel`).
+        per_edge: each cell-edge conv gets its own ``q_base / q_e`` (1 elsewhere).
+
+    Neither: no kernel factor (1 everywhere).
+    """
+
+    name: str
+    network_wide: bool = False
+    per_edge: bool = False
+
+    @property
+    def scales(self) -> bool:
+        """Whether the rule gives any parameter a kernel factor other than 1."""
+        return self.network_wide or self.per_edge
+
+
+#: the kernel rules, by name: ``none``, ``network`` (the paper's eq. 9), ``per_layer`` (this project's extension)
+KERNEL_RULES: Registry[KernelRule] = Registry("kernel_rule", "kernel rules", error=ArchError, unique=True)
+for _rule in (KernelRule("none"), KernelRule("network", network_wide=True), KernelRule("per_layer", per_edge=True)):
+    KERNEL_RULES.add(_rule.name, _rule)
 
 #: CNN stem kernel when the family has no conv op (an all-skip/zero space)
 DEFAULT_STEM_KERNEL = 3
@@ -58,19 +91,16 @@ def network_kernel(graph: nx.DiGraph, family: CellFamily) -> int | None:
     return max(kernels, default=None)
 
 
-def _check_rule(rule: str) -> str:
-    if rule not in KERNEL_RULES:
-        raise ArchError(f"unknown kernel rule {rule!r}; allowed: {', '.join(KERNEL_RULES)}")
-    return rule
+def _rule(rule: str | None, family: CellFamily) -> KernelRule:
+    return KERNEL_RULES.get(rule or family.kernel_rule)
 
 
 def kernel_factor(graph: nx.DiGraph, family: CellFamily, rule: str | None = None) -> float:
     """Network-wide kernel factor ``q_base / q`` (paper eq. 9): under rule ``network`` the
     :func:`network_kernel`'s factor; 1 under ``none`` and ``per_layer`` (whose factors are
     per edge, :func:`edge_kernel_factors`). ``rule`` defaults to the family's."""
-    rule = _check_rule(rule or family.kernel_rule)
     q = network_kernel(graph, family)
-    return family.kernel_base / q if rule == "network" and q else 1.0
+    return family.kernel_base / q if _rule(rule, family).network_wide and q else 1.0
 
 
 def edge_kernel_factors(graph: nx.DiGraph, family: CellFamily, rule: str | None = None) -> dict[Edge, float]:
@@ -88,14 +118,14 @@ def edge_kernel_factors(graph: nx.DiGraph, family: CellFamily, rule: str | None 
     >>> edge_kernel_factors(parse_arch("2_03_000", nb201), nb201, "per_layer")
     {(0, 1): 3.0, (1, 2): 1.0}
     """
-    rule = _check_rule(rule or family.kernel_rule)
-    shared = kernel_factor(graph, family, rule)
+    entry = _rule(rule, family)
+    shared = kernel_factor(graph, family, entry.name)
     factors: dict[Edge, float] = {}
     for u, v, d in sorted(graph.edges(data=True)):
         cell_op = family.op(d["op"])
         if not cell_op.parametric:
             continue
-        if rule == "per_layer" and cell_op.conv_kernel:
+        if entry.per_edge and cell_op.conv_kernel:
             factors[(u, v)] = family.kernel_base / cell_op.conv_kernel
         else:
             factors[(u, v)] = shared

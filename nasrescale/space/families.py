@@ -22,11 +22,10 @@ from ..errors import ArchError, FamilyError
 from .ops import CellOp
 from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
 
-__all__ = ["CellFamily", "ENCODINGS", "KERNEL_RULES"]
+__all__ = ["CellFamily", "ENCODINGS"]
 
 #: every encoding a family may name, over all structures (each structure allows some of them)
 ENCODINGS = tuple(dict.fromkeys(e for s in STRUCTURES.values() for e in s.encodings))
-KERNEL_RULES = ("none", "network", "per_layer")
 
 
 @dataclass(frozen=True, eq=False)

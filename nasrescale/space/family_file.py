@@ -30,10 +30,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ..config import parse_toml
+from ..config import parse_toml, read_config_text
 from ..errors import FamilyError
-from ..fileio import read_utf8
-from .families import ENCODINGS, KERNEL_RULES, CellFamily, _import_all
+from .edge_factors import KERNEL_RULES
+from .families import ENCODINGS, CellFamily, _import_all
 from .ops import CellOp, get_op_kind
 from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
 
@@ -203,8 +203,4 @@ def read_family_file(path: str | Path) -> CellFamily:
         FamilyError: if the file is missing, unreadable or malformed.
     """
     path = Path(path)
-    try:
-        text = read_utf8(path)
-    except OSError as err:
-        raise FamilyError(f"cannot read cell family file {str(path)!r}: {err.strerror or err}") from None
-    return parse_family(text, source=str(path), path=path)
+    return parse_family(read_config_text(path, "cell family", FamilyError), source=str(path), path=path)

@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from ..errors import ConfigError
+from ..registry import Registry
 from ..models import build_model, macro_settings
 from ..protocol import Protocol
 from ..space.families import CellFamily
@@ -39,8 +40,10 @@ from ..models.elr import layer_elrs, relative_spread, scale_invariant_convs, sub
 
 __all__ = ["ElrControl", "WARMUP_RULES", "require_warmup_layers"]
 
-#: the values of ``protocol.warmup_rule`` this module implements
-WARMUP_RULES = ("elr_subcritical",)
+#: the values of ``protocol.warmup_rule`` (``None``: the linear warm-up of ``warmup_epochs``), each
+#: with the class that runs it in a group's epoch loop
+WARMUP_RULES: Registry[type["ElrControl"]] = Registry(
+    "protocol.warmup_rule", "warm-up rules", hint="or leave warmup_rule out (the linear warm-up of warmup_epochs)")
 
 
 class ElrControl:
@@ -62,7 +65,8 @@ class ElrControl:
         self.names = [name for name, _ in layers]
         self.weights: list[torch.Tensor] = [conv.weight for _, conv in layers]
         self.k, self.momentum = members, protocol.momentum
-        self.configured = protocol.warmup_rule in WARMUP_RULES and bool(self.weights)
+        rule = protocol.warmup_rule
+        self.configured = rule is not None and WARMUP_RULES.get(rule) is type(self) and bool(self.weights)
         self.warming = self.configured
         self.done = torch.zeros(members, dtype=torch.bool, device=device)
         self.lrs = torch.ones(len(self.weights), members, device=device)
@@ -146,6 +150,8 @@ class ElrControl:
         self.warming = self.configured and not bool(self.done.all())
 
 
+WARMUP_RULES.add("elr_subcritical", ElrControl)  # Mehmeti-Göpel & Wand's subcritical warm-up (Cor. 3.10)
+
 _HAS_LAYERS: dict[tuple[str, str], bool] = {}  # (family digest, arch) -> has a scale-invariant layer
 
 
@@ -154,8 +160,9 @@ def require_warmup_layers(protocol: Protocol, arch: str, family: CellFamily, key
     network of ``arch`` (canonical string) in ``family`` has no scale-invariant layer to warm up.
     The network is built once per family and architecture, at the smallest size, to read its
     structure; nothing is trained."""
-    if protocol.warmup_rule not in WARMUP_RULES:
+    if protocol.warmup_rule is None:
         return
+    WARMUP_RULES.get(protocol.warmup_rule, key)
     cache = (family.digest(), arch)
     if cache not in _HAS_LAYERS:
         size = dict.fromkeys(macro_settings(family), 1)

@@ -3,7 +3,6 @@ normalization selection, subsets and the errors users see."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pickle
 import urllib.error
@@ -30,6 +29,8 @@ from nasrescale.data import (
 from nasrescale.data import decode, imagefolder
 from nasrescale.data.packed import cifar10_subset_path, load_pack
 from nasrescale.errors import DataError
+
+from tool_helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_CIFAR = ROOT.parent / "shared" / "datasets" / "cifar10-jpeg"
@@ -119,16 +120,9 @@ def test_shipped_subset_is_first_files_and_same_pixels(shipped):
 # --- the generator script -----------------------------------------------------------------
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("make_cifar10_subset", ROOT / "tools" / "make_cifar10_subset.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_make_subset_tool_is_deterministic(tmp_path, capsys):
     pixels = make_folder(tmp_path / "src", n_train=5, n_test=3, ext=".png")
-    tool = _tool()
+    tool = load_tool("make_cifar10_subset")
     args = ["--src", str(tmp_path / "src"), "--train-per-class", "3", "--test-per-class", "2"]
     assert tool.main([*args, "--out", str(tmp_path / "a.npz")]) == 0
     assert tool.main([*args, "--out", str(tmp_path / "b.npz")]) == 0

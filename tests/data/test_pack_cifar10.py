@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -15,15 +14,7 @@ from nasrescale.data import packed
 from nasrescale.data.normalization import CIFAR10_CLASSES, CIFAR10_MEAN
 from nasrescale.errors import DataError
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("pack_cifar10", ROOT / "tools" / "pack_cifar10.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from tool_helpers import load_tool
 
 def make_cifar_like(root: Path, n_train: int, n_test: int) -> dict:
     """CIFAR-10's class folders with random 32x32 PNGs (lossless: pixels can be compared)."""
@@ -42,7 +33,7 @@ def make_cifar_like(root: Path, n_train: int, n_test: int) -> dict:
 def test_pack_tool_packs_every_file_and_loads_by_data_file(tmp_path, capsys, monkeypatch):
     pixels = make_cifar_like(tmp_path / "src", n_train=2, n_test=1)
     out = tmp_path / "out" / "cifar10.npz"
-    assert _tool().main(["--src", str(tmp_path / "src"), "--out", str(out)]) == 0
+    assert load_tool("pack_cifar10").main(["--src", str(tmp_path / "src"), "--out", str(out)]) == 0
     assert "10 classes, 21 train + 10 test images" in capsys.readouterr().out  # every file, uneven classes too
 
     data = load_dataset("imagefolder", out)  # any pack loads as an image folder
@@ -64,7 +55,7 @@ def test_pack_tool_packs_every_file_and_loads_by_data_file(tmp_path, capsys, mon
 
 
 def test_pack_tool_reports_a_bad_folder(tmp_path, capsys):
-    assert _tool().main(["--src", str(tmp_path / "missing"), "--out", str(tmp_path / "x.npz")]) == 2
+    assert load_tool("pack_cifar10").main(["--src", str(tmp_path / "missing"), "--out", str(tmp_path / "x.npz")]) == 2
     assert "error:" in capsys.readouterr().err
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a zip")

@@ -36,7 +36,7 @@ from nasrescale.models import (
     model_cost,
 )
 from nasrescale.space.ops import CellOp, OpKind, op_kinds
-from nasrescale.space.families import KERNEL_RULES
+from nasrescale.space.edge_factors import KERNEL_RULES
 from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family, load_families
 from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
@@ -500,7 +500,7 @@ def test_every_family_builds_trains_and_backprops(family, arch):
             plan = lr_plan(model, protocol)
             for g in groups:
                 assert g["lr"] == pytest.approx(plan.lr / plan.kernel_factor * g["kernel_factor"] * g["rule_factor"])
-        protocol = load_protocol("rescaled", ["lr=0.4", f"kernel_rule={KERNEL_RULES[i % len(KERNEL_RULES)]}"])
+        protocol = load_protocol("rescaled", ["lr=0.4", f"kernel_rule={KERNEL_RULES.names()[i % len(KERNEL_RULES)]}"])
         optimizer = torch.optim.SGD(param_groups(model, protocol), lr=0.4)
         loss = F.cross_entropy(model(x), y)
         assert torch.isfinite(loss)

@@ -3,26 +3,15 @@ unpacks in a fresh checkout and a rerun resumes from."""
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
-from pathlib import Path
 
 from nasrescale.cli.main import main
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("pack_store", ROOT / "tools" / "pack_store.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from tool_helpers import load_tool
 
 def test_a_packed_store_is_read_where_the_store_is_gone_and_a_rerun_adds_nothing(capsys, tmp_path):
-    pack = _tool()
+    pack = load_tool("pack_store")
     path, results = tmp_path / "tiny.toml", tmp_path / "res"
     path.write_text(tiny_pipeline("packed", archs=("3_11_111", "3_33_333")))
     assert main(["run", str(path), "--results", str(results), "--quiet"]) == 0
@@ -46,5 +35,5 @@ def test_a_packed_store_is_read_where_the_store_is_gone_and_a_rerun_adds_nothing
 
 
 def test_a_folder_without_a_store_exits_2(capsys, tmp_path):
-    assert _tool().main([str(tmp_path)]) == 2
+    assert load_tool("pack_store").main([str(tmp_path)]) == 2
     assert "no store to pack" in capsys.readouterr().err

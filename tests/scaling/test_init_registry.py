@@ -13,10 +13,9 @@ from nasrescale.jobs.grouping import DEFAULT_MAX_MEMBERS, JobGroup, plan_units
 from nasrescale.jobs import job as job_module
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.space.encodings import parse_arch
-from nasrescale.protocol import has_base_lr
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import INIT_RULES
-from nasrescale.scaling.rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule
+from nasrescale.scaling.rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule, has_base_lr
 from nasrescale.train.options import RunOptions
 
 from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
@@ -27,7 +26,7 @@ def test_registry_names_every_weight_rule_and_mup():
     assert [name for name, rule in INIT_REGISTRY.items() if not rule.fusable] == ["mup"]
     scaling = [name for name, rule in INIT_REGISTRY.items() if rule.scales_lr]
     assert scaling == ["spectral", "mup"]
-    assert [name for name in INIT_RULE_NAMES if has_base_lr("fixed", name)] == scaling  # protocol.has_base_lr agrees
+    assert [name for name in INIT_RULE_NAMES if has_base_lr("fixed", name)] == scaling  # has_base_lr reads the registry
 
 
 def test_a_job_with_an_unknown_init_rule_names_the_registry(nb201):

@@ -167,5 +167,7 @@ def test_warmup_is_refused_where_nothing_is_scale_invariant():
     TrainJob("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), protocol)  # NB201 has them
     with pytest.raises(ConfigError, match=r"^protocol\.warmup_epochs: 2 with warmup_rule"):
         load_protocol("elr_warmup", ["warmup_epochs=2"])
-    with pytest.raises(ConfigError, match=r"^protocol\.warmup_rule: expected one of 'elr_subcritical' or none"):
-        load_protocol("nb201", ["warmup_rule=linear_ramp"])
+    unknown = load_protocol("nb201", ["warmup_rule=linear_ramp"])  # the registry, above the protocol, checks it
+    with pytest.raises(ConfigError, match=r"^protocol\.warmup_rule: expected one of 'elr_subcritical' \(the registered "
+                                          r"warm-up rules\), got 'linear_ramp'; or leave warmup_rule out"):
+        TrainJob("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), unknown)
