@@ -234,3 +234,16 @@ device = "cpu"
     scales = [lr_scale(parse_arch(a, NB201), NB201) for a in argmin["arch"]]
     assert theirs["slope"] == pytest.approx(stats.linregress(np.log(scales), np.log(argmin["lr"])).slope, abs=1e-4)
     assert "The paper's own criterion" in (tmp_path / "res" / "land" / "report.md").read_text()
+
+
+def test_elr_stats_tell_a_constant_effective_lr_from_a_varying_nominal_one():
+    from nasrescale.report.landscape.cells import CellLandscape
+    from nasrescale.report.landscape.stats import elr_stats
+
+    settings = LandscapeSettings(lr_min=0.1, lr_max=1.6)
+    cells = [CellLandscape(f"a{i}", scale, 1.0, {k: [50.0]}, k, float(k), None, None, None, {k: (0.02, 0.01)})
+             for i, (scale, k) in enumerate([(1.0, 6), (0.5, 4), (0.25, 2), (0.125, 0)])]
+    out = elr_stats(cells, settings.lr)
+    assert out["nominal"]["slope"] == pytest.approx(1.0, abs=1e-12)  # best LR = 1.6 x scale, here
+    assert out["elr_first"]["sd_log"] == 0.0 and out["nominal"]["sd_log"] > 1
+    assert elr_stats(cells[:2], settings.lr) is None

@@ -37,6 +37,8 @@ class CellLandscape:
         edge: ``low``/``high`` when the best is still at the cell's grid edge (extension cap reached).
         vertex_ci: bootstrap 95% interval of the vertex over seeds (``None``: one seed).
         cross: per seed ``(k chosen on the other seeds, this seed's accuracy there)`` (``None``: one seed).
+        elr: ``k -> (first-epoch, last-epoch)`` median per-layer effective LR of the runs there
+            (geometric mean over seeds; absent where no run recorded one).
     """
 
     arch: str
@@ -48,6 +50,7 @@ class CellLandscape:
     edge: str | None
     vertex_ci: tuple[float, float] | None
     cross: list[tuple[int, float]] | None = field(repr=False)
+    elr: dict[int, tuple[float, float]] = field(default_factory=dict, repr=False)
 
     def at(self, k: int) -> list[float]:
         """This cell's accuracies per seed at grid index ``k`` (its nearest measured one)."""
@@ -61,6 +64,29 @@ def read_plan(store: StoreData) -> tuple[dict[str, Any], LandscapeSettings]:
     raw["strata"] = tuple(raw.get("strata") or ())
     raw["criterion"] = tuple(raw.get("criterion") or ())
     return plan, LandscapeSettings(**raw)
+
+
+def _elr(record_json: Any) -> tuple[float, float] | None:
+    """A run's median per-layer ELR in its first and last recorded epoch (``None`` without one)."""
+    try:
+        history = json.loads(record_json).get("history") or []
+    except (TypeError, ValueError, AttributeError):
+        return None
+    epochs = [h["elr"] for h in history if isinstance(h, dict) and isinstance(h.get("elr"), list) and h["elr"]]
+    return (float(np.median(epochs[0])), float(np.median(epochs[-1]))) if epochs else None
+
+
+def _elrs(store: StoreData, settings: LandscapeSettings) -> dict[str, dict[int, tuple[float, float]]]:
+    """``arch -> k -> (first, last)`` ELR medians, geometric means over the finished runs that recorded one."""
+    by: dict[str, dict[int, list[tuple[float, float]]]] = {}
+    if "record_json" not in store.jobs:
+        return {}
+    for row in store.jobs[store.jobs["status"] == Status.DONE].to_dict("records"):
+        elr = _elr(row.get("record_json"))
+        if elr is not None and min(elr) > 0 and row.get("lr"):
+            by.setdefault(row["arch"], {}).setdefault(round(settings.k_of(float(row["lr"]))), []).append(elr)
+    return {a: {k: tuple(float(np.exp(np.mean(np.log(col)))) for col in zip(*v)) for k, v in ks.items()}
+            for a, ks in by.items()}
 
 
 def _accuracies(store: StoreData, settings: LandscapeSettings, seeds: list[int]) -> dict[str, dict[int, list[float]]]:
@@ -81,6 +107,7 @@ def read_cells(store: StoreData, n_boot: int = 1000) -> tuple[list[CellLandscape
     """The cells whose landscape is complete, in the plan's order, and how many are not yet."""
     plan, settings = read_plan(store)
     acc = _accuracies(store, settings, list(plan["seeds"]))
+    elrs = _elrs(store, settings)
     out, pending = [], 0
     for arch, info in plan["cells"].items():
         if info["degenerate"]:
@@ -98,7 +125,7 @@ def read_cells(store: StoreData, n_boot: int = 1000) -> tuple[list[CellLandscape
         edge = edge if best in (min(curve), max(curve)) else None
         out.append(CellLandscape(arch, float(info["lr_scale"]), float(info["sum_l3"]), curve, best,
                                  float(v if v is not None else best), edge, bootstrap_best(curve, n_boot),
-                                 cross_fit(curve)))
+                                 cross_fit(curve), elrs.get(arch, {})))
     return out, pending
 
 

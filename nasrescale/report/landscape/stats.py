@@ -28,7 +28,7 @@ from ...lrsearch.stats import loglog_slope
 from ...ranking.rank import kendall_tau, topk_mask
 from .cells import CellLandscape
 
-__all__ = ["ARMS", "arm_scores", "slope_stats", "headroom", "ranking", "MIN_CELLS"]
+__all__ = ["ARMS", "arm_scores", "slope_stats", "headroom", "ranking", "elr_stats", "MIN_CELLS"]
 
 #: the three ways of choosing a cell's LR the report compares
 ARMS = ("oracle", "global", "rule")
@@ -140,4 +140,22 @@ def ranking(cells: Sequence[CellLandscape], scores: Mapping[str, Any], top_perce
         ref = [reference[cells[i].arch] for i in idx]
         out["reference"] = {arm: kendall_tau([means[arm][i] for i in idx], ref) for arm in ARMS}
         out["reference_n"] = len(idx)
+    return out
+
+
+def elr_stats(cells: Sequence[CellLandscape], lr: Callable[[float], float]) -> dict[str, Any] | None:
+    """Is the best *effective* LR constant across cells when the nominal one is not? The spread
+    (sd of the log over cells) and the slope on log(path-depth scale) of the nominal best LR
+    (argmax) and of the median per-layer ELR of the runs there, in their first and last epoch;
+    ``None`` with fewer than 3 cells that recorded ELRs."""
+    have = [c for c in cells if c.best in c.elr]
+    if len(have) < 3:
+        return None
+    scales = [c.lr_scale for c in have]
+    out: dict[str, Any] = {"n": len(have)}
+    for name, values in (("nominal", [lr(c.best) for c in have]), ("elr_first", [c.elr[c.best][0] for c in have]),
+                         ("elr_last", [c.elr[c.best][1] for c in have])):
+        slope, lo, hi = loglog_slope(scales, values)
+        out[name] = {"sd_log": float(np.std(np.log(values), ddof=1)), "slope": slope,
+                     "slope_ci": None if slope is None else [lo, hi], "median": float(np.median(values))}
     return out

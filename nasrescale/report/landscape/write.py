@@ -23,7 +23,7 @@ from ..summary import load_reference, reference_spec
 from .cells import CellLandscape, read_cells, read_plan
 from .criterion import criterion_rows
 from .plots import plot_best_vs_rule, plot_landscapes
-from .stats import ARMS, MIN_CELLS, arm_scores, headroom, ranking, slope_stats
+from .stats import ARMS, MIN_CELLS, arm_scores, elr_stats, headroom, ranking, slope_stats
 
 __all__ = ["analyze", "write_landscape_report", "landscape_text"]
 
@@ -52,6 +52,7 @@ def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
     out["headroom"] = headroom(scores, n_boot)
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
     out["strata"] = _strata(cells, settings.strata, settings.lr)
+    out["elr"] = elr_stats(cells, settings.lr)
     if settings.criterion:
         out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent)
     return out
@@ -129,6 +130,21 @@ def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
     return lines
 
 
+def _elr_lines(res: dict[str, Any], full: bool) -> list[str]:
+    e = res.get("elr")
+    if not e:
+        return ["No run recorded effective LRs: nothing to say about them.", ""]
+    names = {"nominal": "nominal best LR", "elr_first": "ELR there, first epoch", "elr_last": "ELR there, last epoch"}
+    rows = [[names[k], f"{e[k]['median']:.3g}", f"{e[k]['sd_log']:.2f}", _f(e[k]["slope"], 2)
+             + (f" [{e[k]['slope_ci'][0]:.2f}, {e[k]['slope_ci'][1]:.2f}]" if full and e[k]["slope_ci"] else "")]
+            for k in names]
+    return [f"At each cell's best LR ({e['n']} cells), the median per-layer effective LR of its scale-invariant "
+            "convs (a conv followed by a BatchNorm: its update acts through the ELR), against the nominal LR. "
+            "A smaller spread across cells than the nominal one says the best *effective* LR is the more "
+            "nearly constant.", "",
+            *md_table(["", "median over cells", "sd of log over cells", "slope on path-depth scale"], rows), ""]
+
+
 def _ranking_lines(res: dict[str, Any]) -> list[str]:
     r = res["ranking"]
     top = res["settings"]["top_percent"]
@@ -185,6 +201,7 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
         lines += [f"![best LR vs rule]({fig.name})", "", f"![accuracy vs LR]({curves.name})", "",
                   "## Headroom: what a per-cell LR buys over one global LR", ""] + _headroom_lines(res, full)
         lines += ["## The ranking each choice of LR gives", ""] + _ranking_lines(res)
+        lines += ["## Effective LR at each cell's best LR", ""] + _elr_lines(res, full)
         lines += ["## Each cell", ""] + _cell_table(res, store)
     lines += provenance_lines(store)
     atomic_write_text(run_dir / "report.json", json.dumps(res, indent=1, allow_nan=False, default=str))
