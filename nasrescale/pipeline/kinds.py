@@ -38,13 +38,11 @@ from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
 from .landscape import extend_cells, landscape_plan
-from .trend import check_reuse, reusing, trend_plan, trend_trim
+from .trend import check_reuse, reusing, trend_plan
+from .validation import extend_validation, validation_plan
 from .protocols import ProtocolEntry, protocol_keys
 
-__all__ = ["PipelineKind", "KINDS", "OWN_TABLES", "register_kind", "get_kind", "RunJobs"]
-
-#: pipeline tables that belong to one kind each (the kind lists them in ``tables``)
-OWN_TABLES = ("landscape",)
+__all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "owned_tables", "staged_tables", "RunJobs"]
 
 #: a :class:`nasrescale.pipeline.spec.Pipeline` (spec.py imports this module, so not by name)
 Pipeline = Any
@@ -64,14 +62,19 @@ class PipelineKind:
         plan: ``(pipeline, archs) -> (jobs, meta)``: the jobs and the store meta they need.
         after: ``(pipeline, archs, store, meta, run_jobs, progress) -> counts``: what runs once
             the planned jobs are stored (``(0, 0, 0)`` when nothing).
-        trim: ``(pipeline, resolved) -> None``: drops the resolved tables the kind does not use.
+        owns: the pipeline tables only this kind reads (``[validation]``, ``[trend]``,
+            ``[landscape]``): a pipeline of another kind with one is refused, and the kind's
+            resolved pipeline (its store identity) holds them.
+        uses: ``pipeline -> tables``: the shared optional tables (``lr_search``, ``tuning``) this
+            pipeline of the kind reads, and so resolves (a table no stage reads stays out: older
+            stores keep their identity).
+        stores_kind: whether the resolved pipeline names its kind (a retrain's does not: its
+            stores predate kinds).
         runs: ``(pipeline, store, run_jobs) -> run_jobs``: how every driver (``run``, a slice) runs
             the kind's jobs through the store, its search's and tuning's too (default: as given;
             a trend first copies finished runs of the same jobs from its ``reuse`` store).
         check: ``(pipeline, run_dir) -> None``: what the kind needs beside its run folder (a
             trend's ``reuse`` store), checked before the store is created; raises ConfigError.
-        tables: the pipeline tables of this kind alone (:data:`OWN_TABLES`) that it reads: only
-            its pipelines may have them, and only its resolved pipeline holds them.
         cells_done: ``(pipeline, archs, store, run_jobs) -> counts``: what a time-limited run
             does once a chunk of cells finished (a landscape extends their grids); ``None``: nothing.
         reuse_key: the ``table.key`` naming a store whose finished runs of the same jobs are
@@ -84,10 +87,11 @@ class PipelineKind:
     slices: bool
     plan: Callable[[Pipeline, Sequence[str]], tuple[list[TrainJob], dict[str, str]]]
     after: Callable[[Pipeline, Sequence[str], Store, dict[str, str], RunJobs, bool], tuple[int, int, int]]
-    trim: Callable[[Pipeline, dict[str, Any]], None]
     runs: Callable[[Pipeline, Store, RunJobs], RunJobs] = lambda pipeline, store, run: run
     check: Callable[[Pipeline, Path], None] = lambda pipeline, run_dir: None
-    tables: tuple[str, ...] = ()
+    owns: tuple[str, ...] = ()
+    uses: Callable[[Pipeline], tuple[str, ...]] = lambda pipeline: ()
+    stores_kind: bool = True
     cells_done: Callable[[Pipeline, Sequence[str], Store, RunJobs], tuple[int, int, int]] | None = None
     reuse_key: str | None = None
 
@@ -104,6 +108,11 @@ def register_kind(kind: PipelineKind) -> PipelineKind:
 #: the registered kind of a name; an unknown name is a ConfigError naming ``pipeline.kind`` and
 #: listing the registered kinds
 get_kind = KINDS.get
+
+
+def owned_tables() -> dict[str, str]:
+    """``table -> the kind that owns it`` over every registered kind."""
+    return {table: kind.name for kind in KINDS.values() for table in kind.owns}
 
 
 # -- retrain ------------------------------------------------------------------------------
@@ -127,81 +136,36 @@ def _nothing_after(*_: Any) -> tuple[int, int, int]:
     return 0, 0, 0
 
 
-def _retrain_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
-    """Unused tables stay out of the resolved pipeline: older stores keep their identity."""
-    resolved["pipeline"].pop("kind")
-    resolved.pop("validation")
-    resolved.pop("trend")
-    if not pipeline.needs_search():
-        resolved.pop("lr_search")
-
-
-# -- lr_validation ------------------------------------------------------------------------
-def _validation_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
-    plan, jobs = pipeline.validation_plan(archs)
-    return jobs, {"validation_plan": json.dumps(plan)}
-
-
-def _extend_validation(pipeline: Pipeline, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
-                       progress: bool) -> tuple[int, int, int]:
-    """Extend the grids where a seed's argmin sits at an edge
-    (:func:`~nasrescale.lrsearch.validation.extend_plan`), up to ``lr_search.extend`` rounds, from
-    the plan as planned (not as stored: rounds re-derive alike); the stored plan is updated after
-    each round's jobs ran. A rerun derives the same rounds from the same stored results, so it
-    adds nothing (a killed round resumes)."""
-    plan = json.loads(meta["validation_plan"])
-    total = new = ran = 0
-    for _ in range(pipeline.lr_search.extend):
-        jobs = pipeline.extend_validation_plan(plan, store.rows_with_tail())
-        if not jobs:
-            break
-        if progress:
-            print(f"extending the LR grid past its edge: {len(jobs)} more runs", file=sys.stderr)
-        n, added, todo = run(jobs)
-        store.set_meta("validation_plan", json.dumps(plan))
-        total, new, ran = total + n, new + added, ran + todo
-    # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
-    store.set_meta("validation_plan", json.dumps(plan))
-    store.set_meta("pipeline", json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
-    return total, new, ran
+def staged_tables(pipeline: Pipeline) -> tuple[str, ...]:
+    """``lr_search`` and ``tuning`` where the pipeline's protocols run those stages."""
+    return (("lr_search",) if pipeline.needs_search() else ()) + (("tuning",) if pipeline.needs_tuning() else ())
 
 
 register_kind(PipelineKind("retrain", needs_base_lr=True, searches=True, slices=True, plan=_retrain_plan,
-                           after=_nothing_after, trim=_retrain_trim))
-register_kind(PipelineKind("lr_validation", needs_base_lr=False, searches=False, slices=False, plan=_validation_plan,
-                           after=_extend_validation, trim=lambda pipeline, resolved: resolved.pop("trend")))
+                           after=_nothing_after, uses=staged_tables, stores_kind=False))
+register_kind(PipelineKind("lr_validation", needs_base_lr=False, searches=False, slices=False, plan=validation_plan,
+                           after=extend_validation, owns=("validation",), uses=lambda pipeline: ("lr_search",)))
 
 
 # -- calibration --------------------------------------------------------------------------
-def _calibration_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
-    resolved.pop("validation")
-    resolved.pop("lr_search")
-    resolved.pop("trend")
-
-
 register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, slices=False,
                            plan=lambda pipeline, archs: (calibration_plan(pipeline, archs), {}),
-                           after=_nothing_after, trim=_calibration_trim))
+                           after=_nothing_after))
 
 
 # -- trend --------------------------------------------------------------------------------
 register_kind(PipelineKind("trend", needs_base_lr=True, searches=True, slices=True, plan=trend_plan,
-                           after=_nothing_after, trim=trend_trim, runs=reusing, check=check_reuse,
-                           reuse_key="trend.reuse"))
+                           after=_nothing_after, owns=("trend",), uses=staged_tables, runs=reusing,
+                           check=check_reuse, reuse_key="trend.reuse"))
 
 
 # -- landscape ----------------------------------------------------------------------------
-def _landscape_trim(pipeline: Pipeline, resolved: dict[str, Any]) -> None:
-    for table in ("validation", "lr_search", "trend"):
-        resolved.pop(table)
-
-
 def _landscape_after(pipeline: Pipeline, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
                      progress: bool) -> tuple[int, int, int]:
     return extend_cells(pipeline, archs, store, run, progress)
 
 
 register_kind(PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan,
-                           after=_landscape_after, trim=_landscape_trim, runs=reusing, check=check_reuse,
-                           tables=("landscape",), reuse_key="landscape.reuse",
+                           after=_landscape_after, owns=("landscape",), runs=reusing, check=check_reuse,
+                           reuse_key="landscape.reuse",
                            cells_done=lambda pipeline, archs, store, run: extend_cells(pipeline, archs, store, run)))

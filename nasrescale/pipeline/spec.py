@@ -43,6 +43,7 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
 from __future__ import annotations
 
 import dataclasses
+import json
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,7 @@ from ..executors.base import ExecutorSettings
 from ..jobs.job import DataSpec, TrainJob
 from ..lrsearch.search import LrSearchSettings
 from ..models.norms import with_norm
-from ..lrsearch.validation import ValidationSettings, extend_plan, validation_plan
+from ..lrsearch.validation import ValidationSettings
 from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
 from ..space.selection import select_archs
@@ -62,7 +63,7 @@ from .calibration import Candidate, candidate_data, candidate_keys, candidates_t
 from .checks import check_distinct, check_stages, check_tuning_seeds
 from .files import pipeline_names, resolve_pipeline_path
 from .identity import ANALYSIS_ONLY, strip_keys
-from .kinds import OWN_TABLES, PipelineKind, get_kind
+from .kinds import PipelineKind, get_kind, owned_tables
 from .landscape import LandscapeSettings
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
@@ -77,6 +78,10 @@ __all__ = ["TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings",
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
              "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings,
              "tuning": TuningSettings, "trend": TrendSettings, "landscape": LandscapeSettings}
+
+#: the tables every kind resolves (the others: a kind's own, :attr:`PipelineKind.owns`, and the
+#: stages' tables it uses, :attr:`PipelineKind.uses`)
+_SHARED = ("pipeline", "data", "archs", "budget", "executor")
 
 #: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
 _TABLES = (*_SECTIONS, "protocols", "budgets")
@@ -181,22 +186,17 @@ class Pipeline:
         return self.kind.plan(self, self.arch_list() if archs is None else archs)[0]
 
     def validation_plan(self, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
-        """An ``lr_validation`` pipeline's plan and jobs (:func:`nasrescale.lrsearch.validation.validation_plan`)."""
-        return validation_plan(archs, self.family(), self.protocols, self.data_spec(), self.lr_search,
-                               self.validation.kernels, self.budget.width, self.budget.cells)
-
-    def extend_validation_plan(self, plan: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[TrainJob]:
-        """Extend ``plan``'s grids past an edge argmin (:func:`nasrescale.lrsearch.validation.extend_plan`)."""
-        return extend_plan(plan, rows, self.family(), self.protocols, self.data_spec(), self.lr_search,
-                           self.validation.kernels, self.budget.width, self.budget.cells)
+        """An ``lr_validation`` pipeline's plan (JSON) and jobs (:mod:`nasrescale.pipeline.validation`)."""
+        jobs, meta = self.kind.plan(self, archs)
+        return json.loads(meta["validation_plan"]), jobs
 
     def resolved(self, archs: Sequence[str]) -> dict[str, Any]:
         """The whole resolved pipeline as JSON (saved with the run)."""
-        out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS
-                               if name not in OWN_TABLES or name in self.kind.tables}
-        self.kind.trim(self, out)
-        if not self.needs_tuning():
-            out.pop("tuning")
+        kind = self.kind
+        tables = (*_SHARED, *kind.owns, *kind.uses(self))
+        out: dict[str, Any] = {name: to_table(getattr(self, name)) for name in _SECTIONS if name in tables}
+        if not kind.stores_kind:
+            out["pipeline"].pop("kind")
         out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {}),
                                       **({"tune": True} if e.tune else {})}
                             for e in self.protocols}
@@ -260,13 +260,10 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     if not isinstance(protocols, dict) or not protocols:
         raise ConfigError("protocols: missing; add at least one [protocols.<label>] table with protocol = \"nb201\"")
     kind = get_kind(sections["pipeline"].kind)
-    for table in OWN_TABLES:
-        if table in doc and table not in kind.tables:
-            raise ConfigError(f"{table}: this table belongs to kind = \"{table}\"; a {kind.name} pipeline has none "
-                              f"(set pipeline.kind = \"{table}\" or drop [{table}])")
-    if "trend" in doc and kind.name != "trend":
-        raise ConfigError(f"trend: the budgets of a trend belong to kind = \"trend\"; a {kind.name} pipeline has "
-                          "one [budget] table (set pipeline.kind = \"trend\" or drop [trend])")
+    for table, owner in owned_tables().items():
+        if table in doc and owner != kind.name:
+            raise ConfigError(f"{table}: this table belongs to kind = \"{owner}\"; a {kind.name} pipeline has none "
+                              f"(set pipeline.kind = \"{owner}\" or drop [{table}])")
     budgets = _candidates(doc, kind.name, sections["budget"], sections["pipeline"].seeds)
     needs_lr = kind.needs_base_lr
     entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())

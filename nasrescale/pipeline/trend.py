@@ -47,7 +47,7 @@ from ..store.write import Store
 from .execute import RunJobs, job_rows
 from .protocols import protocol_keys
 
-__all__ = ["TrendSettings", "trend_label", "trend_plan", "trend_trim", "reusing", "check_reuse", "reuse_source",
+__all__ = ["TrendSettings", "trend_label", "trend_plan", "reusing", "check_reuse", "reuse_source",
            "REUSED_META"]
 
 #: store meta: ``{"source": the reuse store, "runs": how many finished runs were copied}``
@@ -105,13 +105,6 @@ def trend_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dic
                                   trend_label(entry.label, epochs))
                          for arch in archs for seed in pipeline.pipeline.seeds]
     return jobs, {}
-
-
-def trend_trim(pipeline: Any, resolved: dict[str, Any]) -> None:
-    """A trend keeps ``[trend]`` and, with a search, ``[lr_search]``."""
-    resolved.pop("validation")
-    if not pipeline.needs_search():
-        resolved.pop("lr_search")
 
 
 def _source(pipeline: Any, store: Store) -> Path:

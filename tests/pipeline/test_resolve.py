@@ -62,7 +62,7 @@ def test_kinds_are_a_registry(tmp_path):
         load_pipeline(path, {"pipeline.kind": "bogus"})
     custom = kinds.register_kind(kinds.PipelineKind(
         "bogus", needs_base_lr=False, searches=False, slices=False, plan=lambda p, archs: ([], {"seen": "yes"}),
-        after=kinds.get_kind("retrain").after, trim=kinds.get_kind("lr_validation").trim))
+        after=kinds.get_kind("retrain").after))
     try:
         pipeline = load_pipeline(path, {"pipeline.kind": "bogus"})
         assert pipeline.kind is custom

@@ -73,7 +73,7 @@ def test_bad_trend_input_exits_2_naming_the_key(capsys, tmp_path, trend, fragmen
 def test_a_trend_table_needs_the_trend_kind(tmp_path):
     path = tmp_path / "retrain.toml"
     path.write_text(tiny_pipeline() + "\n[trend]\nepochs = [1, 2]\n")
-    with pytest.raises(ConfigError, match=r"trend: the budgets of a trend belong to kind = \"trend\""):
+    with pytest.raises(ConfigError, match=r"trend: this table belongs to kind = \"trend\""):
         load_pipeline(path)
 
 

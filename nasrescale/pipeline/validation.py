@@ -1,0 +1,59 @@
+"""The LR validation kind (``kind = "lr_validation"``): its plan and its grid extensions.
+
+Each architecture's maximal LR is grid-searched (:mod:`nasrescale.lrsearch.validation`); where
+a seed's argmin sits at an edge, the grid is extended past it, up to ``lr_search.extend``
+rounds. The plan is stored as meta ``validation_plan``, so the report needs only the store.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Sequence
+
+from ..jobs.job import TrainJob
+from ..lrsearch.validation import extend_plan, validation_plan as plan_validation
+from ..store.write import Store
+from .execute import RunJobs
+
+__all__ = ["validation_plan", "extend_validation", "PLAN_META"]
+
+#: store meta holding the plan (per group and architecture its scale, kernel factor and job keys)
+PLAN_META = "validation_plan"
+
+
+def _plan(pipeline: Any, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
+    return plan_validation(archs, pipeline.family(), pipeline.protocols, pipeline.data_spec(), pipeline.lr_search,
+                           pipeline.validation.kernels, pipeline.budget.width, pipeline.budget.cells)
+
+
+def validation_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
+    """Every architecture x grid LR x search seed, and the plan meta."""
+    plan, jobs = _plan(pipeline, archs)
+    return jobs, {PLAN_META: json.dumps(plan)}
+
+
+def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
+                      progress: bool) -> tuple[int, int, int]:
+    """Extend the grids where a seed's argmin sits at an edge
+    (:func:`~nasrescale.lrsearch.validation.extend_plan`), up to ``lr_search.extend`` rounds, from
+    the plan as planned (not as stored: rounds re-derive alike); the stored plan is updated after
+    each round's jobs ran. A rerun derives the same rounds from the same stored results, so it
+    adds nothing (a killed round resumes)."""
+    plan = json.loads(meta[PLAN_META])
+    total = new = ran = 0
+    for _ in range(pipeline.lr_search.extend):
+        jobs = extend_plan(plan, store.rows_with_tail(), pipeline.family(), pipeline.protocols, pipeline.data_spec(),
+                           pipeline.lr_search, pipeline.validation.kernels, pipeline.budget.width,
+                           pipeline.budget.cells)
+        if not jobs:
+            break
+        if progress:
+            print(f"extending the LR grid past its edge: {len(jobs)} more runs", file=sys.stderr)
+        n, added, todo = run(jobs)
+        store.set_meta(PLAN_META, json.dumps(plan))
+        total, new, ran = total + n, new + added, ran + todo
+    # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
+    store.set_meta(PLAN_META, json.dumps(plan))
+    store.set_meta("pipeline", json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
+    return total, new, ran
