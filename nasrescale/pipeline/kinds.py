@@ -26,21 +26,18 @@ the same name in :data:`nasrescale.report.kinds.REPORTS`, read from the kind the
 
 from __future__ import annotations
 
-import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..registry import Registry
-from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
 from .landscape import extend_cells, landscape_plan
 from .trend import check_reuse, reusing, trend_plan
 from .validation import extend_validation, validation_plan
-from .protocols import ProtocolEntry, protocol_keys
+from .protocols import ProtocolEntry, protocol_keys, require_resolved
 
 __all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "owned_tables", "staged_tables", "RunJobs"]
 
@@ -118,10 +115,7 @@ def owned_tables() -> dict[str, str]:
 # -- retrain ------------------------------------------------------------------------------
 def _retrain_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
     """Architecture x protocol x seed; every protocol's base LR must be known."""
-    unresolved = [e.label for e in pipeline.protocols if e.protocol.lr is None]
-    if unresolved:
-        raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
-                          "(nasrescale run); no jobs before it")
+    require_resolved(pipeline.protocols)
     family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
 
     def job(arch: str, entry: ProtocolEntry, seed: int) -> TrainJob:

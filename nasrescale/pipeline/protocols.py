@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from ..config import from_table
 from ..errors import ConfigError
 from ..protocol import Protocol, protocol_table
 
-__all__ = ["ProtocolEntry", "protocol_entry", "protocol_keys", "BUDGET_KEYS"]
+__all__ = ["ProtocolEntry", "protocol_entry", "protocol_keys", "require_resolved", "BUDGET_KEYS"]
 
 #: the ``[budget]`` keys that override every protocol (see the precedence above)
 BUDGET_KEYS = ("epochs", "batch_size")
@@ -133,3 +133,12 @@ def protocol_keys(label: str) -> Iterator[None]:
         if not message.startswith("protocol."):
             raise
         raise ConfigError(f"protocols.{label}.{message[len('protocol.'):]}") from None
+
+
+def require_resolved(entries: Sequence[ProtocolEntry]) -> None:
+    """Every protocol's base LR is known (a ``base_lr = "search"`` one only after the run's
+    search); else a ConfigError naming the first protocol's key."""
+    unresolved = [e.label for e in entries if e.protocol.lr is None]
+    if unresolved:
+        raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
+                          "(nasrescale run); no jobs before it")

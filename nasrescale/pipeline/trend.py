@@ -45,7 +45,7 @@ from ..store.job_status import FINAL
 from ..store.read import store_path
 from ..store.write import Store
 from .execute import RunJobs, job_rows
-from .protocols import protocol_keys
+from .protocols import protocol_keys, require_resolved
 
 __all__ = ["TrendSettings", "trend_label", "trend_plan", "reusing", "check_reuse", "reuse_source",
            "REUSED_META"]
@@ -88,10 +88,7 @@ def trend_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dic
         ConfigError: a protocol whose base LR is not known yet, or one a budget cannot take
             (e.g. warm-up epochs beyond it), naming the key.
     """
-    unresolved = [e.label for e in pipeline.protocols if e.protocol.lr is None]
-    if unresolved:
-        raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
-                          "(nasrescale run); no jobs before it")
+    require_resolved(pipeline.protocols)
     family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
     jobs = []
     for epochs in pipeline.trend.epochs:
