@@ -163,19 +163,19 @@ def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mappi
 def claims_section(pair: Mapping[str, Any] | None, reference: Mapping[str, Mapping[str, Any]],
                    dataset: str | None, proxy: Mapping[str, Any] | None, *, split: Mapping[str, Any] | None = None,
                    setting: str = "", trends: Sequence[str] = (),
-                   effects: Sequence[Mapping[str, Any]] = ()) -> list[str]:
+                   effects: Sequence[Mapping[str, Any]] = (), names: Mapping[str, str] | None = None) -> list[str]:
     """The report's section: one bullet per claim (empty without a protocol pair), then one per
     effect of the 2x2 other than the pair itself (``effects``:
     :func:`~nasrescale.report.effects.effect_rows`), then one per budget trend built on the run
     (``trends``: :func:`~nasrescale.report.trend_link.trend_claim`)."""
     if not pair:
         return []
-    bullets = [gain_claim(pair, dataset), ranking_claim(pair, setting), split_claim(split), top_claim(pair),
+    bullets = [gain_claim(pair, dataset, names), ranking_claim(pair, setting), split_claim(split), top_claim(pair),
                proxy_claim(proxy, reference, pair.get("a"))]
     others = [row for row in effects if (row.get("a"), row.get("b")) != (pair.get("a"), pair.get("b"))]
     if others:
         bullets.append("The 2x2, each arm's global LR tuned at this budget (tabulated in the next section):\n"
-                       + "\n".join(f"  - {effect_claim(row)}" for row in others))
+                       + "\n".join(f"  - {effect_claim(row, names)}" for row in others))
     return ["## What this budget can say about the paper's claims", "",
             f"A = {pair.get('a')}, B = {pair.get('b')}; differences are B - A. The paper's figures are Chen et al., "
             "ICLR 2024, §4.3 (Fig. 4, Fig. 9): against NAS-Bench-201's published accuracies, with networks trained "

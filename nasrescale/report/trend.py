@@ -29,6 +29,8 @@ from .calibration import cpus_per_run
 from .markdown import md_table
 from .provenance import provenance_lines
 from .section import Computed, Section, assemble, write_markdown_json
+from ..ranking.paired import paired_robust
+from .robust import robust_cells
 from .trend_link import cells_note
 from .verdicts import too_few
 from .trend_plots import gain_epochs_plot, tau_epochs_plot
@@ -124,11 +126,13 @@ def pair_row(run: TrendSummary, b: str, epochs: int) -> dict[str, Any]:
         return {"a": run.labels[0], "b": b, "epochs": epochs, "n": 0, "gain": None, "gain_ci": None,
                 "kendall_tau": None, "kendall_tau_ci": None, "topk_kendall_tau": None, "topk_n": 0,
                 "seed_noise": {"a": None, "b": None}}
-    r = run.pairs[(b, epochs)].result
+    r, merged = run.pairs[(b, epochs)].result, run.pairs[(b, epochs)].merged
     top = next((e for e in r["topk"] if e["k_percent"] == run.top_percent), {})
     noise = {side: (r["seed_noise"].get(side) or {}).get("kendall_tau") for side in ("a", "b")}
+    robust = paired_robust(merged["b"] - merged["a"]) if len(merged) else None
     return {"a": run.labels[0], "b": b, "epochs": epochs, "n": r["n"], "gain": r["mean_diff"],
-            "gain_ci": r["ci"].get("mean_diff"), "kendall_tau": r["kendall_tau"],
+            "gain_ci": (robust or {}).get("ci") or r["ci"].get("mean_diff"), "robust": robust,
+            "kendall_tau": r["kendall_tau"],
             "kendall_tau_ci": r["ci"].get("kendall_tau"), "topk_kendall_tau": top.get("kendall_tau"),
             "topk_n": top.get("n", 0), "seed_noise": noise}
 
@@ -183,14 +187,15 @@ class Pairs:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         own = any(v is not None for r in computed.numbers for v in r["seed_noise"].values())
-        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], _ci(r, 'gain_ci'), 2),
+        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], _ci(r, 'gain_ci'), 2), *robust_cells(r, too_few(r)),
                  _est(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), _top(r["topk_kendall_tau"], r["topk_n"]),
                  *([f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] if own else [])]
                 for r in computed.numbers]
         single = [] if own else ["One seed a run: the trend measures no seed noise of its own; the seed-noise floor "
                                  "(below, where `trend.noise` names a store) gives tau(A, B) its scale.", ""]
         return ["## B against A, per budget", "",
-                *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
+                *md_table(["epochs", "pair", "n", "gain B - A [95% CI, 9,999 resamples]", "median", "Wilcoxon p",
+                           "cells that gain", "verdict", "tau(A, B) [95% CI]",
                            f"tau top {run.top_percent}%", *(["seed-noise tau A / B"] if own else [])], rows), "",
                 *_few_note(computed.numbers, top=True), *single]
 

@@ -174,21 +174,30 @@ def ranked_cells(pairs: dict[tuple[str, int], Comparison], compared: list[str]) 
     return sorted(set.intersection(*ranked)) if ranked else list(compared)
 
 
+def _paired_change(run: TrendSummary, b: str, start: int, end: int) -> dict[str, Any]:
+    """The change of B's gain over A from budget ``start`` to ``end``, paired over the cells both rank."""
+    first, last = run.pairs[(b, start)].merged, run.pairs[(b, end)].merged
+    cells = sorted(set(first.index) & set(last.index))
+    g0 = (first.loc[cells, "b"] - first.loc[cells, "a"]).to_numpy(float)
+    g1 = (last.loc[cells, "b"] - last.loc[cells, "a"]).to_numpy(float)
+    ci = bootstrap_cis(g0, g1, n_boot=run.n_boot)["mean_diff"]
+    return {"a": run.labels[0], "b": b, "from": start, "to": end, "n": len(cells),
+            "change": float((g1 - g0).mean()) if cells else None, "change_ci": ci}
+
+
 def gain_changes(run: TrendSummary) -> list[dict[str, Any]]:
     """Per protocol B, how its gain over A changed from the smallest to the largest budget with a
-    pair: the mean over cells of (gain at the largest - gain at the smallest), with its 95%
-    paired-bootstrap CI, on the cells both budgets rank. Pairing the cells makes this the test of
-    a change: two budgets' separate CIs overlap more often than the change's CI holds 0."""
+    pair, and, with three budgets or more, over each step between neighbouring budgets
+    (``step``: true): the mean over cells of (gain at the later - gain at the earlier budget),
+    with its 95% paired-bootstrap CI, on the cells both budgets rank. Pairing the cells makes
+    this the test of a change: two budgets' separate CIs overlap more often than the change's CI
+    holds 0."""
     out = []
     for b in run.labels[1:]:
         have = sorted(e for (label, e), c in run.pairs.items() if label == b and len(c.merged))
         if len(have) < 2:
             continue
-        first, last = run.pairs[(b, have[0])].merged, run.pairs[(b, have[-1])].merged
-        cells = sorted(set(first.index) & set(last.index))
-        g0 = (first.loc[cells, "b"] - first.loc[cells, "a"]).to_numpy(float)
-        g1 = (last.loc[cells, "b"] - last.loc[cells, "a"]).to_numpy(float)
-        ci = bootstrap_cis(g0, g1, n_boot=run.n_boot)["mean_diff"]
-        out.append({"a": run.labels[0], "b": b, "from": have[0], "to": have[-1], "n": len(cells),
-                    "change": float((g1 - g0).mean()) if cells else None, "change_ci": ci})
+        out.append(_paired_change(run, b, have[0], have[-1]))
+        if len(have) > 2:
+            out += [{**_paired_change(run, b, x, y), "step": True} for x, y in zip(have, have[1:])]
     return out
