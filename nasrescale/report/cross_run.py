@@ -68,5 +68,5 @@ class CrossRun:
                  + (f"{fmt(r['kendall_tau'])}" if r["kendall_tau"] is not None else "- (too few cells)")
                  + f" (n = {r['n']})" for r in computed.numbers]
         return ["## Across committed runs", "",
-                "The same protocol's ranking of the cells two runs share (each at its own budget; the tuning cells "
-                "this run leaves out are out here too): " + "; ".join(parts) + ".", ""]
+                "The same protocol's ranking of the cells two runs share, each at its own budget, on the cells this "
+                "run evaluates: " + "; ".join(parts) + ".", ""]

@@ -59,15 +59,17 @@ def held_out_note(cells: Mapping[str, str], names: Mapping[str, str], switch: st
     """The page's one sentence on the tuning cells: how many, which, and the switch.
 
     >>> held_out_note({"a": "tuning cell", "b": "isomorphic to a"}, {}, "`x`", False)
-    '**Tuning cells are out of every statistic:** 2 cells (1 tuning cell, 1 isomorphic to one: a, b) are left out of every comparison below; `x` counts them.'
+    '**Tuning cells are out of every statistic:** 2 cells, 1 tuning cell (a) and 1 isomorphic to one (b, as a), are left out of every comparison below; `x` counts them.'
     """
     if not cells:
         return ""
-    tuned = sum(1 for why in cells.values() if why == "tuning cell")
-    listed = ", ".join(names.get(c, c) for c in cells)
-    what = (f"{len(cells)} cell{'' if len(cells) == 1 else 's'} ({tuned} tuning cell{'' if tuned == 1 else 's'}, "
-            f"{len(cells) - tuned} isomorphic to one: {listed})")
+    tuned = [names.get(c, c) for c, why in cells.items() if why == "tuning cell"]
+    twins = [f"{names.get(c, c)}, as {names.get(why.split()[-1], why.split()[-1])}"
+             for c, why in cells.items() if why != "tuning cell"]
+    what = (f"{len(cells)} cell{'' if len(cells) == 1 else 's'}, {len(tuned)} tuning cell{'' if len(tuned) == 1 else 's'}"
+            + (f" ({', '.join(tuned)})" if tuned else "")
+            + (f" and {len(twins)} isomorphic to one ({'; '.join(twins)})" if twins else ""))
     if included:
-        return (f"**Tuning cells counted (sensitivity check):** {what} are counted in every statistic below; "
+        return (f"**Tuning cells counted (sensitivity check):** {what}, are counted in every statistic below; "
                 "by default they are left out.")
-    return f"**Tuning cells are out of every statistic:** {what} are left out of every comparison below; {switch} counts them."
+    return f"**Tuning cells are out of every statistic:** {what}, are left out of every comparison below; {switch} counts them."

@@ -30,6 +30,7 @@ from .markdown import status_table
 from .protocols import elr_lines, elr_table, tau_matrix, tau_matrix_lines
 from .provenance import provenance_lines
 from .cross_run import CrossRun
+from .extrapolated import Extrapolated
 from .section import Computed, Section
 from .sections import gap_section, reference_section
 from .summary import RunSummary
@@ -221,5 +222,5 @@ class Statistics(_Lines):
 
 #: the retrain report's sections, in the page's order
 RETRAIN_SECTIONS: tuple[Section[Any], ...] = (
-    Title(), Claims(), TwoByTwo(), Budget(), Tuning(), JobStatus(), Method(), CrossRun(), Provenance(), TauMatrix(), Pairs(), Reference(), Gaps(), Elr(), Archs(),
+    Title(), Claims(), TwoByTwo(), Budget(), Tuning(), Extrapolated(), JobStatus(), Method(), CrossRun(), Provenance(), TauMatrix(), Pairs(), Reference(), Gaps(), Elr(), Archs(),
     Curves(), Statistics())

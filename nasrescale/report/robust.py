@@ -92,7 +92,7 @@ def verdict_cell(robust: Mapping[str, Any], b: str, few: bool) -> str:
     """
     if few or not robust:
         return "-"
-    return {"better": f"{b} better", "worse": f"{b} worse", "edge": "at the edge", "none": "none told",
+    return {"better": f"{b} better", "worse": f"{b} worse", "edge": "at the edge", "none": "CI holds 0",
             "driven": f"driven by {len(robust.get('driven_by') or [])} cell(s)"}.get(robust.get("verdict"), "-")
 
 

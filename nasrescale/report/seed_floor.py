@@ -10,8 +10,11 @@ with them.
 
 >>> print(floor_clause({"kendall_tau": 0.77, "min": 0.75, "max": 0.79, "pairs": 4}, [0.8, 0.73]))
 single runs across the protocols 0.770 (mean of 4 seed pairings, 0.750 to 0.790) against single runs between one protocol's seeds 0.800, 0.730: about as well as two seeds agree
->>> floor_clause({"kendall_tau": 0.5, "min": 0.45, "max": 0.55, "pairs": 4}, [0.8, 0.73]).endswith(
-...     "every single-run pairing across the protocols agrees less than the seeds do: a ranking change beyond seed noise")
+>>> floor_clause({"kendall_tau": 0.5, "min": 0.45, "max": 0.55, "pairs": 4}, [0.8, 0.73], [0.4, 0.6]).endswith(
+...     "stays below them: a ranking change beyond seed noise")
+True
+>>> floor_clause({"kendall_tau": 0.5, "min": 0.45, "max": 0.55, "pairs": 4}, [0.8, 0.73], [0.4, 0.75]).endswith(
+...     "reaches the seed level: not clearly beyond seed noise")
 True
 """
 
@@ -24,18 +27,21 @@ from ..ranking.text import fmt
 __all__ = ["floor_level", "floor_clause"]
 
 
-def floor_level(per_run: Mapping[str, Any], noise: Sequence[float]) -> str:
-    """``beyond`` (every single-run pairing below the lowest seed tau), ``below`` (their mean below
-    it) or ``seed`` (at or above it)."""
+def floor_level(per_run: Mapping[str, Any], noise: Sequence[float], tau_ci: Sequence[float] | None = None) -> str:
+    """``beyond`` (every single-run pairing below the lowest seed tau, and the CI of tau between the
+    means too), ``all_below`` (every pairing below it, the CI reaching it), ``below`` (their mean
+    below it) or ``seed`` (at or above it)."""
     floor = min(noise)
     if per_run.get("max") is not None and per_run["max"] < floor:
-        return "beyond"
+        return "beyond" if tau_ci is not None and tau_ci[1] < floor else "all_below"
     return "below" if per_run["kendall_tau"] < floor else "seed"
 
 
-def floor_clause(per_run: Mapping[str, Any] | None, noise: Sequence[float]) -> str:
-    """Single-run tau across the protocols against the seed-vs-seed taus, in words; empty
-    without both."""
+def floor_clause(per_run: Mapping[str, Any] | None, noise: Sequence[float],
+                 tau_ci: Sequence[float] | None = None) -> str:
+    """Single-run tau across the protocols against the seed-vs-seed taus, in words (``tau_ci``: the
+    CI of tau between the means over seeds, which a verdict "beyond seed noise" also needs below
+    the seed level); empty without both."""
     if not per_run or per_run.get("kendall_tau") is None or not noise:
         return ""
     spread = (f", {fmt(per_run['min'])} to {fmt(per_run['max'])}"
@@ -43,7 +49,9 @@ def floor_clause(per_run: Mapping[str, Any] | None, noise: Sequence[float]) -> s
     text = (f"single runs across the protocols {fmt(per_run['kendall_tau'])} (mean of {per_run.get('pairs')} seed "
             f"pairings{spread}) against single runs between one protocol's seeds {', '.join(fmt(n) for n in noise)}")
     return text + ": " + {
-        "beyond": "every single-run pairing across the protocols agrees less than the seeds do: a ranking change "
-                  "beyond seed noise",
+        "beyond": "every single-run pairing across the protocols agrees less than the seeds do, and the CI of tau "
+                  "between the means stays below them: a ranking change beyond seed noise",
+        "all_below": "every single-run pairing across the protocols agrees less than the seeds do, but the CI of "
+                     "tau between the means reaches the seed level: not clearly beyond seed noise",
         "below": "below the seed-vs-seed tau, though some pairings reach it: not clearly beyond seed noise",
-        "seed": "about as well as two seeds agree"}[floor_level(per_run, noise)]
+        "seed": "about as well as two seeds agree"}[floor_level(per_run, noise, tau_ci)]

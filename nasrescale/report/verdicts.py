@@ -122,7 +122,7 @@ def ranking_claim(pair: Mapping[str, Any], setting: str = "") -> str:
     text = f"Kendall tau between A and B: {fmt(tau)}" + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else "")
     if not noise:
         return text + "; with one seed there is no noise floor to compare it with."
-    floor = floor_clause(pair.get("per_run_kendall_tau"), noise)
+    floor = floor_clause(pair.get("per_run_kendall_tau"), noise, ci)
     if floor:  # like for like: single runs across the protocols against single runs across seeds
         return (f"Kendall tau between A's and B's means over seeds: {text.split(': ', 1)[1]}; like for like, "
                 f"{floor}" + (f" (at this LR setting: {setting})" if setting else "") + ".")
@@ -173,7 +173,7 @@ def effect_claim(row: Mapping[str, Any], names: Mapping[str, str] | None = None)
     text += f"; tau {fmt(tau)}" + (f" [{fmt(tau_ci[0])}, {fmt(tau_ci[1])}]" if tau_ci else "")
     if not noise:
         return text + " (one seed: no noise floor)."
-    floor = floor_clause(row.get("per_run_tau"), noise)
+    floor = floor_clause(row.get("per_run_tau"), noise, tau_ci)
     if floor:
         return text + f" (means over seeds); like for like, {floor}."
     return text + f" against seed-vs-seed {', '.join(fmt(n) for n in noise)}, " + {

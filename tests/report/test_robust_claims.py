@@ -64,13 +64,14 @@ def test_a_ci_that_touches_zero_is_at_the_edge_not_a_verdict():
     assert "at the edge" in text and "worse" not in text and "[-0.82, +0.00]" in text
 
 
-def _add_tuning_jobs(store, cells: list[str]) -> None:
+def _add_tuning_jobs(store, cells: list[str], lrs: tuple[float, ...] = (0.1,)) -> None:
     with sqlite3.connect(store) as db:
         for i, arch in enumerate(cells):
-            db.execute("INSERT INTO jobs (key, arch, protocol, seed, status, attempts, degenerate, test_accuracy, "
-                       "lr, epochs, job_json, record_json, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                       (f"tune{i:012d}", arch, "tune:rescaled@x1", 0, "done", 1, 0, 60.0, 0.1, 4, "{}", "{}",
-                        "2026-01-01T00:00:00Z"))
+            for j, lr in enumerate(lrs):
+                db.execute("INSERT INTO jobs (key, arch, protocol, seed, status, attempts, degenerate, test_accuracy, "
+                           "lr, epochs, job_json, record_json, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           (f"tune{i:06d}{j:06d}", arch, "tune:rescaled@x1", 0, "done", 1, 0, 60.0, lr, 4, "{}",
+                            "{}", "2026-01-01T00:00:00Z"))
 
 
 def test_tuning_cells_are_out_of_every_statistic_unless_asked_for(tmp_path):
@@ -105,3 +106,27 @@ def test_the_seed_floor_is_read_like_for_like_single_runs_against_single_runs():
     assert effect_claim(row).endswith("like for like, single runs across the protocols 0.790 (mean of 4 seed "
                                       "pairings, 0.760 to 0.810) against single runs between one protocol's seeds "
                                       "0.800, 0.730: about as well as two seeds agree.")
+
+
+def test_cells_trained_outside_the_tuning_s_lr_range_are_named_with_the_gain_without_them(tmp_path):
+    run, truth = build_store(tmp_path / "extra", n_archs=20, seeds=(0, 1))
+    _add_tuning_jobs(run, sorted(truth["default"])[:1], lrs=(0.03, 0.07))
+    write_report(run.parent, n_boot=20)
+    numbers = json.loads((run.parent / "report.json").read_text())
+    (row,) = numbers["extrapolated_lrs"]
+    assert row["arm"] == "rescaled" and row["tried"] == [0.03, 0.07]
+    assert row["outside"] and all(not 0.03 <= lr <= 0.07 for lr in row["outside"].values())
+    assert row["gain_without"]["n"] == row["gain"]["n"] - len(row["outside"])
+    text = (run.parent / "report.md").read_text()
+    assert f"`rescaled` (tuning tried LR 0.03 to 0.07): {len(row['outside'])} cells outside it" in text
+
+
+def test_single_runs_all_below_the_seed_tau_are_not_beyond_noise_while_the_ci_reaches_it():
+    """The GPU slice's case: every single-run pairing (0.829-0.844) below both seed taus (0.890,
+    0.917), but the CI of tau between the means reaches them: no verdict "beyond seed noise"."""
+    pair = {"n": 58, "kendall_tau": 0.856, "ci": {"kendall_tau": [0.767, 0.898]},
+            "seed_noise": {"a": {"kendall_tau": 0.890}, "b": {"kendall_tau": 0.917}},
+            "per_run_kendall_tau": {"kendall_tau": 0.834, "min": 0.829, "max": 0.844, "pairs": 4}}
+    text = ranking_claim(pair)
+    assert "every single-run pairing across the protocols agrees less than the seeds do" in text
+    assert "not clearly beyond seed noise" in text and "a ranking change beyond" not in text
