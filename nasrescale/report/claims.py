@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
+from .seed_floor import floor_clause
 from .verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
 
 __all__ = ["claims_pair", "split_claim", "top_claim", "proxy_claim", "claims_section"]
@@ -33,6 +34,12 @@ def split_claim(split: Mapping[str, Any] | None) -> str:
         ci, noise = pair_ci(r, "kendall_tau"), noise_floor(r)
         if r.get("kendall_tau") is None:
             parts.append(f"{name} {split['reference_lr']:g}: {r.get('n')} cells, too few for a tau")
+            continue
+        floor = floor_clause(r.get("per_run_kendall_tau"), noise, ci)
+        if floor:  # like for like: single runs against single runs
+            parts.append(f"on the {r.get('n')} cells where B's LR is {name} {split['reference_lr']:g}, tau of the "
+                         f"means {fmt(r['kendall_tau'])}" + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else "")
+                         + f"; {floor}")
             continue
         level = ""
         if noise and ci is not None:

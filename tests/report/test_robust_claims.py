@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from nasrescale.ranking.paired import VERDICT_BOOT, paired_robust
+from nasrescale.report.claims import split_claim
 from nasrescale.report.report import write_report
 from nasrescale.report.verdicts import effect_claim, gain_claim, ranking_claim
 
@@ -130,3 +131,12 @@ def test_single_runs_all_below_the_seed_tau_are_not_beyond_noise_while_the_ci_re
     text = ranking_claim(pair)
     assert "every single-run pairing across the protocols agrees less than the seeds do" in text
     assert "not clearly beyond seed noise" in text and "a ranking change beyond" not in text
+
+
+def test_the_lr_split_reads_its_seed_floor_like_for_like_too():
+    side = {"n": 30, "kendall_tau": 0.85, "ci": {"kendall_tau": [0.8, 0.9]},
+            "seed_noise": {"a": {"kendall_tau": 0.8}, "b": {"kendall_tau": 0.73}},
+            "per_run_kendall_tau": {"kendall_tau": 0.70, "min": 0.66, "max": 0.75, "pairs": 4}}
+    text = split_claim({"reference_lr": 0.1, "groups": {"at or above": side}})
+    assert "tau of the means 0.850 [0.800, 0.900]; single runs across the protocols 0.700" in text
+    assert "its CI reaches the seed level" not in text
