@@ -66,10 +66,11 @@ def held_out_note(cells: Mapping[str, str], names: Mapping[str, str], switch: st
     tuned = [names.get(c, c) for c, why in cells.items() if why == "tuning cell"]
     twins = [f"{names.get(c, c)}, as {names.get(why.split()[-1], why.split()[-1])}"
              for c, why in cells.items() if why != "tuning cell"]
-    what = (f"{len(cells)} cell{'' if len(cells) == 1 else 's'}, {len(tuned)} tuning cell{'' if len(tuned) == 1 else 's'}"
-            + (f" ({', '.join(tuned)})" if tuned else "")
-            + (f" and {len(twins)} isomorphic to one ({'; '.join(twins)})" if twins else ""))
+    parts = ([f"{len(tuned)} tuning cell{'' if len(tuned) == 1 else 's'} ({', '.join(tuned)})"] if tuned else []) + \
+        ([f"{len(twins)} isomorphic to one ({'; '.join(twins)})"] if twins else [])
+    what = f"{len(cells)} cell{'' if len(cells) == 1 else 's'}, " + " and ".join(parts)
     if included:
         return (f"**Tuning cells counted (sensitivity check):** {what}, are counted in every statistic below; "
                 "by default they are left out.")
-    return f"**Tuning cells are out of every statistic:** {what}, are left out of every comparison below; {switch} counts them."
+    tail = f"; {switch} counts them." if switch else " (the tuning of the run it reuses chose its tuned LRs)."
+    return f"**Tuning cells are out of every statistic:** {what}, are left out of every comparison below{tail}"

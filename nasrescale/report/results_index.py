@@ -123,7 +123,7 @@ def _run_section(run_dir: Path) -> list[str]:
 
 
 #: the report lines the index repeats: a calibration's choice, a re-evaluation's claims, a trend's direction
-VERDICT_PREFIXES = ("**Interim:**", "Left out of every statistic:", "- Highest tau", "- Goal tau", "- Mean gain of B",
+VERDICT_PREFIXES = ("**Interim:**", "**Tuning cells", "Left out of every statistic:", "- Highest tau", "- Goal tau", "- Mean gain of B",
                     "- Kendall tau between A", "- Split by the LR B used", "- Proxy validity", "- Against the budget")
 
 

@@ -25,11 +25,14 @@ import numpy as np
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 from ..store.job_status import FINAL
+from ..store.read import pipeline_value
 from .calibration import cpus_per_run
 from .markdown import md_table
 from .provenance import provenance_lines
 from .section import Computed, Section, assemble, write_markdown_json
 from ..ranking.paired import paired_robust
+from .archs import short_names
+from .held_out import held_out_note
 from .robust import robust_cells
 from .trend_link import cells_note
 from .verdicts import too_few
@@ -146,7 +149,8 @@ class Title:
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         a, others = run.labels[0] if run.labels else "?", ", ".join(run.labels[1:]) or "-"
         description = str(run.store.pipeline.get("pipeline", {}).get("description") or "")
-        interim = [] if len(run.compared) == len(run.cells) else [
+        out = len([cell for cell in run.held_out if cell in run.cells])
+        interim = [] if len(run.compared) + out >= len(run.cells) else [
             f"**Interim:** {len(run.compared)} of {len(run.cells)} cells have a finished run under every protocol "
             "at every budget; every accuracy, gain and tau below is of those cells, the same ones throughout, and "
             "will change as the rest finish (runs and CPU-hours count every finished run).", ""]
@@ -154,6 +158,10 @@ class Title:
             interim += [f"**Waiting:** no finished run yet for "
                         f"{', '.join(f'{label} at {e} epochs' for label, e in run.waiting)}; left out of the "
                         "cells compared until they have one.", ""]
+        if run.held_out:
+            names, _ = short_names(sorted({*run.held_out, *(w.split()[-1] for w in run.held_out.values())}),
+                                   pipeline_value(run.store.pipeline, "pipeline.family", "family") or "nb201")
+            interim += [held_out_note(run.held_out, names, "", False), ""]
         return [f"# Budget trend: {run.name}", "", *([description, ""] if description else []), *interim,
                 f"Every protocol trains the same {len(run.cells)} cells at {', '.join(map(str, run.epochs))} epochs. "
                 f"A = {a}; B = {others}. Does the comparison of B with A, and how each ranks the cells against "

@@ -140,3 +140,16 @@ def test_the_lr_split_reads_its_seed_floor_like_for_like_too():
     text = split_claim({"reference_lr": 0.1, "groups": {"at or above": side}})
     assert "tau of the means 0.850 [0.800, 0.900]; single runs across the protocols 0.700" in text
     assert "its CI reaches the seed level" not in text
+
+
+def test_a_trend_leaves_out_the_tuning_cells_of_the_study_it_reuses(tmp_path):
+    from nasrescale.report.trend_summary import trend_held_out
+    from nasrescale.store.read import read_store
+
+    study, truth = build_store(tmp_path / "study", n_archs=12, seeds=(0,))
+    tuned = sorted(truth["default"])[:2]
+    _add_tuning_jobs(study, tuned)
+    trend, _ = build_store(tmp_path / "trend", n_archs=12, seeds=(0,))
+    cells = sorted(truth["default"])
+    assert set(trend_held_out(read_store(trend), "study", tmp_path, cells)) == set(tuned)
+    assert trend_held_out(read_store(trend), None, tmp_path, cells) == {}
