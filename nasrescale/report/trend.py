@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..ranking.bands import MIN_TOPK_ROWS
+from ..ranking.paired import paired_robust
 from ..ranking.text import fmt
 from ..store.job_status import FINAL
 from ..store.read import pipeline_value
@@ -30,27 +31,15 @@ from .calibration import cpus_per_run
 from .markdown import md_table
 from .provenance import provenance_lines
 from .section import Computed, Section, assemble, write_markdown_json
-from ..ranking.paired import paired_robust
 from .archs import short_names
 from .held_out import held_out_note
 from .robust import robust_cells
-from .trend_link import cells_note
 from .verdicts import too_few
 from .trend_plots import gain_epochs_plot, tau_epochs_plot
+from .trend_changes import change_line, estimate
 from .trend_summary import TrendSummary, gain_changes, label_at, summarize_trend
 
 __all__ = ["TREND_SECTIONS", "protocol_row", "pair_row", "write_trend_report", "trend_text"]
-
-
-def _est(value: Any, ci: Any, digits: int = 3) -> str:
-    """``value [low, high]``, or ``value`` alone without a CI (too few cells for one).
-
-    >>> _est(0.4512, [0.1, 0.9], 2), _est(-1.62, None, 2), _est(None, None)
-    ('0.45 [0.10, 0.90]', '-1.62', '-')
-    """
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
-        return f"{fmt(value, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
-    return fmt(value, digits)
 
 
 def _ci(row: dict[str, Any], key: str) -> Any:
@@ -177,8 +166,8 @@ class Protocols:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         rows = [[r["epochs"], r["protocol"], f"{r['runs_done']}/{r['runs']}", r.get("n", 0), fmt(r["mean_accuracy"], 2),
-                 _est(r.get('kendall_tau'), _ci(r, 'kendall_tau_ci')),
-                 _est(r.get('spearman'), _ci(r, 'spearman_ci')), fmt(r["cpu_hours"], 2)]
+                 estimate(r.get('kendall_tau'), _ci(r, 'kendall_tau_ci')),
+                 estimate(r.get('spearman'), _ci(r, 'spearman_ci')), fmt(r["cpu_hours"], 2)]
                 for r in computed.numbers]
         return ["## Each protocol against the reference, per budget", "",
                 *md_table(["epochs", "protocol", "runs", "n", "mean acc. (%)", "Kendall tau [95% CI]",
@@ -195,8 +184,9 @@ class Pairs:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         own = any(v is not None for r in computed.numbers for v in r["seed_noise"].values())
-        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], _ci(r, 'gain_ci'), 2), *robust_cells(r, too_few(r)),
-                 _est(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), _top(r["topk_kendall_tau"], r["topk_n"]),
+        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], estimate(r['gain'], _ci(r, 'gain_ci'), 2),
+                 *robust_cells(r, too_few(r)),
+                 estimate(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), _top(r["topk_kendall_tau"], r["topk_n"]),
                  *([f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] if own else [])]
                 for r in computed.numbers]
         single = [] if own else ["One seed a run: the trend measures no seed noise of its own; the seed-noise floor "
@@ -218,35 +208,9 @@ class GainChanges:
         return Computed(gain_changes(run), rows)
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
-        return [_change_line(change, computed.detail[(change["b"], change["from"])],
+        return [change_line(change, computed.detail[(change["b"], change["from"])],
                              computed.detail[(change["b"], change["to"])]) for change in computed.numbers] \
             + ([""] if computed.numbers else [])
-
-
-def _change_line(change: dict[str, Any], first: dict[str, Any], last: dict[str, Any]) -> str:
-    """One B's change of gain between its smallest and largest budget: with the paired CI's
-    verdict from :data:`MIN_TOPK_ROWS` cells on; below, the figures alone, so far.
-
-    >>> row = lambda e, n, g: {"epochs": e, "n": n, "gain": g, "gain_ci": [g - 0.5, g + 0.5], "kendall_tau": 0.5}
-    >>> up = {"a": "default", "b": "p", "from": 6, "to": 24, "n": 12, "change": 1.2, "change_ci": [0.5, 1.9]}
-    >>> _change_line(up, row(6, 12, -1.0), row(24, 12, 0.2)).split("; nothing")[0]
-    '- Against the budget, p vs default: from 6 to 24 epochs the gain goes from -1.00 [-1.50, -0.50] to 0.20 [-0.30, 0.70] points, a change of +1.20 [0.50, 1.90] (paired over 12 cells: a change its CI tells from none), and tau(A, B) goes from 0.500 to 0.500'
-    >>> _change_line({**up, "n": 8}, row(6, 12, -1.0), row(24, 8, 0.2)).split("; nothing")[0]
-    '- Against the budget, p vs default, so far: from 6 to 24 epochs the gain goes from -1.00 to 0.20 points, a change of +1.20 (paired over 8 cells: fewer than 10, too few for a verdict), and tau(A, B) goes from 0.500 to 0.500 (on 12 and 8 cells: not the same cells)'
-    """
-    few = too_few(change) or too_few(first) or too_few(last)
-    ci = None if few else change["change_ci"]
-    verdict = (f"fewer than {MIN_TOPK_ROWS}, too few for a verdict" if few else "too few cells for a CI" if ci is None
-               else "a change its CI tells from none" if ci[0] > 0 or ci[1] < 0 else "its CI holds no change")
-    gains = [_est(row["gain"], None if few else row.get("gain_ci"), 2) for row in (first, last)]
-    delta = "-" if change["change"] is None else f"{change['change']:+.2f}"
-    taus = (first["kendall_tau"], last["kendall_tau"])
-    tau = "" if taus == (None, None) else f", and tau(A, B) goes from {fmt(taus[0])} to {fmt(taus[1])}"
-    return (f"- Against the budget, {change['b']} vs {change['a']}{', so far' if few else ''}: from {change['from']} "
-            f"to {change['to']} epochs the gain goes from {gains[0]} to {gains[1]} points, a change of "
-            f"{delta}{'' if ci is None else f' [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]'} (paired over {change['n']} "
-            f"cells: {verdict}){tau}" + cells_note(first, last)
-            + f"; nothing is extrapolated past {change['to']} epochs.")
 
 
 class NoiseFloor:
@@ -347,5 +311,5 @@ def trend_text(run_dir: Path, n_boot: int = 1000) -> str:
     run = summarize_trend(Path(run_dir), n_boot=n_boot)
     rows = [pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs]
     return "\n".join([f"{run.name}: B against A = {run.labels[0] if run.labels else '?'}, per budget"] + [
-        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {_est(r['gain'], _ci(r, 'gain_ci'), 2)}, "
-        f"tau(A, B) {_est(r['kendall_tau'], _ci(r, 'kendall_tau_ci'))}" for r in rows])
+        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {estimate(r['gain'], _ci(r, 'gain_ci'), 2)}, "
+        f"tau(A, B) {estimate(r['kendall_tau'], _ci(r, 'kendall_tau_ci'))}" for r in rows])
