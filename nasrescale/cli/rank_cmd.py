@@ -63,6 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_results_option(r, writes=False)
     r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     r.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
+    r.add_argument("--include-tuning-cells", action="store_true",
+                   help="count the LR tuning's cells and the cells isomorphic to them in every statistic, as a "
+                        "sensitivity check (default: left out, and the report names them)")
     r.set_defaults(func=_run_report)
 
 
@@ -104,7 +107,9 @@ def _run_report(args: argparse.Namespace) -> int:
     require_writable(run_dir.parent, "results folder")  # both checked before anything is written
     require_writable(run_dir, "run folder")
     if not args.index:
-        print(f"wrote {write_run_report(run_dir, n_boot=args.bootstrap, include_degenerate=args.include_degenerate)}")
+        written = write_run_report(run_dir, n_boot=args.bootstrap, include_degenerate=args.include_degenerate,
+                                   include_tuning=args.include_tuning_cells)
+        print(f"wrote {written}")
     index = refresh_index(run_dir) if not args.index else write_index(run_dir.parent)
     if index is not None:  # a local run is not in the index: it stays as it is
         print(f"wrote {index}")

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 from ..scaling.lr_rules import scales_per_arch
+from .seed_floor import floor_clause
 from .verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
 
 __all__ = ["claims_pair", "split_claim", "top_claim", "proxy_claim", "claims_section"]
@@ -34,6 +35,12 @@ def split_claim(split: Mapping[str, Any] | None) -> str:
         ci, noise = pair_ci(r, "kendall_tau"), noise_floor(r)
         if r.get("kendall_tau") is None:
             parts.append(f"{name} {split['reference_lr']:g}: {r.get('n')} cells, too few for a tau")
+            continue
+        floor = floor_clause(r.get("per_run_kendall_tau"), noise, ci)
+        if floor:  # like for like: single runs against single runs
+            parts.append(f"on the {r.get('n')} cells where B's LR is {name} {split['reference_lr']:g}, tau of the "
+                         f"means {fmt(r['kendall_tau'])}" + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else "")
+                         + f"; {floor}")
             continue
         level = ""
         if noise and ci is not None:
@@ -164,19 +171,19 @@ def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mappi
 def claims_section(pair: Mapping[str, Any] | None, reference: Mapping[str, Mapping[str, Any]],
                    dataset: str | None, proxy: Mapping[str, Any] | None, *, split: Mapping[str, Any] | None = None,
                    setting: str = "", trends: Sequence[str] = (),
-                   effects: Sequence[Mapping[str, Any]] = ()) -> list[str]:
+                   effects: Sequence[Mapping[str, Any]] = (), names: Mapping[str, str] | None = None) -> list[str]:
     """The report's section: one bullet per claim (empty without a protocol pair), then one per
     effect of the 2x2 other than the pair itself (``effects``:
     :func:`~nasrescale.report.effects.effect_rows`), then one per budget trend built on the run
     (``trends``: :func:`~nasrescale.report.trend_link.trend_claim`)."""
     if not pair:
         return []
-    bullets = [gain_claim(pair, dataset), ranking_claim(pair, setting), split_claim(split), top_claim(pair),
+    bullets = [gain_claim(pair, dataset, names), ranking_claim(pair, setting), split_claim(split), top_claim(pair),
                proxy_claim(proxy, reference, pair.get("a"))]
     others = [row for row in effects if (row.get("a"), row.get("b")) != (pair.get("a"), pair.get("b"))]
     if others:
         bullets.append("The 2x2, each arm's global LR tuned at this budget (tabulated in the next section):\n"
-                       + "\n".join(f"  - {effect_claim(row)}" for row in others))
+                       + "\n".join(f"  - {effect_claim(row, names)}" for row in others))
     return ["## What this budget can say about the paper's claims", "",
             f"A = {pair.get('a')}, B = {pair.get('b')}; differences are B - A. The paper's figures are Chen et al., "
             "ICLR 2024, §4.3 (Fig. 4, Fig. 9): against NAS-Bench-201's published accuracies, with networks trained "

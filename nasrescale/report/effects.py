@@ -3,8 +3,10 @@
 The 2x2 crosses init {PyTorch default, in-degree} with LR rule {one global LR, base LR x
 path-depth scale}, each arm's global LR tuned at the run's budget (docs/protocols.md:
 ``flat``, ``principled``, ``tuned``, ``scaled``; ``default`` and ``rescaled`` beside them).
-Each effect is B - A on the cells both arms finished: the mean gain with its 95% CI, tau(A, B)
-with its CI, the top-20% tau (and its cell count), and each arm's seed-noise tau on the same cells. The 2x2
+Each effect is B - A on the cells both arms finished: the mean gain with its 95% CI (at
+:data:`~nasrescale.ranking.paired.VERDICT_BOOT` resamples), tau(A, B)
+with its CI, the top-20% tau (and its cell count), each arm's seed-noise tau on the same cells, and
+the robust companions of the gain (``robust``: :func:`~nasrescale.ranking.paired.paired_robust`). The 2x2
 section tabulates them and the claims section reads them, so both say the same numbers.
 
 >>> [(name, a, b) for name, a, b in EFFECTS][:2]
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..ranking.compare import compare
+from ..ranking.paired import paired_robust
 from ..ranking.sources import Source
 
 __all__ = ["ARMS", "EFFECTS", "effect_rows"]
@@ -50,13 +53,15 @@ def effect_rows(sources: Mapping[str, Source], *, n_boot: int, include_degenerat
     for name, a, b in EFFECTS:
         if a not in sources or b not in sources or sources[a].runs.empty or sources[b].runs.empty:
             continue
-        result, _ = compare(sources[a], sources[b], n_boot=n_boot, include_degenerate=include_degenerate)
+        result, merged = compare(sources[a], sources[b], n_boot=n_boot, include_degenerate=include_degenerate)
         if not result.get("n"):
             continue
         ci, top20 = result.get("ci") or {}, _topk(result)
+        robust = paired_robust(merged["b"] - merged["a"])
         out.append({"effect": name, "a": a, "b": b, "n": result["n"], "gain": result.get("mean_diff"),
-                    "gain_ci": ci.get("mean_diff"), "kendall_tau": result.get("kendall_tau"),
+                    "gain_ci": robust["ci"] or ci.get("mean_diff"), "kendall_tau": result.get("kendall_tau"),
                     "kendall_tau_ci": ci.get("kendall_tau"), "top20_kendall_tau": top20.get("kendall_tau"),
                     "top20_n": top20.get("n"),
-                    "seed_tau_a": _seed_tau(result, "a"), "seed_tau_b": _seed_tau(result, "b")})
+                    "seed_tau_a": _seed_tau(result, "a"), "seed_tau_b": _seed_tau(result, "b"),
+                    "per_run_tau": result.get("per_run_kendall_tau"), "robust": robust})
     return out

@@ -34,13 +34,14 @@ class KindReport:
     Attributes:
         name: the kind (``[pipeline] kind``).
         text: ``run_dir -> str``: the summary ``nasrescale run`` prints at the end.
-        write: ``(run_dir, n_boot, include_degenerate) -> path``: writes ``report.md`` (with
-            ``report.json`` and its figures); ``include_degenerate`` where the kind has a use for it.
+        write: ``(run_dir, n_boot, include_degenerate, include_tuning) -> path``: writes
+            ``report.md`` (with ``report.json`` and its figures); ``include_degenerate`` and
+            ``include_tuning`` (count the LR tuning's cells) where the kind has a use for them.
     """
 
     name: str
     text: Callable[[Path], str]
-    write: Callable[[Path, int, bool], Path]
+    write: Callable[[Path, int, bool, bool], Path]
 
 
 #: the report of each pipeline kind, by the kind's name
@@ -62,11 +63,13 @@ def stored_kind(store: StoreData) -> str:
     return "lr_validation" if "validation_plan" in store.meta else "retrain"
 
 
-def write_run_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False) -> Path:
+def write_run_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
+                     include_tuning: bool = False) -> Path:
     """``report.md`` of the run in ``run_dir``, by its stored kind (``include_degenerate``: count
-    degenerate cells in the statistics, where the kind's report has them). Returns its path."""
+    degenerate cells in the statistics, ``include_tuning``: count the LR tuning's cells and those
+    isomorphic to them, where the kind's report has them). Returns its path."""
     store = read_store(Path(run_dir) / "store.sqlite")
-    return REPORTS.get(stored_kind(store)).write(Path(run_dir), n_boot, include_degenerate)
+    return REPORTS.get(stored_kind(store)).write(Path(run_dir), n_boot, include_degenerate, include_tuning)
 
 
 def end_of_run(run_dir: Path) -> None:
@@ -75,26 +78,27 @@ def end_of_run(run_dir: Path) -> None:
     try:
         report = REPORTS.get(stored_kind(read_store(Path(run_dir) / "store.sqlite")))
         print(report.text(Path(run_dir)))
-        print(f"report: {report.write(Path(run_dir), 1000, False)}", file=sys.stderr)
+        print(f"report: {report.write(Path(run_dir), 1000, False, False)}", file=sys.stderr)
     except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
         print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
               "retry with `nasrescale report`", file=sys.stderr)
 
 
-def _retrain_write(run_dir: Path, n_boot: int, include_degenerate: bool) -> Path:
+def _retrain_write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
     """The retrain report, with the proxy validity of the calibration candidate its pipeline
     names (``pipeline.calibration``, a run under the same results root)."""
     calibration = pipeline_value(read_store(run_dir / "store.sqlite").pipeline, "pipeline.calibration")
     proxy = proxy_validity(calibration, run_dir.parent, n_boot) if calibration else None
-    return write_report(run_dir, n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy)
+    return write_report(run_dir, n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy,
+                        include_tuning=include_tuning)
 
 
 register_report(KindReport("retrain", ranking_text, _retrain_write))
-register_report(KindReport("lr_validation", summary_text, lambda run_dir, n_boot, degenerate:
+register_report(KindReport("lr_validation", summary_text, lambda run_dir, n_boot, degenerate, tuning:
                            write_validation_report(run_dir)))
-register_report(KindReport("calibration", calibration_text, lambda run_dir, n_boot, degenerate:
+register_report(KindReport("calibration", calibration_text, lambda run_dir, n_boot, degenerate, tuning:
                            write_calibration_report(run_dir, n_boot=n_boot)))
-register_report(KindReport("trend", trend_text, lambda run_dir, n_boot, degenerate:
+register_report(KindReport("trend", trend_text, lambda run_dir, n_boot, degenerate, tuning:
                            write_trend_report(run_dir, n_boot=n_boot)))
 register_report(KindReport("landscape", landscape_text, lambda run_dir, n_boot, degenerate:
                            write_landscape_report(run_dir, n_boot=max(n_boot, 9999))))

@@ -58,7 +58,8 @@ def lr_split(store: StoreData, a: Source, b: Source, n_boot: int, include_degene
     groups = {}
     for name, archs in lr_groups(lrs, reference_lr).items():
         result, _ = compare(_only(a, archs), _only(b, archs), n_boot=n_boot, include_degenerate=include_degenerate)
-        groups[name] = {k: result[k] for k in ("n", "kendall_tau", "mean_diff", "ci", "seed_noise", "counts")}
+        groups[name] = {k: result[k] for k in ("n", "kendall_tau", "mean_diff", "ci", "seed_noise", "counts",
+                                            "per_run_kendall_tau")}
     return {"reference_lr": reference_lr, "lr_min": float(lrs.min()), "lr_max": float(lrs.max()), "groups": groups}
 
 

@@ -32,7 +32,7 @@ from ..space.registry import get_family
 from ..store.read import pipeline_value
 from .markdown import md_table
 
-__all__ = ["method_rows", "method_section"]
+__all__ = ["method_rows", "protocol_rows", "method_section"]
 
 
 def _protocols(pipeline: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -81,9 +81,13 @@ def method_rows(pipeline: Mapping[str, Any]) -> list[list[str]]:
                          "smaller LR", f"{_names(flat)}: no kernel factor, 1x1 and 3x3 convolutions count alike, as "
                          "the released code does for NB201"])
     source = [label for label, p in protocols.items() if p.get("init") == "in_degree_source"]
-    if source:
+    target = [label for label, p in protocols.items() if p.get("init") == "in_degree"]
+    if source or target:
         rows.append(["init (§3.2)", "weights scaled by the in-degree of the target layer (§3.2, Appendix A)",
-                     f"{_names(source)}: by the in-degree of the source node, as the released code does"])
+                     "; ".join([*([f"{_names(source)}: by the in-degree of the source node (`in_degree_source`), as "
+                                   "the released code does"] if source else []),
+                                *([f"{_names(target)}: by the in-degree of the target layer (`in_degree`), as the "
+                                   "text says, not the released code's `in_degree_source`"] if target else [])])])
     path = pipeline_value(pipeline, "data.path")
     dataset = pipeline_value(pipeline, "data.name")
     if isinstance(path, str) and Path(path).suffix == ".npz" and str(dataset).startswith("cifar10"):
@@ -97,11 +101,40 @@ def method_rows(pipeline: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
+#: each init rule in words
+_INITS = {"default": "PyTorch default", "in_degree": "`in_degree`: by the target layer's in-degree (the paper's text)",
+          "in_degree_source": "`in_degree_source`: by the source node's in-degree (the released code)"}
+#: each LR rule in words
+_RULES = {"fixed": "one global LR", "path_depth": "base LR x the cell's path-depth scale"}
+
+
+def protocol_rows(pipeline: Mapping[str, Any]) -> list[list[str]]:
+    """``[protocol, init, LR rule, LR]`` for every protocol of the stored pipeline.
+
+    >>> protocol_rows({"protocols": {"rescaled": {"init": "in_degree", "lr_rule": "path_depth", "lr": 0.46},
+    ...                              "flat": {"init": "in_degree_source", "lr_rule": "fixed", "lr": 0.1, "tune": True}}})[0]
+    ['`rescaled`', "`in_degree`: by the target layer's in-degree (the paper's text)", "base LR x the cell's path-depth scale", '0.46']
+    """
+    rows = []
+    for label, p in _protocols(pipeline).items():
+        init, rule, lr = p.get("init", "default"), p.get("lr_rule", "fixed"), p.get("lr")
+        lr_text = f"{lr:g}" if isinstance(lr, (int, float)) else f"`{p.get('base_lr') or lr or '-'}`"
+        rows.append([f"`{label}`", _INITS.get(str(init), f"`{init}`"), _RULES.get(str(rule), f"`{rule}`"),
+                     lr_text + (", tuned at this budget" if p.get("tune") else "")])
+    return rows
+
+
 def method_section(pipeline: Mapping[str, Any]) -> list[str]:
-    """The section's Markdown lines (empty when the run departs from nothing listed)."""
-    rows = method_rows(pipeline)
-    if not rows:
+    """The section's Markdown lines: every protocol's init and LR rule, then each place the run
+    departs from the paper's text (empty without protocols or departures)."""
+    rows, protocols = method_rows(pipeline), protocol_rows(pipeline)
+    if not rows and not protocols:
         return []
-    return ["## Method", "", "Where this run follows the paper's released code, or its own budget, rather than the "
-            "paper's text (Chen et al., ICLR 2024):", "", *md_table(["aspect", "the paper's text", "this run"], rows),
-            ""]
+    lines = ["## Method", ""]
+    if protocols:
+        lines += ["Each protocol's init and LR rule (the budget table gives the LRs as resolved):", "",
+                  *md_table(["protocol", "init", "LR rule", "LR (as declared)"], protocols), ""]
+    if rows:
+        lines += ["Where this run follows the paper's released code, or its own budget, rather than the paper's text "
+                  "(Chen et al., ICLR 2024):", "", *md_table(["aspect", "the paper's text", "this run"], rows), ""]
+    return lines

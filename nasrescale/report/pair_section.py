@@ -15,6 +15,7 @@ from ..ranking.text import degenerate_note, fmt, isomorphic_note
 from . import plots
 from .lr_split import fixed_lr, lr_split_lines, protocol_lrs
 from .markdown import numbers_table, pearson_note, topk_table
+from .robust import robust_sentence
 from .pair_plots import gain_lr_plot, paired_diff_plot, seed_error, topk_band_plot
 from .summary import Comparison, RunSummary
 
@@ -75,6 +76,10 @@ def pair_lines(run: RunSummary, key: str, comparison: Comparison) -> list[str]:
     topk = topk_band_plot({f"{b} vs {a}": result["topk"]}, {a: noise["a"], b: noise["b"]}, out / f"topk_{name}.png",
                           f"rank agreement at the top ({result['n']} architectures)", f"{a} (A)")
     lines += [f"![accuracy scatter]({scatter.name}) ![top-K tau]({topk.name})", "", *numbers_table(result), ""]
+    if (result.get("paired") or {}).get("ci"):
+        lines += [f"The mean gain beside its robust companions: {robust_sentence(result['paired'], b, run.names)} "
+                  "(a verdict only where the CI at 9,999 resamples excludes 0 and survives dropping the cells "
+                  "that move the mean most).", ""]
     note = pearson_note(merged[~merged["degenerate"].astype(bool)], result)
     if note:
         lines += [note, ""]

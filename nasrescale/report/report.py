@@ -28,7 +28,7 @@ __all__ = ["write_report", "ranking_text", "reference_spec", "protocol_order"]
 
 
 def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
-                 proxy: dict[str, Any] | None = None) -> Path:
+                 proxy: dict[str, Any] | None = None, include_tuning: bool = False) -> Path:
     """Write ``run_dir/report.md`` (with its PNGs and ``report.json``) and return its path.
 
     Args:
@@ -38,11 +38,14 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
             the page says how many).
         proxy: the calibrated proxy validity of the run's budget
             (:func:`nasrescale.report.calibration.proxy_validity`), for the claims section.
+        include_tuning: count the LR tuning's cells and the cells isomorphic to them in every
+            statistic (default: left out, and the page says which).
 
     Raises:
         DataError: no readable store in ``run_dir``.
     """
-    run = summarize(Path(run_dir), n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy)
+    run = summarize(Path(run_dir), n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy,
+                    include_tuning=include_tuning)
     lines, numbers = assemble(RETRAIN_SECTIONS, run)
     # the calibration's figures, read from another run, come last
     return write_markdown_json(run.run_dir, lines, {**run.numbers(), **numbers, "proxy": proxy})

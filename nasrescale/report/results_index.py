@@ -35,6 +35,7 @@ from .kinds import stored_kind
 from .markdown import md_table
 from .provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
 from .identical import identical_protocols
+from .held_out import held_out, tuning_cells, without
 from .report import protocol_order, reference_spec
 
 __all__ = ["provenance", "provenance_lines", "index_text", "write_index", "refresh_index", "run_folders",
@@ -66,6 +67,10 @@ def _ranking_rows(store: StoreData) -> list[list[Any]]:
     same = identical_protocols(store.jobs, labels)  # one protocol under two labels counts once
     labels = [label for label in labels if label not in same]
     sources = {p: store_source(store, p, p) for p in labels}
+    family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
+    cells_out = held_out(tuning_cells(store), sorted({a for s in sources.values() for a in s.runs["arch"].astype(str)}),
+                         family)  # the LR tuning's cells are out of the ranking, as in the run's report
+    sources = {p: without(s, cells_out) for p, s in sources.items()}
     spec, nats_file = reference_spec(store.pipeline)
     try:
         ref = load_source(spec, nats_file=nats_file) if spec else None
@@ -111,13 +116,14 @@ def _run_section(run_dir: Path) -> list[str]:
         lines += ["Slices run:", "", *_slice_table(slices), ""]
     if stored_kind(store) == "lr_validation":
         return lines + _validation_lines(run_dir)
-    lines += ["Ranking (Kendall tau-b over the architectures finished under both; mean accuracy of B, %):", ""]
+    lines += ["Ranking (Kendall tau-b over the architectures finished under both, the LR tuning's cells and "
+              "their isomorphs left out; mean accuracy of B, %):", ""]
     lines += md_table(["B", "A", "architectures", "mean acc. B", "Kendall tau"], _ranking_rows(store)) + [""]
     return lines + _headline_lines(run_dir)
 
 
 #: the report lines the index repeats: a calibration's choice, a re-evaluation's claims, a trend's direction
-VERDICT_PREFIXES = ("**Interim:**", "Left out of every statistic:", "- Highest tau", "- Goal tau", "- Mean gain of B",
+VERDICT_PREFIXES = ("**Interim:**", "**Tuning cells", "Left out of every statistic:", "- Highest tau", "- Goal tau", "- Mean gain of B",
                     "- Kendall tau between A", "- Split by the LR B used", "- Proxy validity", "- Against the budget")
 
 

@@ -20,6 +20,7 @@ from ..store.read import StoreData, dataset_name, pipeline_value
 from .archs import arch_lines, arch_rows
 from .budget import budget_lines, search_lines
 from .claims import claims_pair, claims_section
+from .held_out import held_out_note
 from .verdicts import paper_gain
 from .identical import identical_note
 from .method import method_section
@@ -28,6 +29,8 @@ from .curves import curve_jobs, curves_lines
 from .markdown import status_table
 from .protocols import elr_lines, elr_table, tau_matrix, tau_matrix_lines
 from .provenance import provenance_lines
+from .cross_run import CrossRun
+from .extrapolated import Extrapolated
 from .section import Computed, Section
 from .sections import gap_section, reference_section
 from .summary import RunSummary
@@ -78,8 +81,10 @@ class Title(_Lines):
                  ""]
         if run.interim:
             lines += [_interim_line(run), ""]
-        note = identical_note(run.identical)
-        return lines + ([note, ""] if note else [])
+        notes = [identical_note(run.identical),
+                 held_out_note(run.held_out, run.names, f"`nasrescale report {run.name} --include-tuning-cells`",
+                               run.include_tuning)]
+        return lines + [x for note in notes if note for x in (note, "")]
 
 
 class Claims(_Lines):
@@ -92,7 +97,7 @@ class Claims(_Lines):
                   for folder, trend in linked_trends(run.run_dir, run.name)]
         return claims_section(pair, numbers["reference"], dataset, run.proxy,
                               split=run.splits.get(key), setting=lr_setting(run, pair), trends=trends,
-                              effects=run.effects)
+                              effects=run.effects, names=run.names)
 
 
 class Budget(_Lines):
@@ -184,7 +189,7 @@ class Archs:
 
     def compute(self, run: RunSummary) -> Computed:
         ref = aggregate(run.reference)["accuracy"] if run.reference is not None else None
-        return Computed(arch_rows(run.store, run.sources, run.names, ref, run.family))
+        return Computed(arch_rows(run.store, run.trained, run.names, ref, run.family))
 
     def render(self, run: RunSummary, computed: Computed) -> list[str]:
         label = run.reference.label if run.reference is not None else None
@@ -207,7 +212,8 @@ class Statistics(_Lines):
         return ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; degenerate cells "
                 + ("are counted in every statistic" if run.include_degenerate else "are left out of every statistic")
                 + "; isomorphic cells (one function, several strings) count once"
-                + f"; CIs are paired bootstrap over architectures ({run.n_boot} resamples, seed 0; BCa, or "
+                + f"; CIs are paired bootstrap over architectures ({run.n_boot} resamples, but 9,999 for the mean "
+                "gains the verdicts read; seed 0; BCa, or "
                 "percentile where BCa degenerates or above 2,000 architectures); the top-K% subset is chosen by "
                 "the first source (A), and every top-K% column and curve (the seed noise too) is computed on it, "
                 "with 95% percentile bootstrap bands; top-K% subsets of fewer than 10 cells are not read as figures.",
@@ -216,5 +222,5 @@ class Statistics(_Lines):
 
 #: the retrain report's sections, in the page's order
 RETRAIN_SECTIONS: tuple[Section[Any], ...] = (
-    Title(), Claims(), TwoByTwo(), Budget(), Tuning(), JobStatus(), Method(), Provenance(), TauMatrix(), Pairs(), Reference(), Gaps(), Elr(), Archs(),
+    Title(), Claims(), TwoByTwo(), Budget(), Tuning(), Extrapolated(), JobStatus(), Method(), CrossRun(), Provenance(), TauMatrix(), Pairs(), Reference(), Gaps(), Elr(), Archs(),
     Curves(), Statistics())

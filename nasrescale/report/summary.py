@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..errors import NasRescaleError
 from ..ranking.compare import compare
+from ..ranking.paired import paired_robust
 from ..ranking.sources import Source, load_source, store_source
 from ..space.benchmark import resolve_dataset
 from ..store.job_status import Status
@@ -25,6 +26,7 @@ from ..lrsearch.tuning import is_stage_label
 from .archs import short_names
 from .budget import budget_facts, budget_limits, searches
 from .effects import effect_rows
+from .held_out import held_out, tuning_cells, without
 from .tuning import tuning_progress, tunings
 from .identical import identical_protocols
 from .lr_split import lr_split
@@ -144,6 +146,11 @@ class RunSummary:
         cells: ``(cells with a finished run, cells the pipeline declares)``.
         effects: the 2x2's effects among the protocols present
             (:func:`~nasrescale.report.effects.effect_rows`; empty without two arms of one).
+        held_out: the tuning cells and the cells isomorphic to them, each with why
+            (:func:`~nasrescale.report.held_out.held_out`): out of :attr:`sources`, and so of
+            every statistic, unless ``include_tuning``.
+        include_tuning: the held-out cells are counted (a sensitivity check).
+        trained: each protocol's source with every cell it trained (the per-architecture table).
     """
 
     run_dir: Path
@@ -169,6 +176,9 @@ class RunSummary:
     splits: dict[str, dict[str, Any]]
     cells: tuple[int, int]
     effects: list[dict[str, Any]]
+    held_out: dict[str, str]
+    include_tuning: bool
+    trained: dict[str, Source]
 
     @property
     def compared(self) -> list[str]:
@@ -191,6 +201,7 @@ class RunSummary:
                 "pairs": {k: c.result for k, c in self.pairs.items()},
                 "reference": {k: c.result for k, c in self.vs_reference.items()},
                 "include_degenerate": self.include_degenerate, "identical_protocols": self.identical,
+                "held_out": self.held_out, "include_tuning_cells": self.include_tuning,
                 "lr_split": self.splits, "cells": {"finished": self.cells[0], "declared": self.cells[1]},
                 "lr_search": {label: {k: v for k, v in found.items() if k != "selection"}
                               for label, found in self.searches.items()}}
@@ -225,8 +236,15 @@ def load_reference(spec: str | None, nats_file: str | None) -> tuple[Source | No
         return None, str(err)
 
 
+def _with_paired(comparison: Comparison) -> Comparison:
+    """The comparison with the robust companions of its gain in its result (``paired``)."""
+    merged = comparison.merged
+    comparison.result["paired"] = paired_robust(merged["b"] - merged["a"]) if len(merged) else None
+    return comparison
+
+
 def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
-              proxy: dict[str, Any] | None = None) -> RunSummary:
+              proxy: dict[str, Any] | None = None, include_tuning: bool = False) -> RunSummary:
     """Read the run in ``run_dir`` into its :class:`RunSummary` (see its attributes).
 
     Raises:
@@ -236,15 +254,18 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
     store = read_store(run_dir / "store.sqlite")
     name = str(store.meta.get("name") or run_dir.name)
     labels = protocol_order(store)
-    sources = {p: store_source(store, p, p) for p in labels}
+    trained = {p: store_source(store, p, p) for p in labels}
     family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
+    evaluated = sorted({a for src in trained.values() for a in src.runs["arch"].astype(str)})
+    cells_out = held_out(tuning_cells(store), evaluated, family)
+    sources = trained if include_tuning else {p: without(s, cells_out) for p, s in trained.items()}
     names, key = short_names(_archs(store, labels), family, [pipeline_value(store.pipeline, "pipeline.family_file")])
     budget = budget_facts(store)
     budget["limits"] = budget_limits(budget)
     same = identical_protocols(store.jobs, labels)
     compared = [label for label in labels if label not in same]
-    pairs = {f"{y} vs {x}": Comparison(*compare(sources[x], sources[y], n_boot=n_boot,
-                                                include_degenerate=include_degenerate))
+    pairs = {f"{y} vs {x}": _with_paired(Comparison(*compare(sources[x], sources[y], n_boot=n_boot,
+                                                             include_degenerate=include_degenerate)))
              for x, y in combinations(compared, 2)}
     splits = {f"{y} vs {x}": split for x, y in combinations(compared, 2)
               if (split := lr_split(store, sources[x], sources[y], n_boot, include_degenerate)) is not None}
@@ -256,4 +277,5 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
     return RunSummary(run_dir, store, name, labels, sources, names, key, n_boot, include_degenerate,
                       f"`nasrescale report {name} --include-degenerate`", budget, searches(store), {**tuning_progress(store), **tunings(store)}, pairs, spec, ref,
                       missing, vs_ref, proxy, same, splits, _cells(store, compared),
-                      effect_rows(usable, n_boot=n_boot, include_degenerate=include_degenerate))
+                      effect_rows(usable, n_boot=n_boot, include_degenerate=include_degenerate), cells_out,
+                      include_tuning, trained)

@@ -23,29 +23,23 @@ from typing import Any
 import numpy as np
 
 from ..ranking.bands import MIN_TOPK_ROWS
+from ..ranking.paired import paired_robust
 from ..ranking.text import fmt
 from ..store.job_status import FINAL
+from ..store.read import pipeline_value
 from .calibration import cpus_per_run
 from .markdown import md_table
 from .provenance import provenance_lines
 from .section import Computed, Section, assemble, write_markdown_json
-from .trend_link import cells_note
+from .archs import short_names
+from .held_out import held_out_note
+from .robust import robust_cells
 from .verdicts import too_few
 from .trend_plots import gain_epochs_plot, tau_epochs_plot
+from .trend_changes import change_line, estimate
 from .trend_summary import TrendSummary, gain_changes, label_at, summarize_trend
 
 __all__ = ["TREND_SECTIONS", "protocol_row", "pair_row", "write_trend_report", "trend_text"]
-
-
-def _est(value: Any, ci: Any, digits: int = 3) -> str:
-    """``value [low, high]``, or ``value`` alone without a CI (too few cells for one).
-
-    >>> _est(0.4512, [0.1, 0.9], 2), _est(-1.62, None, 2), _est(None, None)
-    ('0.45 [0.10, 0.90]', '-1.62', '-')
-    """
-    if isinstance(ci, (list, tuple)) and len(ci) == 2 and None not in ci:
-        return f"{fmt(value, digits)} [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
-    return fmt(value, digits)
 
 
 def _ci(row: dict[str, Any], key: str) -> Any:
@@ -124,11 +118,13 @@ def pair_row(run: TrendSummary, b: str, epochs: int) -> dict[str, Any]:
         return {"a": run.labels[0], "b": b, "epochs": epochs, "n": 0, "gain": None, "gain_ci": None,
                 "kendall_tau": None, "kendall_tau_ci": None, "topk_kendall_tau": None, "topk_n": 0,
                 "seed_noise": {"a": None, "b": None}}
-    r = run.pairs[(b, epochs)].result
+    r, merged = run.pairs[(b, epochs)].result, run.pairs[(b, epochs)].merged
     top = next((e for e in r["topk"] if e["k_percent"] == run.top_percent), {})
     noise = {side: (r["seed_noise"].get(side) or {}).get("kendall_tau") for side in ("a", "b")}
+    robust = paired_robust(merged["b"] - merged["a"]) if len(merged) else None
     return {"a": run.labels[0], "b": b, "epochs": epochs, "n": r["n"], "gain": r["mean_diff"],
-            "gain_ci": r["ci"].get("mean_diff"), "kendall_tau": r["kendall_tau"],
+            "gain_ci": (robust or {}).get("ci") or r["ci"].get("mean_diff"), "robust": robust,
+            "kendall_tau": r["kendall_tau"],
             "kendall_tau_ci": r["ci"].get("kendall_tau"), "topk_kendall_tau": top.get("kendall_tau"),
             "topk_n": top.get("n", 0), "seed_noise": noise}
 
@@ -142,7 +138,8 @@ class Title:
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         a, others = run.labels[0] if run.labels else "?", ", ".join(run.labels[1:]) or "-"
         description = str(run.store.pipeline.get("pipeline", {}).get("description") or "")
-        interim = [] if len(run.compared) == len(run.cells) else [
+        out = len([cell for cell in run.held_out if cell in run.cells])
+        interim = [] if len(run.compared) + out >= len(run.cells) else [
             f"**Interim:** {len(run.compared)} of {len(run.cells)} cells have a finished run under every protocol "
             "at every budget; every accuracy, gain and tau below is of those cells, the same ones throughout, and "
             "will change as the rest finish (runs and CPU-hours count every finished run).", ""]
@@ -150,6 +147,10 @@ class Title:
             interim += [f"**Waiting:** no finished run yet for "
                         f"{', '.join(f'{label} at {e} epochs' for label, e in run.waiting)}; left out of the "
                         "cells compared until they have one.", ""]
+        if run.held_out:
+            names, _ = short_names(sorted({*run.held_out, *(w.split()[-1] for w in run.held_out.values())}),
+                                   pipeline_value(run.store.pipeline, "pipeline.family", "family") or "nb201")
+            interim += [held_out_note(run.held_out, names, "", False), ""]
         return [f"# Budget trend: {run.name}", "", *([description, ""] if description else []), *interim,
                 f"Every protocol trains the same {len(run.cells)} cells at {', '.join(map(str, run.epochs))} epochs. "
                 f"A = {a}; B = {others}. Does the comparison of B with A, and how each ranks the cells against "
@@ -165,8 +166,8 @@ class Protocols:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         rows = [[r["epochs"], r["protocol"], f"{r['runs_done']}/{r['runs']}", r.get("n", 0), fmt(r["mean_accuracy"], 2),
-                 _est(r.get('kendall_tau'), _ci(r, 'kendall_tau_ci')),
-                 _est(r.get('spearman'), _ci(r, 'spearman_ci')), fmt(r["cpu_hours"], 2)]
+                 estimate(r.get('kendall_tau'), _ci(r, 'kendall_tau_ci')),
+                 estimate(r.get('spearman'), _ci(r, 'spearman_ci')), fmt(r["cpu_hours"], 2)]
                 for r in computed.numbers]
         return ["## Each protocol against the reference, per budget", "",
                 *md_table(["epochs", "protocol", "runs", "n", "mean acc. (%)", "Kendall tau [95% CI]",
@@ -183,14 +184,16 @@ class Pairs:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         own = any(v is not None for r in computed.numbers for v in r["seed_noise"].values())
-        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], _est(r['gain'], _ci(r, 'gain_ci'), 2),
-                 _est(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), _top(r["topk_kendall_tau"], r["topk_n"]),
+        rows = [[r["epochs"], f"{r['b']} vs {r['a']}", r["n"], estimate(r['gain'], _ci(r, 'gain_ci'), 2),
+                 *robust_cells(r, too_few(r)),
+                 estimate(r['kendall_tau'], _ci(r, 'kendall_tau_ci')), _top(r["topk_kendall_tau"], r["topk_n"]),
                  *([f"{fmt(r['seed_noise']['a'])} / {fmt(r['seed_noise']['b'])}"] if own else [])]
                 for r in computed.numbers]
         single = [] if own else ["One seed a run: the trend measures no seed noise of its own; the seed-noise floor "
                                  "(below, where `trend.noise` names a store) gives tau(A, B) its scale.", ""]
         return ["## B against A, per budget", "",
-                *md_table(["epochs", "pair", "n", "gain B - A [95% CI]", "tau(A, B) [95% CI]",
+                *md_table(["epochs", "pair", "n", "gain B - A [95% CI, 9,999 resamples]", "median", "Wilcoxon p",
+                           "cells that gain", "verdict", "tau(A, B) [95% CI]",
                            f"tau top {run.top_percent}%", *(["seed-noise tau A / B"] if own else [])], rows), "",
                 *_few_note(computed.numbers, top=True), *single]
 
@@ -205,35 +208,9 @@ class GainChanges:
         return Computed(gain_changes(run), rows)
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
-        return [_change_line(change, computed.detail[(change["b"], change["from"])],
+        return [change_line(change, computed.detail[(change["b"], change["from"])],
                              computed.detail[(change["b"], change["to"])]) for change in computed.numbers] \
             + ([""] if computed.numbers else [])
-
-
-def _change_line(change: dict[str, Any], first: dict[str, Any], last: dict[str, Any]) -> str:
-    """One B's change of gain between its smallest and largest budget: with the paired CI's
-    verdict from :data:`MIN_TOPK_ROWS` cells on; below, the figures alone, so far.
-
-    >>> row = lambda e, n, g: {"epochs": e, "n": n, "gain": g, "gain_ci": [g - 0.5, g + 0.5], "kendall_tau": 0.5}
-    >>> up = {"a": "default", "b": "p", "from": 6, "to": 24, "n": 12, "change": 1.2, "change_ci": [0.5, 1.9]}
-    >>> _change_line(up, row(6, 12, -1.0), row(24, 12, 0.2)).split("; nothing")[0]
-    '- Against the budget, p vs default: from 6 to 24 epochs the gain goes from -1.00 [-1.50, -0.50] to 0.20 [-0.30, 0.70] points, a change of +1.20 [0.50, 1.90] (paired over 12 cells: a change its CI tells from none), and tau(A, B) goes from 0.500 to 0.500'
-    >>> _change_line({**up, "n": 8}, row(6, 12, -1.0), row(24, 8, 0.2)).split("; nothing")[0]
-    '- Against the budget, p vs default, so far: from 6 to 24 epochs the gain goes from -1.00 to 0.20 points, a change of +1.20 (paired over 8 cells: fewer than 10, too few for a verdict), and tau(A, B) goes from 0.500 to 0.500 (on 12 and 8 cells: not the same cells)'
-    """
-    few = too_few(change) or too_few(first) or too_few(last)
-    ci = None if few else change["change_ci"]
-    verdict = (f"fewer than {MIN_TOPK_ROWS}, too few for a verdict" if few else "too few cells for a CI" if ci is None
-               else "a change its CI tells from none" if ci[0] > 0 or ci[1] < 0 else "its CI holds no change")
-    gains = [_est(row["gain"], None if few else row.get("gain_ci"), 2) for row in (first, last)]
-    delta = "-" if change["change"] is None else f"{change['change']:+.2f}"
-    taus = (first["kendall_tau"], last["kendall_tau"])
-    tau = "" if taus == (None, None) else f", and tau(A, B) goes from {fmt(taus[0])} to {fmt(taus[1])}"
-    return (f"- Against the budget, {change['b']} vs {change['a']}{', so far' if few else ''}: from {change['from']} "
-            f"to {change['to']} epochs the gain goes from {gains[0]} to {gains[1]} points, a change of "
-            f"{delta}{'' if ci is None else f' [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]'} (paired over {change['n']} "
-            f"cells: {verdict}){tau}" + cells_note(first, last)
-            + f"; nothing is extrapolated past {change['to']} epochs.")
 
 
 class NoiseFloor:
@@ -334,5 +311,5 @@ def trend_text(run_dir: Path, n_boot: int = 1000) -> str:
     run = summarize_trend(Path(run_dir), n_boot=n_boot)
     rows = [pair_row(run, b, e) for b in run.labels[1:] for e in run.epochs]
     return "\n".join([f"{run.name}: B against A = {run.labels[0] if run.labels else '?'}, per budget"] + [
-        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {_est(r['gain'], _ci(r, 'gain_ci'), 2)}, "
-        f"tau(A, B) {_est(r['kendall_tau'], _ci(r, 'kendall_tau_ci'))}" for r in rows])
+        f"{r['epochs']:>4} ep  {r['b']}: n {r['n']}, gain {estimate(r['gain'], _ci(r, 'gain_ci'), 2)}, "
+        f"tau(A, B) {estimate(r['kendall_tau'], _ci(r, 'kendall_tau_ci'))}" for r in rows])

@@ -67,6 +67,7 @@ from typing import Any, Mapping
 
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
+from .trend_path import path_text
 from .verdicts import cells_text
 
 __all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim"]
@@ -167,6 +168,18 @@ def _change(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: M
     return text + cells_note(first, last)
 
 
+def _path(b: str, rows: list[Mapping[str, Any]], changes: list[Mapping[str, Any]],
+          ends: Mapping[str, Any] | None) -> str:
+    """The gain of ``b`` at every budget, each step's change, and the change end to end."""
+    steps = [c for c in changes if c.get("b") == b and c.get("step")]
+    text = f"the gain of {b} over {rows[0]['a']} was {path_text(rows, steps)}"
+    if ends is not None and _has_ci(ends, "change_ci"):
+        low, high = ends["change_ci"]
+        text += (f"; from {ends['from']} to {ends['to']} epochs, a change of {ends['change']:+.2f} "
+                 f"[{low:+.2f}, {high:+.2f}], paired over {ends['n']} cells")
+    return text + cells_note(rows[0], rows[-1])
+
+
 def _so_far(b: str, first: Mapping[str, Any], last: Mapping[str, Any], change: Mapping[str, Any] | None) -> str:
     """The gain of ``b`` over A at two budgets and its paired change, figures alone (no CI, no verdict)."""
     delta = change.get("change") if change else None
@@ -191,7 +204,11 @@ def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) ->
         n = min(row.get("n") or 0 for row in (first, last, change or last))
         few = n < MIN_TOPK_ROWS
         text = _so_far(b, first, last, change) if few else _change(b, first, last, change)
-        if first.get("kendall_tau") is not None or last.get("kendall_tau") is not None:
+        if len(rows) > 2 and not few:
+            text = _path(b, rows, numbers.get("gain_changes") or [], change)
+        if len(rows) > 2 and any(row.get("kendall_tau") is not None for row in rows):
+            text += ", and tau(A, B) was " + ", ".join(f"{fmt(r.get('kendall_tau'))} at {r['epochs']}" for r in rows)
+        elif first.get("kendall_tau") is not None or last.get("kendall_tau") is not None:
             text += (f", and tau(A, B) went from {fmt(first.get('kendall_tau'))} "
                      f"to {fmt(last.get('kendall_tau'))}")
         if few:

@@ -16,9 +16,11 @@ from ..ranking.compare import compare, per_seed
 from ..ranking.rank import bootstrap_cis, seed_noise, topk_mask
 from ..ranking.sources import Source, store_source
 from ..store.read import StoreData, pipeline_value, read_store, store_path
+from .held_out import held_out, tuning_cells
 from .summary import Comparison, baseline_first, load_reference, reference_spec
 
-__all__ = ["TrendSummary", "summarize_trend", "label_at", "compared_cells", "ranked_cells", "gain_changes"]
+__all__ = ["TrendSummary", "summarize_trend", "label_at", "compared_cells", "ranked_cells", "gain_changes",
+           "trend_held_out"]
 
 
 def label_at(label: str, epochs: int) -> str:
@@ -57,6 +59,9 @@ class TrendSummary:
             every budget that has one (a partial run compares the same cells throughout; the others wait).
         waiting: the ``(label, epochs)`` with no finished run yet (a budget just added, a stage
             not finished): left out of ``compared`` and of the pairs until they have one.
+        held_out: the LR tuning's cells (of this store and of the ``reuse`` store, whose tuned
+            LRs the trend's protocols may carry) and the cells isomorphic to them, each with why:
+            out of ``compared`` (:mod:`~nasrescale.report.held_out`).
     """
 
     run_dir: Path
@@ -76,6 +81,7 @@ class TrendSummary:
     reuse: str | None = None
     compared: list[str] = field(default_factory=list)
     waiting: list[tuple[str, int]] = field(default_factory=list)
+    held_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def cells(self) -> list[str]:
@@ -87,7 +93,8 @@ class TrendSummary:
         """What ``report.json`` holds before the sections' own numbers."""
         return {"name": self.name, "protocols": self.labels, "epochs": self.epochs, "a": self.labels[0],
                 "reference": self.reference_spec, "cells": len(self.cells), "top_percent": self.top_percent,
-                "reuse": self.reuse, "noise": self.noise_store, "compared": len(self.compared)}
+                "reuse": self.reuse, "noise": self.noise_store, "compared": len(self.compared),
+                "held_out": self.held_out}
 
 
 def compared_cells(sources: dict[tuple[str, int], Source]) -> list[str]:
@@ -123,6 +130,18 @@ def _noise(name: str | None, results_root: Path, labels: list[str], cells: list[
     return {label: seed_noise(wide, subsets) for label, wide in wides.items()}
 
 
+def trend_held_out(store: StoreData, reuse: str | None, results_root: Path, cells: list[str]) -> dict[str, str]:
+    """The tuning cells of this store and of the ``reuse`` store among ``cells``, and their isomorphs."""
+    tuning = tuning_cells(store)
+    if reuse:
+        try:
+            tuning |= tuning_cells(read_store(store_path(reuse, results_root)))
+        except NasRescaleError:
+            pass
+    family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
+    return held_out(tuning, cells, family)
+
+
 def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
     """Read the trend run in ``run_dir`` into its :class:`TrendSummary`.
 
@@ -142,6 +161,8 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
                if (label, e) not in sources or sources[(label, e)].runs.empty]
     sources = {key: src for key, src in sources.items() if key not in waiting}
     compared = compared_cells(sources)
+    cells_out = trend_held_out(store, trend.get("reuse"), run_dir.parent, compared)
+    compared = [cell for cell in compared if cell not in cells_out]
     sources = {key: dataclasses.replace(src, runs=src.runs[src.runs["arch"].isin(compared)])
                for key, src in sources.items()}
     spec, nats_file = reference_spec(store.pipeline)
@@ -153,7 +174,7 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
              for b in labels[1:] for e in epochs if (labels[0], e) in sources and (b, e) in sources}
     name = str(store.meta.get("name") or run_dir.name)
     summary = TrendSummary(run_dir, store, name, labels, epochs, sources, n_boot, top, spec, ref, vs_ref, pairs,
-                           trend.get("noise"), {}, trend.get("reuse"), compared, waiting)
+                           trend.get("noise"), {}, trend.get("reuse"), compared, waiting, cells_out)
     noise = _noise(trend.get("noise"), run_dir.parent, labels, ranked_cells(pairs, compared), top)
     return TrendSummary(**{**summary.__dict__, "noise": noise})
 
@@ -174,21 +195,30 @@ def ranked_cells(pairs: dict[tuple[str, int], Comparison], compared: list[str]) 
     return sorted(set.intersection(*ranked)) if ranked else list(compared)
 
 
+def _paired_change(run: TrendSummary, b: str, start: int, end: int) -> dict[str, Any]:
+    """The change of B's gain over A from budget ``start`` to ``end``, paired over the cells both rank."""
+    first, last = run.pairs[(b, start)].merged, run.pairs[(b, end)].merged
+    cells = sorted(set(first.index) & set(last.index))
+    g0 = (first.loc[cells, "b"] - first.loc[cells, "a"]).to_numpy(float)
+    g1 = (last.loc[cells, "b"] - last.loc[cells, "a"]).to_numpy(float)
+    ci = bootstrap_cis(g0, g1, n_boot=run.n_boot)["mean_diff"]
+    return {"a": run.labels[0], "b": b, "from": start, "to": end, "n": len(cells),
+            "change": float((g1 - g0).mean()) if cells else None, "change_ci": ci}
+
+
 def gain_changes(run: TrendSummary) -> list[dict[str, Any]]:
     """Per protocol B, how its gain over A changed from the smallest to the largest budget with a
-    pair: the mean over cells of (gain at the largest - gain at the smallest), with its 95%
-    paired-bootstrap CI, on the cells both budgets rank. Pairing the cells makes this the test of
-    a change: two budgets' separate CIs overlap more often than the change's CI holds 0."""
+    pair, and, with three budgets or more, over each step between neighbouring budgets
+    (``step``: true): the mean over cells of (gain at the later - gain at the earlier budget),
+    with its 95% paired-bootstrap CI, on the cells both budgets rank. Pairing the cells makes
+    this the test of a change: two budgets' separate CIs overlap more often than the change's CI
+    holds 0."""
     out = []
     for b in run.labels[1:]:
         have = sorted(e for (label, e), c in run.pairs.items() if label == b and len(c.merged))
         if len(have) < 2:
             continue
-        first, last = run.pairs[(b, have[0])].merged, run.pairs[(b, have[-1])].merged
-        cells = sorted(set(first.index) & set(last.index))
-        g0 = (first.loc[cells, "b"] - first.loc[cells, "a"]).to_numpy(float)
-        g1 = (last.loc[cells, "b"] - last.loc[cells, "a"]).to_numpy(float)
-        ci = bootstrap_cis(g0, g1, n_boot=run.n_boot)["mean_diff"]
-        out.append({"a": run.labels[0], "b": b, "from": have[0], "to": have[-1], "n": len(cells),
-                    "change": float((g1 - g0).mean()) if cells else None, "change_ci": ci})
+        out.append(_paired_change(run, b, have[0], have[-1]))
+        if len(have) > 2:
+            out += [{**_paired_change(run, b, x, y), "step": True} for x, y in zip(have, have[1:])]
     return out

@@ -14,6 +14,8 @@ from typing import Any, Mapping
 
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
+from .seed_floor import floor_clause
+from .robust import companions, robust_sentence, verdict_words
 
 __all__ = ["PAPER_GAIN", "paper_gain", "pair_ci", "too_few", "cells_text", "noise_floor", "tau_level", "gain_claim",
            "ranking_claim", "effect_claim"]
@@ -52,30 +54,46 @@ def cells_text(pair: Mapping[str, Any]) -> str:
     return f"{n} cell{'' if n == 1 else 's'}: fewer than {MIN_TOPK_ROWS}, too few for a verdict"
 
 
-def gain_claim(pair: Mapping[str, Any], dataset: str | None) -> str:
+def _paper_words(ci: tuple[float, float], paper: float | None, word: str) -> str:
+    """Where the paper's figure lies against the CI, after the verdict ``word``."""
+    if paper is None:
+        return ""
+    has_paper = ci[0] <= paper <= ci[1]
+    if word == "none":
+        return ""
+    both = "both 0 and " if word in ("better", "worse") else ""
+    return (f"; the CI is consistent with the paper's +{paper:.2f}" if has_paper else
+            f"; the CI excludes {both}the paper's +{paper:.2f}")
+
+
+def gain_claim(pair: Mapping[str, Any], dataset: str | None, names: Mapping[str, str] | None = None) -> str:
     """Claim (1): the mean gain (B - A) with its CI, beside the paper's figure, which is against
-    the benchmark's published accuracies with networks trained "till converge" (§4.3)."""
-    gain, ci = pair.get("mean_diff"), pair_ci(pair, "mean_diff")
+    the benchmark's published accuracies with networks trained "till converge" (§4.3). Where the
+    pair carries its robust companions (``paired``), the CI and the verdict are theirs."""
+    robust = pair.get("paired") or {}
+    gain = pair.get("mean_diff")
+    ci = tuple(robust["ci"]) if robust.get("ci") else pair_ci(pair, "mean_diff")
     paper = paper_gain(dataset)
     if gain is None or ci is None:
         return "Mean gain: not enough finished cells for a confidence interval."
     if too_few(pair):
         return f"Mean gain of B over A: {gain:+.2f} points so far, on {cells_text(pair)}."
     text = f"Mean gain of B over A: {gain:+.2f} points, 95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}] over {pair.get('n')} cells"
+    if robust.get("ci"):
+        text += f" ({robust['n_boot']:,} resamples), {companions(robust, names)}"
     if paper is not None:
         text += (f"; the paper reports +{paper:.2f} against NAS-Bench-201's published accuracies, with networks "
                  "trained \"till converge\" (§4.3), a budget far beyond this one")
-    has_zero, has_paper = ci[0] <= 0 <= ci[1], paper is not None and ci[0] <= paper <= ci[1]
-    if has_zero and has_paper:
-        verdict = f"the CI holds both 0 and +{paper:.2f}: this budget cannot tell the paper's gain from none"
-    elif has_zero:
-        verdict = "this budget cannot tell a gain from none"
+    word = robust.get("verdict") if robust.get("ci") else (
+        "none" if ci[0] <= 0 <= ci[1] else "better" if ci[0] > 0 else "worse")
+    if word == "none":
+        verdict = (f"the CI holds both 0 and +{paper:.2f}: this budget cannot tell the paper's gain from none"
+                   if paper is not None and ci[0] <= paper <= ci[1] else "this budget cannot tell a gain from none")
+    elif word in ("better", "worse"):
+        verdict = f"B trains these cells {word} at this budget"
     else:
-        verdict = f"B trains these cells {'better' if ci[0] > 0 else 'worse'} at this budget"
-        if paper is not None:
-            verdict += (f"; the CI is consistent with the paper's +{paper:.2f}" if has_paper else
-                        f"; the CI excludes both 0 and the paper's +{paper:.2f}")
-    return f"{text}: {verdict}."
+        verdict = verdict_words(robust, "B", names)
+    return f"{text}: {verdict}{_paper_words(ci, paper, word)}."
 
 
 def noise_floor(pair: Mapping[str, Any]) -> list[float]:
@@ -104,6 +122,10 @@ def ranking_claim(pair: Mapping[str, Any], setting: str = "") -> str:
     text = f"Kendall tau between A and B: {fmt(tau)}" + (f" [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else "")
     if not noise:
         return text + "; with one seed there is no noise floor to compare it with."
+    floor = floor_clause(pair.get("per_run_kendall_tau"), noise, ci)
+    if floor:  # like for like: single runs across the protocols against single runs across seeds
+        return (f"Kendall tau between A's and B's means over seeds: {text.split(': ', 1)[1]}; like for like, "
+                f"{floor}" + (f" (at this LR setting: {setting})" if setting else "") + ".")
     where = f" at this LR setting ({setting})" if setting else " as run here"
     text += f"; between one protocol's seeds: {', '.join(fmt(n) for n in noise)}"
     return text + {
@@ -113,7 +135,7 @@ def ranking_claim(pair: Mapping[str, Any], setting: str = "") -> str:
         tau_level(tau, ci, noise)]
 
 
-def effect_claim(row: Mapping[str, Any]) -> str:
+def effect_claim(row: Mapping[str, Any], names: Mapping[str, str] | None = None) -> str:
     """One effect of the 2x2 (a row of :func:`~nasrescale.report.effects.effect_rows`) in words:
     its gain against none, its tau against the seed-noise tau of both arms on the same cells.
 
@@ -135,7 +157,9 @@ def effect_claim(row: Mapping[str, Any]) -> str:
                    f"tau {fmt(row['kendall_tau'])}" if row.get("kendall_tau") is not None else ""]
         shown = ", ".join(f for f in figures if f)
         return text + (f"{shown} so far; " if shown else "") + f"fewer than {MIN_TOPK_ROWS} cells, too few for a verdict."
-    if gain is None or not ci or None in ci:
+    if row.get("robust") and row["robust"].get("ci"):
+        text += robust_sentence(row["robust"], row["b"], names)
+    elif gain is None or not ci or None in ci:
         text += "too few cells for a gain with a CI"
     else:
         verdict = (f"{row['b']} better" if ci[0] > 0 else f"{row['b']} worse" if ci[1] < 0
@@ -149,6 +173,9 @@ def effect_claim(row: Mapping[str, Any]) -> str:
     text += f"; tau {fmt(tau)}" + (f" [{fmt(tau_ci[0])}, {fmt(tau_ci[1])}]" if tau_ci else "")
     if not noise:
         return text + " (one seed: no noise floor)."
+    floor = floor_clause(row.get("per_run_tau"), noise, tau_ci)
+    if floor:
+        return text + f" (means over seeds); like for like, {floor}."
     return text + f" against seed-vs-seed {', '.join(fmt(n) for n in noise)}, " + {
         "beyond": "a ranking change beyond seed noise.", "unclear": "below seed noise but its CI reaches it.",
         "seed": "about as well as two seeds agree."}[tau_level(tau, tau_ci, noise)]

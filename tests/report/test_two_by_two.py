@@ -39,7 +39,7 @@ def test_the_2x2_rows_are_the_effects_of_the_arms_present_recomputed_from_the_st
     assert (run.parent / "effects_2x2.png").read_bytes().startswith(b"\x89PNG")
     row = next(line for line in md.splitlines() if line.startswith("| path-depth vs global LR, in-degree init |"))
     top = effects["flat", "principled"]  # 13 cells: CIs shown; a top 20% of 3 cells: its tau kept, not shown
-    assert top["top20_n"] < 10 and top["top20_kendall_tau"] is not None and row.split("|")[6].strip() == "-"
+    assert top["top20_n"] < 10 and top["top20_kendall_tau"] is not None and row.split("|")[9].strip() == "-"
     assert "[" in row.split("|")[4]
 
 
@@ -53,7 +53,7 @@ def test_a_2x2_row_on_fewer_than_ten_cells_gives_no_ci_in_the_table(tmp_path):
     md = (run.parent / "report.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| path-depth vs global LR, in-degree init |"))
     assert "[" not in row and f"| {effects[0]['n']} |" in row
-    assert all(r["top20_n"] < 10 for r in effects) and row.split("|")[6].strip() == "-"  # no top-20% tau on 1-2 cells
+    assert all(r["top20_n"] < 10 for r in effects) and row.split("|")[9].strip() == "-"  # no top-20% tau on 1-2 cells
 
 
 def test_the_2x2_figure_draws_each_effect_s_gain_and_tau_at_its_row(monkeypatch, tmp_path):
@@ -104,14 +104,15 @@ def test_the_claims_read_the_tuned_path_depth_arm_and_state_every_other_effect_a
                 "protocols": {p: {"source": p, **rules[p]} for p in protocols}}
     run, _ = build_store(tmp_path / "arms", n_archs=14, seeds=(0, 1), protocols=protocols, pipeline=pipeline)
     write_report(run.parent, n_boot=50)
-    effects = json.loads((run.parent / "report.json").read_text())["two_by_two"]["effects"]
+    numbers = json.loads((run.parent / "report.json").read_text())
+    effects, names = numbers["two_by_two"]["effects"], {r["arch"]: r["short"] for r in numbers["archs"]}
     md = (run.parent / "report.md").read_text()
     claims = md.split("## What this budget can say about the paper's claims")[1].split("\n## ")[0]
     assert "A = default, B = principled" in claims
     stated = [row for row in effects if (row["a"], row["b"]) != ("default", "principled")]
     assert {(r["a"], r["b"]) for r in stated} == {("flat", "principled"), ("principled", "rescaled")}
     for row in stated:
-        assert f"  - {effect_claim(row)}" in claims
+        assert f"  - {effect_claim(row, names)}" in claims
     assert "the paper's 200-epoch base LR kept (rescaled - principled" in claims
 
 
