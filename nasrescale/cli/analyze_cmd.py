@@ -17,7 +17,7 @@ from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from ..space.ops import op_kinds
 from ..space.registry import load_families
-from ..space.topology import enumerate_paths
+from ..space.topology import op_paths
 from .common import (add_family_file_option, add_family_options, family_from_args, parse_archs, read_archs,
                      retire_cells_path)
 from .paths import output_file
@@ -155,9 +155,8 @@ def _record_text(rec: ArchAnalysis, family: CellFamily, with_paths: bool) -> str
     ]
     if with_paths:
         graph = parse_arch(rec.arch, family)
-        for path in enumerate_paths(graph, family):
-            hops = "".join(f" -{graph.edges[u, v]['op']}-> {v}" for u, v in zip(path, path[1:]))
-            lines.append(f"    {path[0]}{hops}")
+        for start, hops in op_paths(graph, family):
+            lines.append(f"    {start}" + "".join(f" -{op}-> {v}" for op, v in hops))
     return "\n".join(lines)
 
 

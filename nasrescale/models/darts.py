@@ -69,21 +69,24 @@ class DartsCell(nn.Module):
         self._plan: list[tuple[int, tuple[tuple[int, str], ...]]] = []
         for v in range(self.base + 2, span.output):
             steps = []
-            for u in sorted(graph.predecessors(v)):
-                op = family.op(graph.edges[u, v]["op"])
+            for u, _, name in sorted(graph.in_edges(v, data="op")):
+                op = family.op(name)
                 if op.zero:
                     continue
                 strided = reduction and u - self.base < 2 and op.kind.name != "factorized_reduce"
-                self.edges[edge_key(u, v)] = build_op(op, c, stride=2 if strided else 1)
-                steps.append((u - self.base, edge_key(u, v)))
+                key = edge_key(u, v)
+                key += f"_{sum(k.startswith(key) for k in self.edges)}" if key in self.edges else ""  # a second op on u->v
+                self.edges[key] = build_op(op, c, stride=2 if strided else 1)
+                steps.append((u - self.base, key))
             self._plan.append((v - self.base, tuple(steps)))
         self.concat = sorted(u - self.base for u in graph.predecessors(span.output))
         self.multiplier = len(self.concat)
 
     def edge_items(self) -> Iterator[tuple[tuple[int, int], nn.Module]]:
-        """Every op module as ``((u, v), module)``, canonical node ids, in ``(u, v)`` order."""
+        """Every op module as ``((u, v), module)``, canonical node ids, in ``(u, v)`` order (a node
+        reading one input twice gives two modules of one ``(u, v)``, keys ``u_v`` and ``u_v_1``)."""
         for key in sorted(self.edges, key=lambda k: tuple(map(int, k.split("_")))):
-            u, v = map(int, key.split("_"))
+            u, v = map(int, key.split("_")[:2])
             yield (u, v), self.edges[key]
 
     def forward(self, s0: torch.Tensor, s1: torch.Tensor) -> torch.Tensor:
