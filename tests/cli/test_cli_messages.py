@@ -90,3 +90,17 @@ def test_status_shows_jobs_a_killed_driver_left_running_as_interrupted(capsys, t
         code, out, _ = cli(capsys, "status", "syn", "--results", str(tmp_path))
     assert "running 1" in out
     assert "interrupted" not in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "3_33_333", "--base-lr", "nan"],
+    ["rank", "--results"],
+    ["summary", "--width", "x", "3_33_333"],
+    ["no-such-command"],
+])
+def test_option_errors_are_one_line_pointing_at_help(capsys, argv):
+    code, _, err = cli(capsys, *argv)
+    assert code == 2
+    assert "usage:" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("nasrescale") and ": error: " in err and "--help)" in err
