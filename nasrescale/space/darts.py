@@ -54,7 +54,7 @@ __all__ = ["DARTS_V2", "parse_genotype", "format_genotype", "tokenize"]
 DARTS_V2 = GENOTYPES["DARTS_V2"]
 
 _FIELDS = ("normal", "normal_concat", "reduce", "reduce_concat")
-_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>-?\d+)|'(?P<sq>[^'\\]*)'|\"(?P<dq>[^\"\\]*)\""
+_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>-?[0-9]+)|'(?P<sq>[^'\\]*)'|\"(?P<dq>[^\"\\]*)\""
                     r"|(?P<punct>[()\[\],=]))")
 
 Token = tuple[str, Any, int]  # (kind, value, position)
