@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..registry import Registry
-from ..errors import ArchError, FamilyError
+from ..errors import ArchError, FamilyError, notice
 from ..fileio import shipped_toml_dir
 from .encodings import FAMILY_RESOLVER, parse_arch
 from .families import CellFamily
@@ -92,8 +92,26 @@ def load_families(paths: Sequence[str | Path] = ()) -> Registry[CellFamily]:
         if old is not None and old.source is not None and old.source.parent.resolve() == file.parent.resolve():
             raise FamilyError(f"family {family.name!r} is defined twice, in {old.source} and {file}")
         _check_base(family)
+        if old is not None and _is_shipped(old) and old.digest() != family.digest():
+            _announce_replacement(old, file)
         families.add(family.name, family)
     return families
+
+
+_ANNOUNCED: set[tuple[str, Path]] = set()
+
+
+def _is_shipped(family: CellFamily) -> bool:
+    return family.source is not None and family.source.parent.resolve() == builtin_cells_dir().resolve()
+
+
+def _announce_replacement(shipped: CellFamily, file: Path) -> None:
+    """One notice per process when a user's file replaces a shipped family of the same name."""
+    key = (shipped.name, file.resolve())
+    if key not in _ANNOUNCED:
+        _ANNOUNCED.add(key)
+        notice(f"family {shipped.name!r} of {file} replaces the shipped one of that name; its results are not "
+               f"comparable with the shipped {shipped.name}'s (name the family differently to keep both)")
 
 
 def get_family(name: str, paths: Sequence[str | Path] = ()) -> CellFamily:

@@ -177,3 +177,17 @@ def test_edge_dag_families_keep_their_analysis():
     nb201 = get_family("nb201")
     rec = analyze("3_33_333", nb201)
     assert (rec.path_depths, rec.sum_depth_cubed, rec.in_degree) == ([2, 3, 3, 4], 126, {1: 1, 2: 2, 3: 3})
+
+
+def test_pruning_an_nb101_cell_is_announced_once(capsys, monkeypatch):
+    from nasrescale.space import nb101 as nb101_module
+
+    monkeypatch.setattr(nb101_module, "_ANNOUNCED", set())
+    cell = nb101([[0, 1, 1], [0, 0, 0], [0, 0, 0]], ["maxpool3x3"])  # vertex 1 reaches no output
+    parse_arch(cell, NB101)
+    parse_arch(cell, NB101)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["nasrescale: note: NB101 cell: 1 vertex on no input->output path pruned, as the benchmark does "
+                   "(3 -> 2 vertices, 2 -> 1 edges); the cell is the pruned one"]
+    parse_arch(nb101([[0, 1], [0, 0]], []), NB101)
+    assert capsys.readouterr().err == ""

@@ -180,3 +180,21 @@ def test_a_huge_structure_setting_is_refused_before_anything_is_built():
     huge = text.replace("\nsteps = 4\n", "\nsteps = 2147483648\n", 1)
     with pytest.raises(FamilyError, match=r"structure\.steps: 2147483648 is more than 64"):
         parse_family(huge, source="darts.toml")
+
+
+def test_a_user_file_replacing_a_shipped_family_says_so_once(tmp_path, capsys, monkeypatch):
+    from nasrescale.space import registry
+
+    monkeypatch.setattr(registry, "_ANNOUNCED", set())
+    shipped = (registry.builtin_cells_dir() / "nb201.toml").read_text()
+    mine = tmp_path / "nb201.toml"
+    mine.write_text(shipped.replace('kernel_rule = "none"', 'kernel_rule = "network"'))
+    assert registry.get_family("nb201", [mine]).kernel_rule == "network"
+    registry.get_family("nb201", [mine])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"nasrescale: note: family 'nb201' of {mine} replaces the shipped one")
+    same = tmp_path / "same" / "nb201.toml"  # an identical copy changes nothing: no notice
+    same.parent.mkdir()
+    same.write_text(shipped)
+    registry.get_family("nb201", [same])
+    assert capsys.readouterr().err == ""
