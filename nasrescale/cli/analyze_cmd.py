@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_family_options(p)
     retire_cells_path(p)
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
-    p.add_argument("--paths", action="store_true", help="also list every path (text output)")
+    p.add_argument("--paths", action="store_true", help="also list every path (with --json: a \"paths\" list of {\"nodes\", \"ops\"})")
     p.add_argument("--all", action="store_true", help="analyze every cell of the family (enumerable families)")
     p.add_argument("--out", metavar="FILE.csv", type=output_file, help="with --all: CSV file to write (default: stdout)")
     p.set_defaults(func=run_analyze)
@@ -138,7 +138,11 @@ def run_analyze(args: argparse.Namespace) -> int:
     for graph in graphs:
         record = analyze_graph(graph, family)
         if args.json:
-            print(json.dumps(record.to_json()))
+            doc = record.to_json()
+            if args.paths:
+                doc["paths"] = [{"nodes": [start, *(v for _, v in hops)], "ops": [op for op, _ in hops]}
+                                for start, hops in op_paths(graph, family)]
+            print(json.dumps(doc))
         else:
             print(_record_text(record, family, args.paths))
     return 0
