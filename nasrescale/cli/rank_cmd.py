@@ -12,7 +12,7 @@ from .paths import require_writable
 __all__ = ["register"]
 
 _SOURCES_HELP = ("A source is PIPELINE:PROTOCOL (a run's protocol, mean over its seeds), nb201:DATASET "
-                 "(cifar10, cifar100, imagenet16_120), nats:DATASET (with --nats-file) or a CSV file "
+                 "(cifar10, cifar100, imagenet16-120), nats:DATASET (with --nats-file) or a CSV file "
                  "(FILE.csv, or FILE.csv:PROTOCOL for an export with a protocol column)")
 
 _DEGENERATE_HELP = ("count degenerate cells (no input-output path, recorded at chance accuracy) in every statistic; "
