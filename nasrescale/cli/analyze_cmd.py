@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "sum of cubed depths (by DP), LR scale against the family's base, in-degrees.",
     )
     p.add_argument("archs", nargs="*", metavar="ARCH",
-                   help="architecture in any encoding (NB201 string, digit string, JSON edge list); - reads stdin")
+                   help="architecture in any of the family's encodings (NB201-style families: NB201 string, digit "
+                        "string, JSON edge list; darts, darts5: a genotype or a published one's name; nb101: "
+                        "matrix-and-ops JSON); - reads stdin")
     add_family_options(p)
     retire_cells_path(p)
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")

@@ -34,6 +34,7 @@ import networkx as nx
 import torch
 from torch import nn
 
+from ..errors import ConfigError
 from ..space.families import CellFamily
 from ..space.structure import CellSpan, cell_spans
 from .builders import build_op
@@ -41,7 +42,11 @@ from .cell import edge_key
 from .cellspace_ops import FactorizedReduce
 from .network import CellNetwork, build_model, register_macro
 
-__all__ = ["DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork", "build_darts", "relu_conv_bn"]
+__all__ = ["MIN_DARTS_CELLS", "DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork", "build_darts", "relu_conv_bn"]
+
+
+#: the fewest cells a DARTS network needs to hold a normal cell (1 and 2 are all reductions)
+MIN_DARTS_CELLS = 3
 
 
 def relu_conv_bn(c_in: int, c_out: int) -> nn.Sequential:
@@ -197,6 +202,15 @@ class DartsNetwork(CellNetwork):
 @register_macro("darts", keys=("width", "cells", "stem_multiplier"))
 def build_darts(graph: nx.DiGraph, family: CellFamily, *, num_classes: int, in_shape: tuple[int, int, int],
                 prune: bool, width: int, cells: int, stem_multiplier: int) -> DartsNetwork:
-    """Macro factory of ``kind = "darts"`` (``prune`` changes nothing: every op of a genotype runs)."""
+    """Macro factory of ``kind = "darts"`` (``prune`` changes nothing: every op of a genotype runs).
+
+    Raises:
+        ConfigError: ``cells`` below 3, where cells ``cells // 3`` and ``2 cells // 3`` (the
+            reductions) leave no normal cell.
+    """
+    if cells < MIN_DARTS_CELLS:
+        raise ConfigError(f"--cells {cells}: a DARTS network of {cells} cell{'s' if cells > 1 else ''} has only "
+                          f"reduction cells (at cells // 3 and 2 cells // 3) and no normal cell; --cells counts "
+                          f"all cells of a DARTS network and must be at least {MIN_DARTS_CELLS} (default 20)")
     return DartsNetwork(graph, family, num_classes, width=width, cells=cells, stem_multiplier=stem_multiplier,
                         in_channels=in_shape[0])
