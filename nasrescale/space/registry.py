@@ -82,15 +82,19 @@ def load_families(paths: Sequence[str | Path] = ()) -> Registry[CellFamily]:
     an earlier one of the same name).
 
     Raises:
-        FamilyError: if a file is malformed, or two files in one folder share a name.
+        FamilyError: if a file is malformed, or two files of one folder read as a folder share a
+            name (files passed one by one replace in the order given).
     """
     families: Registry[CellFamily] = Registry("cell family", "cell families", error=FamilyError,
                                               hint="add one as cells/<name>.toml or pass --family-file PATH")
+    named = {Path(p).resolve() for p in paths if Path(p).is_file()}  # files passed one by one: their order counts
     for file in family_files(paths):
         family = read_family_file(file)
         old = families.get(family.name) if family.name in families else None
-        if old is not None and old.source is not None and old.source.parent.resolve() == file.parent.resolve():
-            raise FamilyError(f"family {family.name!r} is defined twice, in {old.source} and {file}")
+        if (old is not None and old.source is not None and file.resolve() not in named
+                and old.source.parent.resolve() == file.parent.resolve()):
+            raise FamilyError(f"family {family.name!r} is defined twice in one folder, in {old.source} and {file}; "
+                              "rename one (or pass the one you want with --family-file FILE)")
         _check_base(family)
         if old is not None and _is_shipped(old) and old.digest() != family.digest():
             _announce_replacement(old, file)

@@ -161,6 +161,13 @@ def test_same_name_twice_in_one_folder_is_an_error(tmp_path):
         load_families([tmp_path])
 
 
+def test_two_family_files_passed_one_by_one_replace_in_order(tmp_path):
+    (tmp_path / "a.toml").write_text(VALID)
+    (tmp_path / "b.toml").write_text(VALID.replace("depth_offset = 1", "depth_offset = 2"))
+    assert load_families([tmp_path / "a.toml", tmp_path / "b.toml"]).get("t").depth_offset == 2
+    assert load_families([tmp_path / "b.toml", tmp_path / "a.toml"]).get("t").depth_offset == 1
+
+
 def test_nasrescale_cells_env_var(tmp_path, monkeypatch):
     (tmp_path / "a.toml").write_text(VALID)
     monkeypatch.setenv("NASRESCALE_CELLS", str(tmp_path))

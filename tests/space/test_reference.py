@@ -43,7 +43,7 @@ def test_benchmark_table_returns_a_copy():
     assert benchmark_table().loc[0, "cifar10"] != -1.0
 
 
-@pytest.mark.skipif(not SHARED_CSV.is_file(), reason="the shared reference CSV is not on this machine")
+@pytest.mark.skipif(not SHARED_CSV.is_file(), reason="needs ../shared/reference/nb201_200ep_test_accuracy.csv (a folder shared/ beside the checkout); absent here")
 def test_shipped_copy_equals_the_shared_csv():
     shipped = Path(__file__).resolve().parents[2] / "nasrescale" / "space" / "reference_data" / "nb201_200ep_test_accuracy.csv.gz"
     import gzip
