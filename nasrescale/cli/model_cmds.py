@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "summary", help="parameters and FLOPs of architectures' networks",
         description="Cost of each architecture's network, counted like NAS-Bench-201's cost info: "
                     "params (exact) and flops_m (millions of multiply-accumulates per image, every op "
-                    "of the string run); *_effective counts only what the pruned network runs.",
+                    "of the string run); *_effective counts only what the pruned network runs. DARTS-style "
+                    "networks are counted from their layers' shapes, without building or running them.",
     )
     p.add_argument("archs", nargs="+", metavar="ARCH", help="architecture (any encoding); - reads stdin")
     add_family_options(p)

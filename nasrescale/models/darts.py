@@ -42,11 +42,23 @@ from .cell import edge_key
 from .cellspace_ops import FactorizedReduce
 from .network import CellNetwork, build_model, register_macro
 
-__all__ = ["MIN_DARTS_CELLS", "DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork", "build_darts", "relu_conv_bn"]
+__all__ = ["MIN_DARTS_CELLS", "require_normal_cell", "DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork", "build_darts", "relu_conv_bn"]
 
 
 #: the fewest cells a DARTS network needs to hold a normal cell (1 and 2 are all reductions)
 MIN_DARTS_CELLS = 3
+
+
+def require_normal_cell(cells: int) -> None:
+    """Refuse a cell count that leaves no normal cell (every cell a reduction).
+
+    Raises:
+        ConfigError: ``cells`` below :data:`MIN_DARTS_CELLS`, naming the minimum.
+    """
+    if cells < MIN_DARTS_CELLS:
+        raise ConfigError(f"--cells {cells}: a DARTS network of {cells} cell{'s' if cells > 1 else ''} has only "
+                          f"reduction cells (at cells // 3 and 2 cells // 3) and no normal cell; --cells counts "
+                          f"all cells of a DARTS network and must be at least {MIN_DARTS_CELLS} (default 20)")
 
 
 def relu_conv_bn(c_in: int, c_out: int) -> nn.Sequential:
@@ -208,9 +220,6 @@ def build_darts(graph: nx.DiGraph, family: CellFamily, *, num_classes: int, in_s
         ConfigError: ``cells`` below 3, where cells ``cells // 3`` and ``2 cells // 3`` (the
             reductions) leave no normal cell.
     """
-    if cells < MIN_DARTS_CELLS:
-        raise ConfigError(f"--cells {cells}: a DARTS network of {cells} cell{'s' if cells > 1 else ''} has only "
-                          f"reduction cells (at cells // 3 and 2 cells // 3) and no normal cell; --cells counts "
-                          f"all cells of a DARTS network and must be at least {MIN_DARTS_CELLS} (default 20)")
+    require_normal_cell(cells)
     return DartsNetwork(graph, family, num_classes, width=width, cells=cells, stem_multiplier=stem_multiplier,
                         in_channels=in_shape[0])

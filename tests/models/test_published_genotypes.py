@@ -100,3 +100,28 @@ def test_analyze_shows_both_ops_of_a_repeated_input(capsys):
     assert code == 0
     assert "    1 -sep_conv_3x3-> 2 -concat-> 7" in out
     assert "    1 -skip_connect-> 2 -concat-> 7" in out
+
+
+@pytest.mark.parametrize("name,size", [("DARTS_V2", dict(width=36, cells=20, in_shape=(3, 32, 32)))]
+                         + [(n, dict(width=8, cells=5, in_shape=(3, 16, 16))) for n in sorted(GENOTYPES)]
+                         + [("AmoebaNet", dict(width=6, cells=3, in_shape=(3, 8, 8)))])
+def test_counting_from_shapes_matches_the_built_network(name, size):
+    from nasrescale.models.cost import count_flops
+    from nasrescale.models.darts_cost import darts_cost
+
+    family = get_family(FAMILY[name])
+    net = build_model(name, family, 10, **size)
+    shaped = darts_cost(parse_arch(name, family), family, 10, **size)
+    assert shaped["params"] == shaped["params_effective"] == count_params(net)
+    assert round(shaped["flops_m"] * 1e6) == round(shaped["flops_m_effective"] * 1e6) == count_flops(net, size["in_shape"])
+
+
+def test_summary_of_a_darts_network_builds_nothing(monkeypatch):
+    from nasrescale.models import cost
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("built a network")
+
+    monkeypatch.setattr(cost, "build_model", refuse)
+    figures = cost.model_cost("DARTS_V2", get_family("darts"))
+    assert figures["params"] == 3_349_342 and round(figures["flops_m"], 2) == 528.36
