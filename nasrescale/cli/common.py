@@ -105,20 +105,21 @@ class _Retired(argparse.Action):
 class _Deprecated(argparse.Action):
     """A former spelling that still works: it sets the new option's value and says, once, to use the new one."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, now: str = "", **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-        self.now = now
+    def __init__(self, option_strings: Sequence[str], dest: str, now: str = "", target: str = "",
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+        self.now, self.target = now, target  # dest SUPPRESS: the old name holds no value of its own
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
         notice(f"{parser.prog}: {option_string} is deprecated, use {self.now} (same meaning)")
-        setattr(namespace, self.dest, values)
+        setattr(namespace, self.target, values)
 
 
 def deprecate_option(parser: argparse.ArgumentParser, old: str, action: argparse.Action) -> None:
     """Accept ``old``, a former spelling of the option ``action`` adds, with a one-line deprecation notice."""
-    parser.add_argument(old, action=_Deprecated, dest=action.dest, now=action.option_strings[0], type=action.type,
-                        metavar=action.metavar)
+    parser.add_argument(old, action=_Deprecated, now=action.option_strings[0], target=action.dest,
+                        type=action.type, metavar=action.metavar)
 
 
 def retire_option(parser: argparse.ArgumentParser, old: str, now: str, why: str) -> None:
