@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_family_options(p)
     retire_cells_path(p)
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
-    p.add_argument("--paths", action="store_true", help="also list every path (with --json: a \"paths\" list of {\"nodes\", \"ops\"})")
+    p.add_argument("--paths", action="store_true",
+                   help="also list every path (with --json: a \"paths\" list of {\"nodes\", \"ops\"})")
     p.add_argument("--all", action="store_true", help="analyze every cell of the family (enumerable families)")
     p.add_argument("--out", metavar="FILE.csv", type=output_file, help="with --all: CSV file to write (default: stdout)")
     p.set_defaults(func=run_analyze)

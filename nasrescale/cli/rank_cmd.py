@@ -83,8 +83,9 @@ def _run_rank(args: argparse.Namespace) -> int:
                    accuracy_column=args.acc_col, nats_file=args.nats_file, classes=args.classes)
     a = load_source(args.source_a, **options)
     b = load_source(args.source_b, **options)
-    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.bootstrap_seed,
-                        include_degenerate=args.include_degenerate, include_isomorphic=args.include_isomorphic)
+    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap,
+                        seed=args.bootstrap_seed, include_degenerate=args.include_degenerate,
+                        include_isomorphic=args.include_isomorphic)
     print(to_json(result) if args.json else format_table(result))
     return 0
 

@@ -42,7 +42,8 @@ from .cell import edge_key
 from .cellspace_ops import FactorizedReduce
 from .network import CellNetwork, build_model, register_macro
 
-__all__ = ["MIN_DARTS_CELLS", "require_normal_cell", "DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork", "build_darts", "relu_conv_bn"]
+__all__ = ["MIN_DARTS_CELLS", "require_normal_cell", "DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork",
+           "build_darts", "relu_conv_bn"]
 
 
 #: the fewest cells a DARTS network needs to hold a normal cell (1 and 2 are all reductions)
@@ -92,7 +93,8 @@ class DartsCell(nn.Module):
                     continue
                 strided = reduction and u - self.base < 2 and op.kind.name != "factorized_reduce"
                 key = edge_key(u, v)
-                key += f"_{sum(k.startswith(key) for k in self.edges)}" if key in self.edges else ""  # a second op on u->v
+                if key in self.edges:  # a second op on u -> v (a node reading one input twice): key u_v_1
+                    key += f"_{sum(k == key or k.startswith(key + '_') for k in self.edges)}"
                 self.edges[key] = build_op(op, c, stride=2 if strided else 1)
                 steps.append((u - self.base, key))
             self._plan.append((v - self.base, tuple(steps)))

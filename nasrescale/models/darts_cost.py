@@ -79,7 +79,8 @@ def _cell_cost(graph: nx.DiGraph, family: CellFamily, span: Any, ins: tuple[int,
     previous cells' outputs ``(c_pp, side_pp, c_p, side_p)``; the cell's nodes have side
     ``side_p``, halved (rounded up) in a reduction cell."""
     c_pp, side_pp, c_p, side = ins
-    pre0 = _factorized_reduce(c_pp, c, side_pp) if reduction_prev else Cost(c_pp * c + 2 * c, c_pp * c * side * side, side)
+    pre0 = (_factorized_reduce(c_pp, c, side_pp) if reduction_prev
+            else Cost(c_pp * c + 2 * c, c_pp * c * side * side, side))
     params = pre0.params + c_p * c + 2 * c
     macs = pre0.macs + c_p * c * side * side
     inner = (side - 1) // 2 + 1 if reduction else side

@@ -21,7 +21,8 @@ cell. Each genotype entry is an edge ``source -> node``; each concatenated node 
 the reserved op ``concat`` into the output. In the reduction cell an identity op (``skip_connect``)
 on an edge out of an input has stride 2 and is DARTS's factorized reduce: the graph says so
 with the reserved op ``factorized_reduce``. Written out, each node's two ops are in source
-order, two ops on one source by name (the sum does not depend on it), so one network has one canonical string.
+order, two ops on one source by name (the sum does not depend on it), so one network has one
+canonical string.
 
 >>> from nasrescale.space.registry import get_family
 >>> darts = get_family("darts")

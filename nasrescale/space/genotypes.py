@@ -21,7 +21,8 @@ __all__ = ["GENOTYPES", "genotype_steps", "genotype_family"]
 
 
 def _genotype(normal: str, normal_concat: str, reduce: str, reduce_concat: str) -> str:
-    return f"Genotype(normal=[{normal}], normal_concat={normal_concat}, reduce=[{reduce}], reduce_concat={reduce_concat})"
+    return (f"Genotype(normal=[{normal}], normal_concat={normal_concat}, reduce=[{reduce}], "
+            f"reduce_concat={reduce_concat})")
 
 
 #: name -> genotype string, as published (Liu et al. 2019; Xu et al. 2020; Pham et al. 2018;
