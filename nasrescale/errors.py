@@ -2,12 +2,21 @@
 
 Every error a user can cause (bad architecture string, bad config key, missing data) is a
 :class:`NasRescaleError`; the CLI prints its message and exits with code 2. Messages name what
-is wrong and how to fix it.
+is wrong and how to fix it. What the program changes on its own (duplicates merged, a shipped
+family replaced, vertices pruned) is not an error but is never silent: :func:`notice` says so
+in one line on stderr.
 """
 
 from __future__ import annotations
 
-__all__ = ["NasRescaleError", "ArchError", "FamilyError", "ConfigError", "DataError"]
+import sys
+
+__all__ = ["NasRescaleError", "ArchError", "FamilyError", "ConfigError", "DataError", "notice"]
+
+
+def notice(message: str) -> None:
+    """One line on stderr, ``nasrescale: note: MESSAGE``: something changed without an error."""
+    print(f"nasrescale: note: {message}", file=sys.stderr)
 
 
 class NasRescaleError(Exception):

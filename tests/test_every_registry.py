@@ -64,7 +64,8 @@ class _Data:
 
 
 def _size(family: CellFamily) -> dict[str, int]:
-    return {"width": 4, **({"cells": 1} if "cells" in MACROS.get(family.macro["kind"]).keys else {})}
+    cells = 3 if family.macro["kind"] == "darts" else 1  # a DARTS network needs 3 cells for a normal one
+    return {"width": 4, **({"cells": cells} if "cells" in MACROS.get(family.macro["kind"]).keys else {})}
 
 
 def _runs(model: torch.nn.Module) -> None:

@@ -17,7 +17,7 @@ from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from ..space.ops import op_kinds
 from ..space.registry import load_families
-from ..space.topology import enumerate_paths
+from ..space.topology import op_paths
 from .common import (add_family_file_option, add_family_options, family_from_args, parse_archs, read_archs,
                      retire_cells_path)
 from .paths import output_file
@@ -40,11 +40,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "sum of cubed depths (by DP), LR scale against the family's base, in-degrees.",
     )
     p.add_argument("archs", nargs="*", metavar="ARCH",
-                   help="architecture in any encoding (NB201 string, digit string, JSON edge list); - reads stdin")
+                   help="architecture in any of the family's encodings (NB201-style families: NB201 string, digit "
+                        "string, JSON edge list; darts, darts5: a genotype or a published one's name; nb101: "
+                        "matrix-and-ops JSON); - reads stdin")
     add_family_options(p)
     retire_cells_path(p)
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")
-    p.add_argument("--paths", action="store_true", help="also list every path (text output)")
+    p.add_argument("--paths", action="store_true",
+                   help="also list every path (with --json: a \"paths\" list of {\"nodes\", \"ops\"})")
     p.add_argument("--all", action="store_true", help="analyze every cell of the family (enumerable families)")
     p.add_argument("--out", metavar="FILE.csv", type=output_file, help="with --all: CSV file to write (default: stdout)")
     p.set_defaults(func=run_analyze)
@@ -138,7 +141,11 @@ def run_analyze(args: argparse.Namespace) -> int:
     for graph in graphs:
         record = analyze_graph(graph, family)
         if args.json:
-            print(json.dumps(record.to_json()))
+            doc = record.to_json()
+            if args.paths:
+                doc["paths"] = [{"nodes": [start, *(v for _, v in hops)], "ops": [op for op, _ in hops]}
+                                for start, hops in op_paths(graph, family)]
+            print(json.dumps(doc))
         else:
             print(_record_text(record, family, args.paths))
     return 0
@@ -155,9 +162,8 @@ def _record_text(rec: ArchAnalysis, family: CellFamily, with_paths: bool) -> str
     ]
     if with_paths:
         graph = parse_arch(rec.arch, family)
-        for path in enumerate_paths(graph, family):
-            hops = "".join(f" -{graph.edges[u, v]['op']}-> {v}" for u, v in zip(path, path[1:]))
-            lines.append(f"    {path[0]}{hops}")
+        for start, hops in op_paths(graph, family):
+            lines.append(f"    {start}" + "".join(f" -{op}-> {v}" for op, v in hops))
     return "\n".join(lines)
 
 

@@ -19,14 +19,14 @@ from typing import Any, Callable, Iterable, Sequence
 import networkx as nx
 
 from ..config import MAX_SEED, check_seeds, parse_overrides
-from ..errors import ArchError, ConfigError
+from ..errors import ArchError, ConfigError, notice
 from ..fileio import atomic_write_text
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from ..space.registry import load_families, resolve_family
 from .paths import existing_folder, writable_folder
 
-__all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "retire_cells_path",
+__all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "deprecate_option", "retire_cells_path",
            "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",
            "add_seeds_option", "add_device_option", "add_results_option", "family_from_args", "seeds_from_args",
            "parse_archs", "protocol_overrides", "read_archs", "seed_int", "print_records"]
@@ -104,6 +104,26 @@ class _Retired(argparse.Action):
         parser.error(f"{option_string} {values[0]}: the option is now {self.now} {values[0]} ({self.why})")
 
 
+class _Deprecated(argparse.Action):
+    """A former spelling that still works: it sets the new option's value and says, once, to use the new one."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, now: str = "", target: str = "",
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+        self.now, self.target = now, target  # dest SUPPRESS: the old name holds no value of its own
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        notice(f"{parser.prog}: {option_string} is deprecated, use {self.now} (same meaning)")
+        setattr(namespace, self.target, values)
+
+
+def deprecate_option(parser: argparse.ArgumentParser, old: str, action: argparse.Action) -> None:
+    """Accept ``old``, a former spelling of the option ``action`` adds, with a one-line deprecation notice."""
+    parser.add_argument(old, action=_Deprecated, now=action.option_strings[0], target=action.dest,
+                        type=action.type, metavar=action.metavar)
+
+
 def retire_option(parser: argparse.ArgumentParser, old: str, now: str, why: str) -> None:
     """Refuse ``old``, a former spelling of option ``now``, with a message naming ``now`` and ``why``."""
     parser.add_argument(old, action=_Retired, now=now, why=why)
@@ -136,8 +156,12 @@ def family_from_args(args: argparse.Namespace) -> CellFamily:
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--width`` and ``--cells`` (network size overrides of the family's macro)."""
     parser.add_argument("--width", type=int_at_least(1), metavar="C",
-                        help="width: NB201's C (channels of the first stage), the MLP/CNN hidden width")
-    parser.add_argument("--cells", type=int_at_least(1), metavar="N", help="NB201: cells per stage (default 5)")
+                        help="network width, by the family's skeleton: nb201 C, channels of the first stage "
+                             "(16); darts, darts5 C of the first cells (36); nb101 stem channels (128); "
+                             "mlp/cnn families the hidden width")
+    parser.add_argument("--cells", type=int_at_least(1), metavar="N",
+                        help="number of cells, by the family's skeleton: nb201 cells per stage (5); darts, darts5 "
+                             "all cells, reductions at N//3 and 2N//3 (20, at least 3); nb101 cells per stack (3)")
 
 
 def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = None) -> None:

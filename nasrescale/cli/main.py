@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from .. import __version__
 from ..errors import NasRescaleError
@@ -21,15 +21,25 @@ from ..pipeline.signals import Terminated
 from . import analyze_cmd, lr_search_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
 from .paths import os_error_line
 
-__all__ = ["main", "build_parser", "command_summary"]
+__all__ = ["main", "build_parser", "command_summary", "OneLineParser"]
 
 #: modules that contribute commands, in help order
 COMMAND_MODULES = [analyze_cmd, train_cmd, model_cmds, pipeline_cmds, rank_cmd, lr_search_cmd]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose refusals are one line, like every other error of the command:
+    ``PROG: error: MESSAGE (see PROG --help)``, exit 2, no usage block. Subcommand parsers are
+    of the same class (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the one-line refusal and exit 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every command registered."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="nasrescale",
         description="Architecture-aware init and learning rates for NAS benchmarks (Chen et al., ICLR 2024).",
     )

@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "summary", help="parameters and FLOPs of architectures' networks",
         description="Cost of each architecture's network, counted like NAS-Bench-201's cost info: "
                     "params (exact) and flops_m (millions of multiply-accumulates per image, every op "
-                    "of the string run); *_effective counts only what the pruned network runs.",
+                    "of the string run); *_effective counts only what the pruned network runs. DARTS-style "
+                    "networks are counted from their layers' shapes, without building or running them.",
     )
     p.add_argument("archs", nargs="+", metavar="ARCH", help="architecture (any encoding); - reads stdin")
     add_family_options(p)
@@ -61,10 +62,13 @@ def run_summary(args: argparse.Namespace) -> int:
     family = family_from_args(args)
     archs = parse_archs(read_archs(args.archs), family, args)  # all checked before printing
     shape = (3, args.image_size, args.image_size)
+    first = model_cost(archs[0], family, args.classes, width=args.width, cells=args.cells, in_shape=shape) \
+        if archs else None  # a size the skeleton refuses is refused before anything is printed
     if not args.json:
         print(f"{'params':>10} {'flops_m':>9} {'params_eff':>10} {'flops_m_eff':>11}  arch")
-    for graph in archs:
-        cost = model_cost(graph, family, args.classes, width=args.width, cells=args.cells, in_shape=shape)
+    for i, graph in enumerate(archs):
+        cost = first if i == 0 and first is not None else \
+            model_cost(graph, family, args.classes, width=args.width, cells=args.cells, in_shape=shape)
         arch = format_arch(graph, family)
         if args.json:
             print(json.dumps({"arch": arch, "family": family.name, **cost}))

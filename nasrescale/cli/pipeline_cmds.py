@@ -40,14 +40,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the data), print what would run, write nothing")
     p.set_defaults(func=run_cmd)
 
-    p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run")
+    p = sub.add_parser("status", help="progress, counts by status and ETA of a pipeline run",
+                       description="Show a pipeline run's progress: its jobs counted by status with an ETA, then "
+                                   "each stage's state; with --commands, the `nasrescale train` command that "
+                                   "reruns each job. Reads the results store only.")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
     add_results_option(p, writes=False)
     p.add_argument("--commands", action="store_true",
                    help="instead, print per job the `nasrescale train` command that reruns it (same key, same record)")
     p.set_defaults(func=status_cmd)
 
-    p = sub.add_parser("export", help="write a pipeline run's jobs as a tidy CSV, one row per job")
+    p = sub.add_parser("export", help="write a pipeline run's jobs as a tidy CSV, one row per job",
+                       description="Write a pipeline run's jobs as a tidy CSV, one row per job (architecture, "
+                                   "protocol, seed, accuracies, run settings), for analysis elsewhere or as a "
+                                   "`rank` source (FILE.csv:PROTOCOL).")
     p.add_argument("pipeline", metavar="PIPELINE", help="pipeline file, shipped name, or the run's name")
     p.add_argument("--out", required=True, metavar="FILE.csv", type=output_file, help="CSV file to write")
     add_results_option(p, writes=False)

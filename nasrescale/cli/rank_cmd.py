@@ -6,13 +6,13 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
-from .common import add_family_options, add_results_option, family_from_args, seed_int
+from .common import add_family_options, add_results_option, deprecate_option, family_from_args, seed_int
 from .paths import require_writable
 
 __all__ = ["register"]
 
 _SOURCES_HELP = ("A source is PIPELINE:PROTOCOL (a run's protocol, mean over its seeds), nb201:DATASET "
-                 "(cifar10, cifar100, imagenet16_120), nats:DATASET (with --nats-file) or a CSV file "
+                 "(cifar10, cifar100, imagenet16-120), nats:DATASET (with --nats-file) or a CSV file "
                  "(FILE.csv, or FILE.csv:PROTOCOL for an export with a protocol column)")
 
 _DEGENERATE_HELP = ("count degenerate cells (no input-output path, recorded at chance accuracy) in every statistic; "
@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_results_option(p, writes=False)
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
                    help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
-    p.add_argument("--seed", type=seed_int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    boot = p.add_argument("--bootstrap-seed", type=seed_int, default=0, metavar="S",
+                          help="seed of the bootstrap resampling (default 0); not a training seed")
+    deprecate_option(p, "--seed", boot)
     p.add_argument("--arch-col", default="arch", metavar="NAME", help="CSV architecture column (default arch)")
     p.add_argument("--acc-col", metavar="NAME",
                    help="CSV accuracy column (default accuracy, else test_accuracy)")
@@ -84,8 +86,9 @@ def _run_rank(args: argparse.Namespace) -> int:
                    accuracy_column=args.acc_col, nats_file=args.nats_file, classes=args.classes)
     a = load_source(args.source_a, **options)
     b = load_source(args.source_b, **options)
-    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap, seed=args.seed,
-                        include_degenerate=args.include_degenerate, include_isomorphic=args.include_isomorphic)
+    result, _ = compare(a, b, policy=args.diverged, topk_by=args.topk_by, n_boot=args.bootstrap,
+                        seed=args.bootstrap_seed, include_degenerate=args.include_degenerate,
+                        include_isomorphic=args.include_isomorphic)
     print(to_json(result) if args.json else format_table(result))
     return 0
 

@@ -42,7 +42,7 @@ from .packed import load_cifar10_subset, load_pack_file
 from .paths import default_data_root
 from .types import ImageData
 
-__all__ = ["DATASETS", "Loader", "dataset_names", "load_dataset"]
+__all__ = ["DATASETS", "DATASET_ALIASES", "Loader", "canonical_dataset_name", "dataset_names", "load_dataset"]
 
 #: ``loader(root, download, normalization, cache_dir) -> ImageData``; ``root`` is already resolved
 Loader = Callable[[Path | None, bool, str | None, Path | None], ImageData]
@@ -57,6 +57,25 @@ DATASETS.add("imagenet16-120", lambda root, download, norm, cache: load_imagenet
 
 # Datasets that fall back to the default data root when no root is given.
 _USES_DATA_ROOT = ("cifar10", "cifar100", "imagenet16-120")
+
+
+#: other spellings of a dataset's name, accepted everywhere and turned into the registered one
+#: (the NAS-Bench-201 API writes ``imagenet16_120``)
+DATASET_ALIASES = {"imagenet16_120": "imagenet16-120", "imagenet16": "imagenet16-120",
+                   "imagenet-16-120": "imagenet16-120", "imagenet16120": "imagenet16-120",
+                   "cifar10_subset": "cifar10-subset", "cifar-10": "cifar10", "cifar-100": "cifar100"}
+
+
+def canonical_dataset_name(name: str) -> str:
+    """The registered name of a dataset written in another accepted spelling (case ignored);
+    any other name is returned as given, for :func:`load_dataset` to refuse.
+
+    >>> canonical_dataset_name("imagenet16_120"), canonical_dataset_name("ImageNet16-120"), canonical_dataset_name("cifar10")
+    ('imagenet16-120', 'imagenet16-120', 'cifar10')
+    """
+    key = name.strip().lower()
+    key = DATASET_ALIASES.get(key, key)
+    return key if key in DATASETS else name
 
 
 def dataset_names() -> list[str]:
@@ -102,6 +121,7 @@ def load_dataset(
     >>> d.test_split, d.test_images.shape[0]
     ('full', 1000)
     """
+    name = canonical_dataset_name(name)
     loader = DATASETS.get(name)
     if normalization is not None and normalization not in normalization_names():
         raise DataError(

@@ -32,6 +32,7 @@ import networkx as nx
 from ..config import to_table
 from ..data import load_dataset, subset
 from ..data.benchmark_splits import default_test_split
+from ..data.datasets import canonical_dataset_name
 from ..data.resize import downsample
 from ..data.types import ImageData
 from ..models import macro_settings
@@ -76,6 +77,9 @@ class DataSpec:
     train_subset: int | None = None
     test_subset: int | None = None
     resolution: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", canonical_dataset_name(self.name))  # imagenet16_120 -> imagenet16-120
 
     def identity(self) -> dict[str, Any]:
         """What identifies the data (the test split resolved; the path left out). ``resolution``

@@ -6,6 +6,8 @@ Each layout follows its paper's description (docs/design.md §6 counts their par
   ``ReLU -> depthwise kxk (stride s) -> pointwise 1x1 -> BN``, then
   ``ReLU -> depthwise kxk -> pointwise 1x1 -> BN``; no conv has a bias;
 * ``dil_conv`` (DARTS): ``ReLU -> depthwise kxk, dilation 2 (stride s) -> pointwise 1x1 -> BN``;
+* ``conv_1xk_kx1`` (NASNet's ``conv_7x1_1x7``): ``ReLU -> Conv 1xk (stride 1xs) -> Conv kx1
+  (stride sx1) -> BN``, no bias;
 * ``factorized_reduce`` (DARTS's identity at stride 2): ``ReLU``, then two 1x1 convs of stride 2
   with ``C/2`` outputs each, the second on the input shifted by one pixel, concatenated, ``BN``;
 * ``max_pool``: ``MaxPool(k, stride s, same padding)`` (DARTS ``max_pool_3x3``, NB101 ``maxpool3x3``);
@@ -31,8 +33,8 @@ from ..errors import FamilyError
 from ..space.ops import CellOp
 from .builders import register_builder
 
-__all__ = ["SepConv", "DilConv", "FactorizedReduce", "build_sep_conv", "build_dil_conv", "build_factorized_reduce",
-           "build_max_pool", "build_conv_bn_relu"]
+__all__ = ["SepConv", "DilConv", "FactorizedConv", "FactorizedReduce", "build_sep_conv", "build_dil_conv",
+           "build_factorized_conv", "build_factorized_reduce", "build_max_pool", "build_conv_bn_relu"]
 
 
 def _kernel(op: CellOp) -> int:
@@ -78,6 +80,24 @@ class DilConv(nn.Sequential):
         return [self[2]]
 
 
+class FactorizedConv(nn.Sequential):
+    """NASNet's factorized ``k x k`` conv: ``ReLU -> Conv(1 x k) -> Conv(k x 1) -> BN``, the
+    stride split between the two convs, no bias."""
+
+    def __init__(self, channels: int, kernel: int, stride: int = 1) -> None:
+        pad = kernel // 2
+        super().__init__(
+            nn.ReLU(inplace=False),
+            nn.Conv2d(channels, channels, (1, kernel), (1, stride), (0, pad), bias=False),
+            nn.Conv2d(channels, channels, (kernel, 1), (stride, 1), (pad, 0), bias=False),
+            nn.BatchNorm2d(channels),
+        )
+
+    def summand_layers(self) -> list[nn.Module]:
+        """The ``k x 1`` conv."""
+        return [self[2]]
+
+
 class FactorizedReduce(nn.Module):
     """Halves the resolution: two 1x1 stride-2 convs on the input and on it shifted by a pixel,
     ``c_out / 2`` channels each, concatenated, then BN (a ReLU first)."""
@@ -111,6 +131,12 @@ def build_sep_conv(op: CellOp, width: int, stride: int = 1) -> nn.Module:
 def build_dil_conv(op: CellOp, width: int, stride: int = 1) -> nn.Module:
     """Builder of kind ``dil_conv``."""
     return DilConv(width, _kernel(op), stride)
+
+
+@register_builder("conv_1xk_kx1")
+def build_factorized_conv(op: CellOp, width: int, stride: int = 1) -> nn.Module:
+    """Builder of kind ``conv_1xk_kx1``."""
+    return FactorizedConv(width, _kernel(op), stride)
 
 
 @register_builder("factorized_reduce")

@@ -23,7 +23,9 @@ import torch
 from torch import nn
 
 from ..space.families import CellFamily
-from .network import build_model
+from ..space.encodings import as_graph
+from .darts_cost import KNOWN_KINDS, darts_cost
+from .network import build_model, macro_settings
 
 __all__ = ["count_params", "count_flops", "count_run_params", "model_cost"]
 
@@ -139,6 +141,9 @@ def model_cost(
         ArchError: if ``arch`` is malformed.
         ConfigError: if the macro settings are invalid.
     """
+    shaped = _cost_from_shapes(arch, family, num_classes, width, cells, in_shape)
+    if shaped is not None:
+        return shaped
     kwargs: dict[str, Any] = dict(num_classes=num_classes, in_shape=in_shape, width=width, cells=cells)
     with torch.random.fork_rng(devices=[]):  # building draws initial weights: keep the caller's RNG
         full = build_model(arch, family, prune=False, **kwargs)
@@ -149,3 +154,18 @@ def model_cost(
         "flops_m": count_flops(full, in_shape) / 1e6,
         "flops_m_effective": count_flops(pruned, in_shape) / 1e6,
     }
+
+
+def _cost_from_shapes(arch: str | nx.DiGraph, family: CellFamily, num_classes: int, width: int | None,
+                      cells: int | None, in_shape: tuple[int, int, int]) -> dict[str, Any] | None:
+    """The DARTS skeleton's figures added up from its layers' shapes (:mod:`.darts_cost`, no
+    network built); ``None`` where a layer has no shape rule (then the network is built)."""
+    if family.macro.get("kind") != "darts":
+        return None
+    settings = macro_settings(family, width, cells)
+    graph = as_graph(arch, family)
+    if any(family.op(op).kind.name not in KNOWN_KINDS for _, _, op in graph.edges(data="op")) \
+            or in_shape[1] != in_shape[2]:
+        return None
+    return darts_cost(graph, family, num_classes, width=settings["width"], cells=settings["cells"],
+                      in_shape=in_shape, stem_multiplier=int(family.macro.get("stem_multiplier", 3)))

@@ -34,6 +34,7 @@ import networkx as nx
 import torch
 from torch import nn
 
+from ..errors import ConfigError
 from ..space.families import CellFamily
 from ..space.structure import CellSpan, cell_spans
 from .builders import build_op
@@ -41,7 +42,24 @@ from .cell import edge_key
 from .cellspace_ops import FactorizedReduce
 from .network import CellNetwork, build_model, register_macro
 
-__all__ = ["DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork", "build_darts", "relu_conv_bn"]
+__all__ = ["MIN_DARTS_CELLS", "require_normal_cell", "DartsCell", "DartsBody", "AuxiliaryHead", "DartsNetwork",
+           "build_darts", "relu_conv_bn"]
+
+
+#: the fewest cells a DARTS network needs to hold a normal cell (1 and 2 are all reductions)
+MIN_DARTS_CELLS = 3
+
+
+def require_normal_cell(cells: int) -> None:
+    """Refuse a cell count that leaves no normal cell (every cell a reduction).
+
+    Raises:
+        ConfigError: ``cells`` below :data:`MIN_DARTS_CELLS`, naming the minimum.
+    """
+    if cells < MIN_DARTS_CELLS:
+        raise ConfigError(f"--cells {cells}: a DARTS network of {cells} cell{'s' if cells > 1 else ''} has only "
+                          f"reduction cells (at cells // 3 and 2 cells // 3) and no normal cell; --cells counts "
+                          f"all cells of a DARTS network and must be at least {MIN_DARTS_CELLS} (default 20)")
 
 
 def relu_conv_bn(c_in: int, c_out: int) -> nn.Sequential:
@@ -69,21 +87,25 @@ class DartsCell(nn.Module):
         self._plan: list[tuple[int, tuple[tuple[int, str], ...]]] = []
         for v in range(self.base + 2, span.output):
             steps = []
-            for u in sorted(graph.predecessors(v)):
-                op = family.op(graph.edges[u, v]["op"])
+            for u, _, name in sorted(graph.in_edges(v, data="op")):
+                op = family.op(name)
                 if op.zero:
                     continue
                 strided = reduction and u - self.base < 2 and op.kind.name != "factorized_reduce"
-                self.edges[edge_key(u, v)] = build_op(op, c, stride=2 if strided else 1)
-                steps.append((u - self.base, edge_key(u, v)))
+                key = edge_key(u, v)
+                if key in self.edges:  # a second op on u -> v (a node reading one input twice): key u_v_1
+                    key += f"_{sum(k == key or k.startswith(key + '_') for k in self.edges)}"
+                self.edges[key] = build_op(op, c, stride=2 if strided else 1)
+                steps.append((u - self.base, key))
             self._plan.append((v - self.base, tuple(steps)))
         self.concat = sorted(u - self.base for u in graph.predecessors(span.output))
         self.multiplier = len(self.concat)
 
     def edge_items(self) -> Iterator[tuple[tuple[int, int], nn.Module]]:
-        """Every op module as ``((u, v), module)``, canonical node ids, in ``(u, v)`` order."""
+        """Every op module as ``((u, v), module)``, canonical node ids, in ``(u, v)`` order (a node
+        reading one input twice gives two modules of one ``(u, v)``, keys ``u_v`` and ``u_v_1``)."""
         for key in sorted(self.edges, key=lambda k: tuple(map(int, k.split("_")))):
-            u, v = map(int, key.split("_"))
+            u, v = map(int, key.split("_")[:2])
             yield (u, v), self.edges[key]
 
     def forward(self, s0: torch.Tensor, s1: torch.Tensor) -> torch.Tensor:
@@ -194,6 +216,12 @@ class DartsNetwork(CellNetwork):
 @register_macro("darts", keys=("width", "cells", "stem_multiplier"))
 def build_darts(graph: nx.DiGraph, family: CellFamily, *, num_classes: int, in_shape: tuple[int, int, int],
                 prune: bool, width: int, cells: int, stem_multiplier: int) -> DartsNetwork:
-    """Macro factory of ``kind = "darts"`` (``prune`` changes nothing: every op of a genotype runs)."""
+    """Macro factory of ``kind = "darts"`` (``prune`` changes nothing: every op of a genotype runs).
+
+    Raises:
+        ConfigError: ``cells`` below 3, where cells ``cells // 3`` and ``2 cells // 3`` (the
+            reductions) leave no normal cell.
+    """
+    require_normal_cell(cells)
     return DartsNetwork(graph, family, num_classes, width=width, cells=cells, stem_multiplier=stem_multiplier,
                         in_channels=in_shape[0])

@@ -6,7 +6,7 @@ A source spec is one of
   pipeline name under ``--results``, its pipeline file, a run folder, or the ``store.sqlite``
   file), every seed;
 * ``nb201:DATASET`` -- the shipped NAS-Bench-201 table (``cifar10``, ``cifar100``,
-  ``imagenet16_120``);
+  ``imagenet16-120``; ``imagenet16_120`` is accepted too);
 * ``nats:DATASET`` -- NATS-Bench's own API on the user's benchmark file (``nats_file``);
 * ``FILE.csv`` or ``FILE.csv:PROTOCOL`` -- a CSV with an architecture and an accuracy column
   (optional ``seed``, ``status`` and ``protocol`` columns, as ``nasrescale export`` writes).

@@ -27,14 +27,22 @@ __all__ = ["claims_pair", "split_claim", "top_claim", "proxy_claim", "claims_sec
 
 def split_claim(split: Mapping[str, Any] | None) -> str:
     """Where the ranking change sits: tau between the protocols on the cells whose B-LR is at or
-    above A's LR and on those below it, each beside the seed noise on the same cells."""
+    above A's LR and on those below it, each beside the seed noise on the same cells; a group of
+    fewer than :data:`MIN_TOPK_ROWS` cells gets no tau, as everywhere in the report.
+
+    >>> split = {"reference_lr": 0.1, "groups": {"at or above": {"n": 7, "kendall_tau": 0.43},
+    ...                                          "below": {"n": 3, "kendall_tau": 1.0}}}
+    >>> split_claim(split)
+    'Split by the LR B used: at or above 0.1: 7 cells, too few for a tau (fewer than 10); below 0.1: 3 cells, too few for a tau (fewer than 10).'
+    """
     if not split:
         return ""
     parts = []
     for name, r in split["groups"].items():
         ci, noise = pair_ci(r, "kendall_tau"), noise_floor(r)
-        if r.get("kendall_tau") is None:
-            parts.append(f"{name} {split['reference_lr']:g}: {r.get('n')} cells, too few for a tau")
+        if r.get("kendall_tau") is None or (r.get("n") or 0) < MIN_TOPK_ROWS:  # the report's own rule
+            parts.append(f"{name} {split['reference_lr']:g}: {r.get('n')} cells, too few for a tau "
+                         f"(fewer than {MIN_TOPK_ROWS})")
             continue
         floor = floor_clause(r.get("per_run_kendall_tau"), noise, ci)
         if floor:  # like for like: single runs against single runs

@@ -15,7 +15,7 @@ from ..ranking.text import few_rows_note, fmt
 from ..store.job_status import Status
 from ..store.read import StoreData
 
-__all__ = ["md_table", "status_table", "numbers_table", "topk_table", "pearson_note", "LOW_CELLS_SHARE"]
+__all__ = ["md_table", "status_table", "numbers_table", "mean_basis", "topk_table", "pearson_note", "LOW_CELLS_SHARE"]
 
 #: the share of cells (the lowest by A) whose removal :func:`pearson_note` tries
 LOW_CELLS_SHARE = 0.1
@@ -40,7 +40,7 @@ def status_table(store: StoreData, labels: list[str]) -> list[str]:
                      int(j["degenerate"].sum()), fmt(done["test_accuracy"].mean() if len(done) else None, 2),
                      fmt(j["wall_time_s"].sum() / 60, 1)])
     return md_table(["protocol", "jobs", *map(str, _STATUS_COLUMNS), "degenerate",
-                      "mean acc., trained (%)", "train time (min)"], rows)
+                      "mean acc. of trained runs, duplicates included (%)", "train time (min)"], rows)
 
 
 def numbers_table(result: dict) -> list[str]:
@@ -54,8 +54,24 @@ def numbers_table(result: dict) -> list[str]:
     lines.append("")
     lines.append(f"Matched {c['matched']} architectures (only in A: {c['only_a']}, only in B: {c['only_b']}); "
                  f"with a diverged run: A {c['diverged_a']}, B {c['diverged_b']}; degenerate: {c['degenerate']}; "
-                 f"mean accuracy A {fmt(result['mean_a'], 2)}%, B {fmt(result['mean_b'], 2)}%.")
+                 f"mean accuracy A {fmt(result['mean_a'], 2)}%, B {fmt(result['mean_b'], 2)}% {mean_basis(result)}.")
     return lines
+
+
+def mean_basis(result: dict) -> str:
+    """What a comparison's means average over: its ``n`` cells, or, where isomorphic duplicates
+    were dropped, its ``n`` isomorphism classes (so they differ from a mean over every cell).
+
+    >>> mean_basis({"n": 10, "counts": {"isomorphic_dropped": {"0_10_211": "1_10_021"}}})
+    'over 10 isomorphism classes (1 isomorphic duplicate left out; a mean over every cell differs)'
+    >>> mean_basis({"n": 11, "counts": {}})
+    'over 11 cells'
+    """
+    dropped = len((result.get("counts") or {}).get("isomorphic_dropped") or {})
+    if not dropped:
+        return f"over {result['n']} cells"
+    return (f"over {result['n']} isomorphism classes ({dropped} isomorphic duplicate{'s' if dropped > 1 else ''} "
+            "left out; a mean over every cell differs)")
 
 
 def _band(entry: dict) -> str:

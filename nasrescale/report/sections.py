@@ -52,7 +52,7 @@ def reference_section(spec: str | None, ref: Source | None, missing: str | None,
             points[label] = merged.rename(columns={"a": "b", "b": "a"})
     lines += md_table(["protocol (B)", "n", "Kendall tau", "95% CI", "Spearman",
                        f"tau, smallest top-K% of {MIN_TOPK_ROWS}+ cells", "diff (B - A)",
-                       "mean acc. B", "mean acc. A (ref.)"], rows) + [""]
+                       "mean acc. B (over the n)", "mean acc. A (ref., over the n)"], rows) + [""]
     notes += _isomorphic_notes(twins, f"`nasrescale rank {ref.label} {run_name}:PROTOCOL --include-isomorphic`",
                                dict(names or {}))
     lines += [note for note in dict.fromkeys(notes) if note][:2] + [""]

@@ -22,16 +22,16 @@ __all__ = ["PAPER_GAIN", "paper_gain", "pair_ci", "too_few", "cells_text", "nois
 
 
 #: the paper's mean gain in accuracy points over NAS-Bench-201's published accuracies (§4.3)
-PAPER_GAIN = {"cifar10": 0.44, "cifar100": 1.24, "imagenet16_120": 2.09}
+PAPER_GAIN = {"cifar10": 0.44, "cifar100": 1.24, "imagenet16-120": 2.09}
 
 
 def paper_gain(dataset: str | None) -> float | None:
     """The paper's gain on a benchmark dataset, named as a pipeline's ``data.name`` names it.
 
-    >>> paper_gain("imagenet16-120"), paper_gain("cifar10"), paper_gain("cifar10-subset")
-    (2.09, 0.44, None)
+    >>> paper_gain("imagenet16-120"), paper_gain("imagenet16_120"), paper_gain("cifar10"), paper_gain("cifar10-subset")
+    (2.09, 2.09, 0.44, None)
     """
-    return PAPER_GAIN.get(str(dataset).replace("-", "_"))
+    return PAPER_GAIN.get(str(dataset).replace("imagenet16_120", "imagenet16-120"))
 
 
 def pair_ci(pair: Mapping[str, Any], key: str) -> tuple[float, float] | None:

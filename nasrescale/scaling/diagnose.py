@@ -71,14 +71,18 @@ def _stage_of(model: nn.Module) -> dict[int, int]:
 
 
 def _layer_names(model: nn.Module) -> dict[nn.Module, str]:
-    """Display name of every conv/linear module: cell edges grouped by stage and edge."""
+    """Display name of every conv/linear module: cell edges grouped by stage and edge, the edge's
+    nodes numbered within its cell as the node moments are (a DARTS reduction cell's edges marked
+    ``reduce``: its nodes are those of the other cell type, numbered alike)."""
     stage_of = _stage_of(model)
     names: dict[nn.Module, str] = {}
     for cell in model.cells():
+        base = getattr(cell, "base", 0)  # a graph of several cells numbers them on; shown within the cell
+        kind = ".reduce" if getattr(cell, "reduction", False) else ""
         for (u, v), op in cell.edge_items():
             for m in op.modules():
                 if isinstance(m, (nn.Conv2d, nn.Linear)):
-                    names[m] = f"stage{stage_of[cell.width] + 1}.edge{u}->{v}"
+                    names[m] = f"stage{stage_of[cell.width] + 1}{kind}.edge{u - base}->{v - base}"
     for name, m in model.named_modules():
         if isinstance(m, (nn.Conv2d, nn.Linear)) and m not in names:
             names[m] = "readout" if m is model.readout else name

@@ -41,10 +41,10 @@ __all__ = [
 ]
 
 #: the benchmark's dataset columns, in table order
-DATASETS = ("cifar10", "cifar100", "imagenet16_120")
+DATASETS = ("cifar10", "cifar100", "imagenet16-120")
 
 #: classes of each benchmark dataset (chance accuracy is 100 / classes percent)
-BENCHMARK_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet16_120": 120}
+BENCHMARK_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet16-120": 120}
 
 # Other spellings users (and nasrescale's own dataset names) use for the same benchmark column.
 # cifar10-subset is the shipped 5k/1k subset of CIFAR-10: its reference is CIFAR-10's column.
@@ -54,10 +54,10 @@ _ALIASES = {
     "cifar10_subset": "cifar10",
     "cifar10-valid": "cifar10",
     "cifar-100": "cifar100",
-    "imagenet16-120": "imagenet16_120",
-    "imagenet16": "imagenet16_120",
-    "imagenet-16-120": "imagenet16_120",
-    "imagenet16120": "imagenet16_120",
+    "imagenet16_120": "imagenet16-120",  # the NAS-Bench-201 API's spelling
+    "imagenet16": "imagenet16-120",
+    "imagenet-16-120": "imagenet16-120",
+    "imagenet16120": "imagenet16-120",
 }
 
 _TABLE = Path(__file__).resolve().parent / "reference_data" / "nb201_200ep_test_accuracy.csv.gz"
@@ -67,7 +67,7 @@ def resolve_dataset(name: str) -> str:
     """The benchmark column for a dataset name or alias.
 
     >>> resolve_dataset("ImageNet16-120"), resolve_dataset("cifar10-subset")
-    ('imagenet16_120', 'cifar10')
+    ('imagenet16-120', 'cifar10')
 
     Raises:
         ConfigError: for a dataset the benchmark table has no column for.
@@ -77,7 +77,7 @@ def resolve_dataset(name: str) -> str:
     if key not in DATASETS:
         raise ConfigError(
             f"the NB201 benchmark has no dataset {name!r}; allowed: {', '.join(DATASETS)} "
-            "(aliases: imagenet16-120, cifar10-subset)"
+            "(aliases: imagenet16_120, cifar10-subset)"
         )
     return key
 
@@ -99,19 +99,19 @@ def dataset_classes(name: str) -> int | None:
 def _read_table() -> pd.DataFrame:
     if not _TABLE.is_file():
         raise DataError(f"the shipped NB201 benchmark table {str(_TABLE)!r} is missing; reinstall nasrescale")
-    return pd.read_csv(_TABLE, compression="gzip")
+    return pd.read_csv(_TABLE, compression="gzip").rename(columns={"imagenet16_120": "imagenet16-120"})
 
 
 def benchmark_table() -> pd.DataFrame:
     """The NAS-Bench-201 200-epoch test accuracies of all 15,625 cells.
 
     Columns: ``index`` (the benchmark's architecture index), ``arch`` (canonical NB201 string),
-    ``cifar10``, ``cifar100``, ``imagenet16_120`` (percent, mean over the benchmark's seeds).
+    ``cifar10``, ``cifar100``, ``imagenet16-120`` (percent, mean over the benchmark's seeds).
     Returns a fresh copy the caller may modify.
 
     >>> t = benchmark_table()
     >>> list(t.columns), len(t)
-    (['index', 'arch', 'cifar10', 'cifar100', 'imagenet16_120'], 15625)
+    (['index', 'arch', 'cifar10', 'cifar100', 'imagenet16-120'], 15625)
     """
     return _read_table().copy()
 
@@ -120,8 +120,8 @@ def benchmark_accuracies(dataset: str) -> dict[str, float]:
     """Canonical NB201 architecture string -> benchmark test accuracy (percent) on ``dataset``.
 
     Args:
-        dataset: ``cifar10``, ``cifar100`` or ``imagenet16_120`` (or an alias such as
-            ``imagenet16-120`` or ``cifar10-subset``).
+        dataset: ``cifar10``, ``cifar100`` or ``imagenet16-120`` (or an alias such as
+            ``imagenet16_120`` or ``cifar10-subset``).
 
     >>> acc = benchmark_accuracies("imagenet16-120")
     >>> round(max(acc.values()), 2)
@@ -220,7 +220,7 @@ def read_accuracy_csv(
 
 
 #: nasrescale's benchmark columns -> NATS-Bench's dataset names
-NATS_DATASETS = {"cifar10": "cifar10", "cifar100": "cifar100", "imagenet16_120": "ImageNet16-120"}
+NATS_DATASETS = {"cifar10": "cifar10", "cifar100": "cifar100", "imagenet16-120": "ImageNet16-120"}
 
 
 def nats_bench_accuracies(
@@ -240,7 +240,7 @@ def nats_bench_accuracies(
 
     Args:
         benchmark_path: the benchmark file or fast-mode folder.
-        dataset: ``cifar10``, ``cifar100``, ``imagenet16_120`` or an alias.
+        dataset: ``cifar10``, ``cifar100``, ``imagenet16-120`` or an alias (``imagenet16_120``).
         family: the family to canonicalize NATS-Bench's architecture strings with (nb201).
         archs: canonical strings to look up (default: all; fast mode reads one file per cell).
         epochs: the benchmark's training budget to read (``200`` or ``12``).

@@ -3,7 +3,10 @@
 A genotype names, for each of the ``steps`` intermediate nodes of the normal and of the
 reduction cell, two ops and the earlier node each reads (0 and 1: the cell's two inputs, the
 outputs of the two previous cells; ``k + 2``: intermediate node ``k``), and which intermediate
-nodes the output concatenates. Two written forms are read, both as data:
+nodes the output concatenates. A node may read one earlier node twice with two ops (ENAS's and
+NASNet's cells do; DARTS's evaluation network sums both): the graph is then a
+``networkx.MultiDiGraph`` with two parallel edges, a ``DiGraph`` otherwise. A published genotype
+may be given by name (:mod:`nasrescale.space.genotypes`). Two written forms are read, both as data:
 
 * the published string, ``Genotype(normal=[('sep_conv_3x3', 0), ...], normal_concat=[2, 3, 4, 5],
   reduce=[...], reduce_concat=[...])``, by a small tokenizer and a recursive-descent parser
@@ -18,7 +21,8 @@ cell. Each genotype entry is an edge ``source -> node``; each concatenated node 
 the reserved op ``concat`` into the output. In the reduction cell an identity op (``skip_connect``)
 on an edge out of an input has stride 2 and is DARTS's factorized reduce: the graph says so
 with the reserved op ``factorized_reduce``. Written out, each node's two ops are in source
-order (the sum does not depend on it), so one network has one canonical string.
+order, two ops on one source by name (the sum does not depend on it), so one network has one
+canonical string.
 
 >>> from nasrescale.space.registry import get_family
 >>> darts = get_family("darts")
@@ -43,18 +47,15 @@ from ..errors import ArchError
 from .codecs import Encoding, register_encoding
 from .encodings import format_arch, parse_arch
 from .families import CellFamily
+from .genotypes import GENOTYPES, genotype_family
 
 __all__ = ["DARTS_V2", "parse_genotype", "format_genotype", "tokenize"]
 
 #: the genotype DARTS (second order) found on CIFAR-10, as published (Liu et al., 2019)
-DARTS_V2 = ("Genotype(normal=[('sep_conv_3x3', 0), ('sep_conv_3x3', 1), ('sep_conv_3x3', 0), ('sep_conv_3x3', 1), "
-            "('sep_conv_3x3', 1), ('skip_connect', 0), ('skip_connect', 0), ('dil_conv_3x3', 2)], "
-            "normal_concat=[2, 3, 4, 5], reduce=[('max_pool_3x3', 0), ('max_pool_3x3', 1), ('skip_connect', 2), "
-            "('max_pool_3x3', 1), ('max_pool_3x3', 0), ('skip_connect', 2), ('skip_connect', 2), "
-            "('max_pool_3x3', 1)], reduce_concat=[2, 3, 4, 5])")
+DARTS_V2 = GENOTYPES["DARTS_V2"]
 
 _FIELDS = ("normal", "normal_concat", "reduce", "reduce_concat")
-_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>-?\d+)|'(?P<sq>[^'\\]*)'|\"(?P<dq>[^\"\\]*)\""
+_TOKEN = re.compile(r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>-?[0-9]+)|'(?P<sq>[^'\\]*)'|\"(?P<dq>[^\"\\]*)\""
                     r"|(?P<punct>[()\[\],=]))")
 
 Token = tuple[str, Any, int]  # (kind, value, position)
@@ -153,6 +154,7 @@ class _Parser:
 
 
 def _read(text: str) -> dict[str, Any]:
+    text = GENOTYPES.get(text, text)
     if text.startswith("{"):
         try:
             doc = json.loads(text)
@@ -163,15 +165,22 @@ def _read(text: str) -> dict[str, Any]:
         return doc
     if not text.startswith("Genotype"):
         raise ArchError(f"genotype: {text[:40]!r} is not a DARTS genotype; write Genotype(normal=[('op', input), ...], "
-                        "normal_concat=[...], reduce=[...], reduce_concat=[...]) or the same fields as a JSON object")
+                        "normal_concat=[...], reduce=[...], reduce_concat=[...]), the same fields as a JSON object, "
+                        f"or a published one by name ({', '.join(GENOTYPES)})")
     return _Parser(tokenize(text)).genotype()
 
 
 def _ops_of(cell: str, entries: Any, family: CellFamily, steps: int) -> list[tuple[int, int, str]]:
     """``(source, node, op)`` of one cell's entries, checked (nodes numbered within the cell)."""
     if not isinstance(entries, list) or len(entries) != 2 * steps:
+        got = len(entries) if isinstance(entries, list) else type(entries).__name__
+        hint = ""
+        if isinstance(entries, list) and len(entries) % 2 == 0 and len(entries) >= 2:
+            hint = (f"; {len(entries)} pairs make a {len(entries) // 2}-step genotype: use --family "
+                    f"{genotype_family(len(entries) // 2)} (shipped: darts 4 steps, darts5 5 steps; ENAS, NASNet, "
+                    "AmoebaNet have 5)")
         raise ArchError(f"genotype {cell}: expected a list of {2 * steps} (op, input) pairs, two per intermediate "
-                        f"node, got {len(entries) if isinstance(entries, list) else type(entries).__name__}")
+                        f"node of family {family.name}'s {steps} steps, got {got}{hint}")
     reserved = family.structure.reserved_ops
     edges: list[tuple[int, int, str]] = []
     for i, entry in enumerate(entries):
@@ -186,9 +195,6 @@ def _ops_of(cell: str, entries: Any, family: CellFamily, steps: int) -> list[tup
         if not 0 <= source < node:
             raise ArchError(f"genotype {cell}[{i}]: input {source} of node {node} must be in 0..{node - 1} "
                             "(0, 1: the cell's inputs; k: intermediate node k)")
-        if any(u == source and v == node for u, v, _ in edges):
-            raise ArchError(f"genotype {cell}: node {node} reads input {source} twice; a DARTS node sums two ops "
-                            "on two different earlier nodes")
         edges.append((source, node, op))
     return edges
 
@@ -216,15 +222,22 @@ def parse_genotype(text: str, family: CellFamily) -> nx.DiGraph:
         raise ArchError(f"genotype: {'unknown field ' + repr(unknown[0]) if unknown else 'missing field ' + repr(missing[0])}; "
                         f"a genotype has exactly {', '.join(_FIELDS)}")
     size = steps + 3
-    graph = nx.DiGraph(family=family.name, cells=(("normal", 0, size, 2), ("reduce", size, size, 2)))
-    graph.add_nodes_from(range(2 * size))
     identity = _identity_op(family)
+    edges: list[tuple[int, int, str]] = []
     for index, cell in enumerate(("normal", "reduce")):
         base = index * size
         for source, node, op in _ops_of(cell, doc[cell], family, steps):
             if cell == "reduce" and source < 2 and op == identity:
                 op = "factorized_reduce"  # DARTS's identity at stride 2
-            graph.add_edge(base + source, base + node, op=op)
+            edges.append((base + source, base + node, op))
+    repeated = len({(u, v) for u, v, _ in edges}) < len(edges)
+    kind = nx.MultiDiGraph if repeated else nx.DiGraph  # a node reading one input twice: two parallel edges
+    graph = kind(family=family.name, cells=(("normal", 0, size, 2), ("reduce", size, size, 2)))
+    graph.add_nodes_from(range(2 * size))
+    for u, v, op in sorted(edges):
+        graph.add_edge(u, v, op=op)
+    for index, cell in enumerate(("normal", "reduce")):
+        base = index * size
         for node in _concat_of(cell, doc[f"{cell}_concat"], steps):
             graph.add_edge(base + node, base + size - 1, op="concat")
     return graph
@@ -246,8 +259,7 @@ def format_genotype(graph: nx.DiGraph, family: CellFamily) -> str:
         base = index * size
         ops = []
         for node in range(2, size - 1):
-            for u in sorted(graph.predecessors(base + node)):
-                op = graph.edges[u, base + node]["op"]
+            for u, _, op in sorted(graph.in_edges(base + node, data="op")):
                 ops.append(f"('{identity if op == 'factorized_reduce' else op}', {u - base})")
         concat = sorted(u - base for u in graph.predecessors(base + size - 1))
         parts.append(f"{cell}=[{', '.join(ops)}], {cell}_concat={concat}")

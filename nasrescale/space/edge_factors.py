@@ -121,14 +121,14 @@ def edge_kernel_factors(graph: nx.DiGraph, family: CellFamily, rule: str | None 
     entry = _rule(rule, family)
     shared = kernel_factor(graph, family, entry.name)
     factors: dict[Edge, float] = {}
-    for u, v, d in sorted(graph.edges(data=True)):
+    for u, v, d in sorted(graph.edges(data=True), key=lambda e: e[:2]):
         cell_op = family.op(d["op"])
         if not cell_op.parametric:
             continue
-        if entry.per_edge and cell_op.conv_kernel:
-            factors[(u, v)] = family.kernel_base / cell_op.conv_kernel
-        else:
-            factors[(u, v)] = shared
+        factor = family.kernel_base / cell_op.conv_kernel if entry.per_edge and cell_op.conv_kernel else shared
+        if factors.setdefault((u, v), factor) != factor:
+            raise ArchError(f"kernel rule {entry.name}: edge {u}->{v} carries two ops of different kernels, which "
+                            "one per-edge factor cannot tell apart; use kernel rule none or network")
     return factors
 
 

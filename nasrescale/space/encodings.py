@@ -71,6 +71,21 @@ def _family_by_name(family: Any) -> CellFamily:
     return FAMILY_RESOLVER[0](family)
 
 
+def _refuse_non_ascii_digits(text: str) -> None:
+    """Architecture strings take ASCII digits only: ``int()`` would read ``３`` or ``٣`` as 3.
+
+    >>> _refuse_non_ascii_digits("3_33_333")
+    >>> _refuse_non_ascii_digits("\uff13_33_333")
+    Traceback (most recent call last):
+    nasrescale.errors.ArchError: character '３' (U+FF13) at position 0 is a non-ASCII digit; write architectures with the ASCII digits 0-9
+    """
+    bad = next(((i, c) for i, c in enumerate(text) if not c.isascii() and (c.isdigit() or c.isnumeric())), None)
+    if bad is not None:
+        i, c = bad
+        raise ArchError(f"character {c!r} (U+{ord(c):04X}) at position {i} is a non-ASCII digit; "
+                        "write architectures with the ASCII digits 0-9")
+
+
 def parse_arch(text: str, family: CellFamily | str, encoding: str | None = None, *,
                complete: bool = False) -> nx.DiGraph:
     """Parse an architecture string of ``family`` into the canonical graph.
@@ -94,6 +109,7 @@ def parse_arch(text: str, family: CellFamily | str, encoding: str | None = None,
     stripped = text.strip()
     if not stripped:
         raise ArchError(f"empty architecture string; a {family.name} example: {family.base}")
+    _refuse_non_ascii_digits(stripped)
     if family.structure.name != DEFAULT_STRUCTURE:
         return _structured(family, encoding).parse(stripped, family)
     encoding = encoding or detect_encoding(stripped)

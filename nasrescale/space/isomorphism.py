@@ -74,8 +74,8 @@ def form_of_graph(graph: nx.DiGraph, family: CellFamily) -> str:
     terms: dict[int, list[str]] = {0: ["x"]}
     for v in range(1, n):
         node: list[str] = []
-        for u in sorted(graph.predecessors(v)):
-            op = family.op(graph.edges[u, v]["op"])
+        for u, _, name in sorted(graph.in_edges(v, data="op")):
+            op = family.op(name)
             if op.zero:
                 continue
             if op.kind.name == IDENTITY_KIND:

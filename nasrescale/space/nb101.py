@@ -29,7 +29,7 @@ from typing import Any
 
 import networkx as nx
 
-from ..errors import ArchError
+from ..errors import ArchError, notice
 from .codecs import Encoding, register_encoding
 from .encodings import format_arch, parse_arch
 from .families import CellFamily
@@ -97,6 +97,18 @@ def prune(matrix: list[list[int]], ops: list[str]) -> tuple[list[list[int]], lis
     return [[matrix[u][v] for v in keep] for u in keep], [ops[v] for v in keep]
 
 
+_ANNOUNCED: set[str] = set()
+
+
+def _announce_pruning(text: str, before: list[list[int]], after: list[list[int]], removed: int) -> None:
+    """One notice per cell and process: the benchmark's pruning removed vertices."""
+    if text not in _ANNOUNCED:
+        _ANNOUNCED.add(text)
+        notice(f"NB101 cell: {removed} vertex{'es' if removed > 1 else ''} on no input->output path pruned, as the "
+               f"benchmark does ({len(before)} -> {len(after)} vertices, {sum(map(sum, before))} -> "
+               f"{sum(map(sum, after))} edges); the cell is the pruned one")
+
+
 def parse_cell(text: str, family: CellFamily) -> nx.DiGraph:
     """The canonical graph of an NB101 cell (see the module docstring).
 
@@ -105,7 +117,10 @@ def parse_cell(text: str, family: CellFamily) -> nx.DiGraph:
     """
     matrix, ops = _read(text)
     _check(matrix, ops, family)
-    matrix, ops = prune(matrix, ops)
+    pruned_matrix, pruned_ops = prune(matrix, ops)
+    if len(pruned_ops) < len(ops):
+        _announce_pruning(text, matrix, pruned_matrix, len(ops) - len(pruned_ops))
+    matrix, ops = pruned_matrix, pruned_ops
     limits = family.structure_settings
     edges = sum(map(sum, matrix))
     if len(ops) > limits["max_nodes"] or edges > limits["max_edges"]:

@@ -123,6 +123,8 @@ for _kind in (
     OpKind("max_pool", needs_kernel=True, description="max pool, same padding (DARTS max_pool, NB101 maxpool3x3)"),
     OpKind("sep_conv", relu_depth=2, parametric=True, needs_kernel=True,
            description="DARTS sep_conv: (ReLU -> depthwise kxk -> pointwise 1x1 -> BN) twice"),
+    OpKind("conv_1xk_kx1", relu_depth=1, parametric=True, needs_kernel=True,
+           description="NASNet/AmoebaNet conv_7x1_1x7: ReLU -> Conv(1xk, stride 1xs) -> Conv(kx1, stride sx1) -> BN"),
     OpKind("dil_conv", relu_depth=1, parametric=True, needs_kernel=True,
            description="DARTS dil_conv: ReLU -> depthwise kxk, dilation 2 -> pointwise 1x1 -> BN"),
     OpKind("factorized_reduce", relu_depth=1, parametric=True,

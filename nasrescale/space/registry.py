@@ -11,7 +11,7 @@ Families are read, in this order (a later file replaces an earlier family of the
 Each family's base architecture is parsed and must not be degenerate.
 
 >>> sorted(load_families())
-['cnn_dag', 'darts', 'mlp_chain', 'mlp_dag', 'nb101', 'nb201']
+['cnn_dag', 'darts', 'darts5', 'mlp_chain', 'mlp_dag', 'nb101', 'nb201']
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..registry import Registry
-from ..errors import ArchError, FamilyError
+from ..errors import ArchError, FamilyError, notice
 from ..fileio import shipped_toml_dir
 from .encodings import FAMILY_RESOLVER, parse_arch
 from .families import CellFamily
@@ -82,18 +82,40 @@ def load_families(paths: Sequence[str | Path] = ()) -> Registry[CellFamily]:
     an earlier one of the same name).
 
     Raises:
-        FamilyError: if a file is malformed, or two files in one folder share a name.
+        FamilyError: if a file is malformed, or two files of one folder read as a folder share a
+            name (files passed one by one replace in the order given).
     """
     families: Registry[CellFamily] = Registry("cell family", "cell families", error=FamilyError,
                                               hint="add one as cells/<name>.toml or pass --family-file PATH")
+    named = {Path(p).resolve() for p in paths if Path(p).is_file()}  # files passed one by one: their order counts
     for file in family_files(paths):
         family = read_family_file(file)
         old = families.get(family.name) if family.name in families else None
-        if old is not None and old.source is not None and old.source.parent.resolve() == file.parent.resolve():
-            raise FamilyError(f"family {family.name!r} is defined twice, in {old.source} and {file}")
+        if (old is not None and old.source is not None and file.resolve() not in named
+                and old.source.parent.resolve() == file.parent.resolve()):
+            raise FamilyError(f"family {family.name!r} is defined twice in one folder, in {old.source} and {file}; "
+                              "rename one (or pass the one you want with --family-file FILE)")
         _check_base(family)
+        if old is not None and _is_shipped(old) and old.digest() != family.digest():
+            _announce_replacement(old, file)
         families.add(family.name, family)
     return families
+
+
+_ANNOUNCED: set[tuple[str, Path]] = set()
+
+
+def _is_shipped(family: CellFamily) -> bool:
+    return family.source is not None and family.source.parent.resolve() == builtin_cells_dir().resolve()
+
+
+def _announce_replacement(shipped: CellFamily, file: Path) -> None:
+    """One notice per process when a user's file replaces a shipped family of the same name."""
+    key = (shipped.name, file.resolve())
+    if key not in _ANNOUNCED:
+        _ANNOUNCED.add(key)
+        notice(f"family {shipped.name!r} of {file} replaces the shipped one of that name; its results are not "
+               f"comparable with the shipped {shipped.name}'s (name the family differently to keep both)")
 
 
 def get_family(name: str, paths: Sequence[str | Path] = ()) -> CellFamily:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..registry import Registry
-from ..errors import ArchError, ConfigError, NasRescaleError
+from ..errors import ArchError, ConfigError, NasRescaleError, notice
 from ..fileio import read_utf8
 from .analysis import space_size
 from .benchmark import benchmark_accuracies
@@ -106,15 +106,22 @@ def check_selection(settings: Any) -> None:
 
 
 def _canonical(items: Sequence[str], family: CellFamily, where: str) -> list[str]:
-    out: list[str] = []
+    """The items in canonical form, a repeated one kept once (with a notice naming the repeats)."""
+    first: dict[str, int] = {}
+    repeats: list[str] = []
     for i, text in enumerate(items):
         try:
             arch = format_arch(parse_arch(text, family), family)
         except ArchError as err:
             raise ConfigError(f"{where}[{i}]: {err}") from None
-        if arch not in out:
-            out.append(arch)
-    return out
+        if arch in first:
+            repeats.append(f"[{i}] = [{first[arch]}]")
+        else:
+            first[arch] = i
+    if repeats:
+        notice(f"{where}: {len(repeats)} duplicate architecture{'s' if len(repeats) > 1 else ''} merged "
+               f"({', '.join(repeats[:4])}{', ...' if len(repeats) > 4 else ''}); {len(first)} distinct kept")
+    return list(first)
 
 
 def _cell_from_index(index: int, family: CellFamily) -> str:

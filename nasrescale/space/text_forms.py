@@ -18,7 +18,7 @@ from .families import CellFamily
 
 __all__: list[str] = []  # private to nasrescale.space.encodings
 
-_DIGITS = re.compile(r"\d+(_\d+)*")
+_DIGITS = re.compile(r"[0-9]+(_[0-9]+)*")
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -37,6 +37,7 @@ __all__ = [
     "effective_in_degrees",
     "in_degrees_from_edges",
     "enumerate_paths",
+    "op_paths",
     "path_depths",
     "depth_histogram",
     "histogram_from_edges",
@@ -102,7 +103,7 @@ def effective_graph(graph: nx.DiGraph, family: CellFamily) -> nx.DiGraph:
     >>> sorted(effective_graph(g, nb201).edges)   # node 1 is a dead end: 0->1 is dropped
     [(0, 2), (0, 3), (2, 3)]
     """
-    eff = nx.DiGraph(family=family.name)
+    eff = nx.MultiDiGraph(family=family.name) if graph.is_multigraph() else nx.DiGraph(family=family.name)
     eff.add_nodes_from(range(graph.number_of_nodes()))
     eff.add_edges_from((u, v, {"op": op}) for u, v, op in effective_edges(graph, family))
     return eff
@@ -144,23 +145,44 @@ def in_degrees_from_edges(live: list[tuple[int, int, str]], n: int, concat: tupl
 def enumerate_paths(graph: nx.DiGraph, family: CellFamily) -> list[list[int]]:
     """Every input->output path of the effective graph (from each cell input to its cell's
     output), as node lists. For display only: the count can be exponential in the node count
-    (use :func:`path_moments`)."""
-    eff = effective_graph(graph, family)
-    if is_degenerate(graph, family) or eff.number_of_nodes() < 2:
+    (use :func:`path_moments`). A node that reads one input twice (two ops on one pair of nodes,
+    as ENAS's cells do) gives one node list per op: see :func:`op_paths` for which op."""
+    return [[start, *(v for _, v in hops)] for start, hops in op_paths(graph, family)]
+
+
+Hop = tuple[str, int]  # (op, node it leads to)
+
+
+def op_paths(graph: nx.DiGraph, family: CellFamily) -> list[tuple[int, tuple[Hop, ...]]]:
+    """Every input->output path as ``(start, ((op, node), ...))``, one per sequence of edges, so
+    two ops on one pair of nodes give two paths; sorted. For display and small cells."""
+    live = effective_edges(graph, family)
+    if not live:
         return []
-    return sorted(p for span in cell_spans(graph) for u in span.inputs
-                  for p in nx.all_simple_paths(eff, u, span.output))
+    out_edges: dict[int, list[tuple[str, int]]] = {}
+    for u, v, op in live:
+        out_edges.setdefault(u, []).append((op, v))
+    found: list[tuple[int, tuple[Hop, ...]]] = []
+    for span in cell_spans(graph):
+        for start in span.inputs:
+            stack: list[tuple[int, tuple[Hop, ...]]] = [(start, ())]
+            while stack:
+                node, hops = stack.pop()
+                if node == span.output and hops:
+                    found.append((start, hops))
+                    continue
+                stack.extend((v, hops + ((op, v),)) for op, v in out_edges.get(node, ()))
+    return sorted(found, key=lambda p: ([p[0], *(v for _, v in p[1])], [op for op, _ in p[1]]))
 
 
-def _path_depth(graph: nx.DiGraph, family: CellFamily, path: list[int]) -> int:
-    relu = terminals(graph, family).node_relu
-    return family.depth_offset + sum(family.op(graph.edges[u, v]["op"]).relu_depth + relu.get(v, 0)
-                                     for u, v in zip(path, path[1:]))
+def _path_depth(family: CellFamily, hops: tuple[Hop, ...], relu: Mapping[int, int]) -> int:
+    return family.depth_offset + sum(family.op(op).relu_depth + relu.get(v, 0) for op, v in hops)
 
 
 def path_depths(graph: nx.DiGraph, family: CellFamily) -> list[int]:
     """Sorted depths ``L_p`` of all paths, by enumeration (small cells and tests)."""
-    return sorted(_path_depth(graph, family, p) for p in enumerate_paths(graph, family))
+    relu = terminals(graph, family).node_relu
+    return sorted(_path_depth(family, hops, relu) for _, hops in op_paths(graph, family))
 
 
 def depth_histogram(graph: nx.DiGraph, family: CellFamily) -> dict[int, int]:

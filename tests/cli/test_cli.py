@@ -55,6 +55,15 @@ def test_analyze_text_and_paths(capsys):
     assert "0 -nor_conv_3x3-> 1 -nor_conv_3x3-> 2 -nor_conv_3x3-> 3" in out
 
 
+def test_analyze_paths_with_json_lists_them(capsys):
+    code, out, _ = run(capsys, "analyze", "--json", "--paths", "3_33_333")
+    assert code == 0
+    paths = json.loads(out)["paths"]
+    assert len(paths) == 4
+    assert {"nodes": [0, 1, 2, 3], "ops": ["nor_conv_3x3"] * 3} in paths
+    assert sorted(len(p["ops"]) for p in paths) == [1, 2, 2, 3]
+
+
 def test_analyze_stdin(capsys, monkeypatch):
     import io
 

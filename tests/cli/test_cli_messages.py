@@ -90,3 +90,46 @@ def test_status_shows_jobs_a_killed_driver_left_running_as_interrupted(capsys, t
         code, out, _ = cli(capsys, "status", "syn", "--results", str(tmp_path))
     assert "running 1" in out
     assert "interrupted" not in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "3_33_333", "--base-lr", "nan"],
+    ["rank", "--results"],
+    ["summary", "--width", "x", "3_33_333"],
+    ["no-such-command"],
+])
+def test_option_errors_are_one_line_pointing_at_help(capsys, argv):
+    code, _, err = cli(capsys, *argv)
+    assert code == 2
+    assert "usage:" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("nasrescale") and ": error: " in err and "--help)" in err
+
+
+def test_rank_names_its_bootstrap_seed_and_keeps_seed_with_a_notice(capsys):
+    code, out, err = cli(capsys, "rank", "nb201:cifar10", "nb201:cifar100", "--bootstrap", "20", "--bootstrap-seed", "3")
+    assert code == 0 and err == ""
+    code, old_out, err = cli(capsys, "rank", "nb201:cifar10", "nb201:cifar100", "--bootstrap", "20", "--seed", "3")
+    assert code == 0 and old_out == out
+    assert err.strip() == "nasrescale: note: nasrescale rank: --seed is deprecated, use --bootstrap-seed (same meaning)"
+
+
+def test_a_darts_network_without_a_normal_cell_is_refused_before_any_output(capsys):
+    code, out, err = cli(capsys, "summary", "--family", "darts", "--width", "36", "--cells", "2", "PC_DARTS")
+    assert code == 2 and out == ""
+    assert "--cells 2: a DARTS network of 2 cells has only reduction cells" in err
+    assert "must be at least 3" in err
+    code, help_text, _ = cli(capsys, "summary", "--help")
+    words = " ".join(help_text.split())
+    assert code == 0
+    assert "nb201 cells per stage (5); darts, darts5 all cells" in words and "nb101 cells per stack (3)" in words
+
+
+def test_every_command_has_a_help_description():
+    import argparse
+
+    from nasrescale.cli.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [name for name, parser in sub.choices.items() if not (parser.description or "").strip()]
+    assert missing == []

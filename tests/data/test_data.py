@@ -37,7 +37,7 @@ SHARED_CIFAR = ROOT.parent / "shared" / "datasets" / "cifar10-jpeg"
 # torchvision 0.29 deprecates its image decoders (in favour of TorchCodec) with a warning per
 # call; they still work, and nasrescale falls back to Pillow when they are gone.
 pytestmark = pytest.mark.filterwarnings("ignore:The image decoding and encoding capabilities:DeprecationWarning")
-needs_shared = pytest.mark.skipif(not SHARED_CIFAR.is_dir(), reason="../shared/datasets/cifar10-jpeg is absent")
+needs_shared = pytest.mark.skipif(not SHARED_CIFAR.is_dir(), reason="needs ../shared/datasets/cifar10-jpeg (a folder shared/ beside the checkout); absent here")
 
 
 def _image(seed: int, size: tuple[int, int] = (8, 8)) -> np.ndarray:

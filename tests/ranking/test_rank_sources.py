@@ -219,7 +219,7 @@ def test_cli_json_and_table(run, capsys):
 @pytest.mark.parametrize("args, message", [
     (["nope:default", "nb201:cifar10"], "no result store"),
     (["syn:bogus", "nb201:cifar10"], "no protocol 'bogus'; its protocols: default, rescaled"),
-    (["syn:default", "nb201:mnist"], "allowed: cifar10, cifar100, imagenet16_120"),
+    (["syn:default", "nb201:mnist"], "allowed: cifar10, cifar100, imagenet16-120"),
     (["syn:default", "nats:cifar10"], "--nats-file"),
 ])
 def test_cli_errors_exit_2(run, capsys, args, message):

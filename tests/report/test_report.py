@@ -78,10 +78,10 @@ def test_report_partial_run_and_odd_metadata(tmp_path):
 
 def test_reference_spec_reads_what_is_there():
     assert reference_spec({"reference": "nb201:cifar100"}) == ("nb201:cifar100", None)
-    assert reference_spec({"reference": "ImageNet16-120"}) == ("nb201:imagenet16_120", None)
+    assert reference_spec({"reference": "ImageNet16-120"}) == ("nb201:imagenet16-120", None)
     assert reference_spec({"reference": "none", "dataset": "cifar10"}) == (None, None)
     assert reference_spec({"reference": {"kind": "nats", "dataset": "cifar10", "path": "/b"}}) == ("nats:cifar10", "/b")
-    assert reference_spec({"data": {"name": "imagenet16-120"}}) == ("nb201:imagenet16_120", None)
+    assert reference_spec({"data": {"name": "imagenet16-120"}}) == ("nb201:imagenet16-120", None)
     assert reference_spec({"family": "mlp_dag", "dataset": "cifar10"}) == (None, None)
     assert reference_spec({}) == (None, None)
 

@@ -83,7 +83,6 @@ def test_the_tokenizer_reads_data_only():
     (genotype([("conv_7x7", 0)] + SKIPS[1:], SKIPS), "unknown op 'conv_7x7'"),
     (genotype([("concat", 0)] + SKIPS[1:], SKIPS), "unknown op 'concat'"),
     (genotype([("skip_connect", 2)] + SKIPS[1:], SKIPS), "input 2 of node 2 must be in 0..1"),
-    (genotype([("skip_connect", 0), ("max_pool_3x3", 0)] + SKIPS[2:], SKIPS), "reads input 0 twice"),
     (genotype(SKIPS, SKIPS, normal_concat=(2, 6)), "distinct intermediate nodes in 2..5"),
     (genotype(SKIPS, SKIPS).replace("reduce_concat", "reduction_concat"), "unknown field 'reduction_concat'"),
     ('{"normal": []}', "missing field 'normal_concat'"),
@@ -178,3 +177,17 @@ def test_edge_dag_families_keep_their_analysis():
     nb201 = get_family("nb201")
     rec = analyze("3_33_333", nb201)
     assert (rec.path_depths, rec.sum_depth_cubed, rec.in_degree) == ([2, 3, 3, 4], 126, {1: 1, 2: 2, 3: 3})
+
+
+def test_pruning_an_nb101_cell_is_announced_once(capsys, monkeypatch):
+    from nasrescale.space import nb101 as nb101_module
+
+    monkeypatch.setattr(nb101_module, "_ANNOUNCED", set())
+    cell = nb101([[0, 1, 1], [0, 0, 0], [0, 0, 0]], ["maxpool3x3"])  # vertex 1 reaches no output
+    parse_arch(cell, NB101)
+    parse_arch(cell, NB101)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["nasrescale: note: NB101 cell: 1 vertex on no input->output path pruned, as the benchmark does "
+                   "(3 -> 2 vertices, 2 -> 1 edges); the cell is the pruned one"]
+    parse_arch(nb101([[0, 1], [0, 0]], []), NB101)
+    assert capsys.readouterr().err == ""

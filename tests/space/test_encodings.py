@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from nasrescale.space.encodings import as_graph, detect_encoding, format_arch, make_graph, parse_arch
 from nasrescale.errors import ArchError, FamilyError
 from nasrescale.space.family_file import parse_family
+from nasrescale.space.registry import get_family
 
 NB201_OPS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
 
@@ -188,3 +189,18 @@ def test_with_a_zero_op_a_cell_without_a_path_is_degenerate_not_disconnected(nb2
     from nasrescale.space.analysis import analyze
 
     assert analyze('{"nodes": 4, "edges": [[0, 1, "nor_conv_3x3"]]}', nb201).degenerate
+
+
+@pytest.mark.parametrize("text", ["\uff13_\uff13\uff13_\uff13\uff13\uff13", "\u0663_\u0663\u0663_\u0663\u0663\u0663",
+                                  "|nor_conv_3x3~\u0660|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|"
+                                  "nor_conv_3x3~1|nor_conv_3x3~2|"])
+def test_architectures_take_ascii_digits_only(text):
+    with pytest.raises(ArchError, match="non-ASCII digit; write architectures with the ASCII digits 0-9"):
+        parse_arch(text, get_family("nb201"))
+
+
+def test_a_genotype_with_a_non_ascii_input_number_is_refused():
+    genotype = parse_arch("DARTS_V2", get_family("darts"))
+    text = format_arch(genotype, get_family("darts")).replace("', 0)", "', \u0660)", 1)
+    with pytest.raises(ArchError, match="non-ASCII digit"):
+        parse_arch(text, get_family("darts"))

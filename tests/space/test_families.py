@@ -18,7 +18,7 @@ SHIPPED = sorted(p.stem for p in builtin_cells_dir().glob("*.toml"))
 def test_shipped_families_are_the_expected_ones(tmp_path, monkeypatch):
     monkeypatch.delenv("NASRESCALE_CELLS", raising=False)  # the built-in families only:
     monkeypatch.chdir(tmp_path)  # no user folder, no ./cells
-    assert SHIPPED == ["cnn_dag", "darts", "mlp_chain", "mlp_dag", "nb101", "nb201"]
+    assert SHIPPED == ["cnn_dag", "darts", "darts5", "mlp_chain", "mlp_dag", "nb101", "nb201"]
     assert sorted(load_families()) == SHIPPED, "the registry's built-in families are not the shipped files"
     for name in SHIPPED:
         assert get_family(name).name == name, f"cells/{name}.toml names another family"
@@ -161,6 +161,13 @@ def test_same_name_twice_in_one_folder_is_an_error(tmp_path):
         load_families([tmp_path])
 
 
+def test_two_family_files_passed_one_by_one_replace_in_order(tmp_path):
+    (tmp_path / "a.toml").write_text(VALID)
+    (tmp_path / "b.toml").write_text(VALID.replace("depth_offset = 1", "depth_offset = 2"))
+    assert load_families([tmp_path / "a.toml", tmp_path / "b.toml"]).get("t").depth_offset == 2
+    assert load_families([tmp_path / "b.toml", tmp_path / "a.toml"]).get("t").depth_offset == 1
+
+
 def test_nasrescale_cells_env_var(tmp_path, monkeypatch):
     (tmp_path / "a.toml").write_text(VALID)
     monkeypatch.setenv("NASRESCALE_CELLS", str(tmp_path))
@@ -180,3 +187,21 @@ def test_a_huge_structure_setting_is_refused_before_anything_is_built():
     huge = text.replace("\nsteps = 4\n", "\nsteps = 2147483648\n", 1)
     with pytest.raises(FamilyError, match=r"structure\.steps: 2147483648 is more than 64"):
         parse_family(huge, source="darts.toml")
+
+
+def test_a_user_file_replacing_a_shipped_family_says_so_once(tmp_path, capsys, monkeypatch):
+    from nasrescale.space import registry
+
+    monkeypatch.setattr(registry, "_ANNOUNCED", set())
+    shipped = (registry.builtin_cells_dir() / "nb201.toml").read_text()
+    mine = tmp_path / "nb201.toml"
+    mine.write_text(shipped.replace('kernel_rule = "none"', 'kernel_rule = "network"'))
+    assert registry.get_family("nb201", [mine]).kernel_rule == "network"
+    registry.get_family("nb201", [mine])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"nasrescale: note: family 'nb201' of {mine} replaces the shipped one")
+    same = tmp_path / "same" / "nb201.toml"  # an identical copy changes nothing: no notice
+    same.parent.mkdir()
+    same.write_text(shipped)
+    registry.get_family("nb201", [same])
+    assert capsys.readouterr().err == ""

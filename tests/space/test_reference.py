@@ -43,7 +43,7 @@ def test_benchmark_table_returns_a_copy():
     assert benchmark_table().loc[0, "cifar10"] != -1.0
 
 
-@pytest.mark.skipif(not SHARED_CSV.is_file(), reason="the shared reference CSV is not on this machine")
+@pytest.mark.skipif(not SHARED_CSV.is_file(), reason="needs ../shared/reference/nb201_200ep_test_accuracy.csv (a folder shared/ beside the checkout); absent here")
 def test_shipped_copy_equals_the_shared_csv():
     shipped = Path(__file__).resolve().parents[2] / "nasrescale" / "space" / "reference_data" / "nb201_200ep_test_accuracy.csv.gz"
     import gzip
@@ -55,7 +55,7 @@ def test_accuracies_by_dataset_and_alias(nb201):
     t = benchmark_table()
     row = t.iloc[123]
     for name, column in [("cifar10", "cifar10"), ("cifar10-subset", "cifar10"), ("CIFAR100", "cifar100"),
-                         ("imagenet16-120", "imagenet16_120"), ("imagenet16_120", "imagenet16_120")]:
+                         ("imagenet16-120", "imagenet16-120"), ("imagenet16_120", "imagenet16-120")]:
         acc = benchmark_accuracies(name)
         assert len(acc) == 15625
         assert acc[row["arch"]] == pytest.approx(row[column])
@@ -75,5 +75,15 @@ def test_degenerate_cells_have_chance_accuracy(nb201):
 
 
 def test_unknown_dataset_names_the_allowed():
-    with pytest.raises(ConfigError, match="allowed: cifar10, cifar100, imagenet16_120"):
+    with pytest.raises(ConfigError, match="allowed: cifar10, cifar100, imagenet16-120"):
         resolve_dataset("mnist")
+
+
+def test_one_dataset_spelling_with_the_api_spelling_accepted_on_both_sides():
+    from nasrescale.data.datasets import canonical_dataset_name
+    from nasrescale.jobs.job import DataSpec
+    from nasrescale.space.benchmark import DATASETS, benchmark_table
+
+    assert "imagenet16-120" in DATASETS and "imagenet16-120" in benchmark_table().columns
+    assert resolve_dataset("imagenet16_120") == canonical_dataset_name("imagenet16_120") == "imagenet16-120"
+    assert DataSpec("imagenet16_120").name == "imagenet16-120"

@@ -50,3 +50,17 @@ def test_the_stored_study_keeps_its_cells_and_identity(tmp_path):
     assert pipeline.arch_list() == stored
     explicit = load_pipeline(root / "pipeline.toml", ["archs.unique=false"])
     assert strip_keys(explicit.identity(stored), ANALYSIS_ONLY) == strip_keys(pipeline.identity(stored), ANALYSIS_ONLY)
+
+
+def test_duplicate_architectures_in_a_list_are_merged_with_a_notice(capsys):
+    from nasrescale.pipeline.tables import ArchSettings
+    from nasrescale.space.registry import get_family
+    from nasrescale.space.selection import select_archs
+
+    names = ("3_33_333", "1_10_021", "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|"
+             "nor_conv_3x3~1|nor_conv_3x3~2|")
+    archs = select_archs(ArchSettings(select="list", names=names), get_family("nb201"))
+    assert len(archs) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("nasrescale: note: archs.names: 1 duplicate architecture merged ([2] = [0]); "
+                           "2 distinct kept")
