@@ -149,12 +149,18 @@ def retire_cells_path(parser: argparse.ArgumentParser) -> None:
 
 
 def family_from_args(args: argparse.Namespace) -> CellFamily:
-    """The family selected by ``--family`` and ``--family-file``."""
-    return resolve_family(args.family, args.family_files)
+    """The family selected by ``--family`` and ``--family-file`` (with ``--norm``, where given, its
+    networks' normalization: :mod:`nasrescale.models.norms`)."""
+    family = resolve_family(args.family, args.family_files)
+    if getattr(args, "norm", None) is None:
+        return family
+    from ..models.norms import with_norm  # torch: loaded only where a network is built
+
+    return with_norm(family, args.norm, "--norm")
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--width`` and ``--cells`` (network size overrides of the family's macro)."""
+    """``--width`` and ``--cells`` (network size overrides of the family's macro) and ``--norm``."""
     parser.add_argument("--width", type=int_at_least(1), metavar="C",
                         help="network width, by the family's skeleton: nb201 C, channels of the first stage "
                              "(16); darts, darts5 C of the first cells (36); nb101 stem channels (128); "
@@ -162,6 +168,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cells", type=int_at_least(1), metavar="N",
                         help="number of cells, by the family's skeleton: nb201 cells per stage (5); darts, darts5 "
                              "all cells, reductions at N//3 and 2N//3 (20, at least 3); nb101 cells per stack (3)")
+    parser.add_argument("--norm", metavar="NAME",
+                        help="the network's normalization: batch (as the skeleton builds it, the default) or none "
+                             "(every BatchNorm removed); a pipeline's budget.norm")
 
 
 def add_data_options(parser: argparse.ArgumentParser, test_subset: int | None = None) -> None:

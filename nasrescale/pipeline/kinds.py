@@ -34,7 +34,7 @@ from ..registry import Registry
 from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
-from .landscape import extend_cells, landscape_plan
+from .landscape import check_landscape, extend_cells, landscape_plan
 from .trend import check_reuse, reusing, trend_plan
 from .validation import extend_validation, validation_plan
 from .protocols import ProtocolEntry, protocol_keys, require_resolved
@@ -160,6 +160,6 @@ def _landscape_after(pipeline: Pipeline, archs: Sequence[str], store: Store, met
 
 
 register_kind(PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan,
-                           after=_landscape_after, owns=("landscape",), runs=reusing, check=check_reuse,
+                           after=_landscape_after, owns=("landscape",), runs=reusing, check=check_landscape,
                            reuse_key="landscape.reuse",
                            cells_done=lambda pipeline, archs, store, run: extend_cells(pipeline, archs, store, run)))

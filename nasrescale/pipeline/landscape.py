@@ -31,6 +31,7 @@ import dataclasses
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import ConfigError
@@ -42,8 +43,9 @@ from ..store.job_status import FINAL, Status
 from ..store.write import Store
 from .execute import RunJobs
 from .protocols import protocol_keys
+from .trend import check_reuse
 
-__all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "PLAN_META"]
+__all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META"]
 
 #: store meta holding the plan: settings, protocol label, seeds and each cell's topology figures
 PLAN_META = "landscape_plan"
@@ -67,14 +69,22 @@ def landscape_jobs(pipeline: Any, arch: str, ks: Sequence[int]) -> list[TrainJob
                 for k in ks for seed in pipeline.pipeline.seeds]
 
 
-def _check_strata(settings: LandscapeSettings, scales: dict[str, float]) -> None:
-    """Every stratum the thresholds cut holds a selected cell; else a ConfigError naming the key."""
+def check_landscape(pipeline: Any, run_dir: Path) -> None:
+    """What a landscape needs before its store is created: every stratum ``landscape.strata`` cuts
+    holds a selected cell, and the ``reuse`` store exists; else a ConfigError naming the key."""
+    family, settings = pipeline.family(), pipeline.landscape
+    scales = {}
+    for arch in pipeline.arch_list():
+        graph = parse_arch(arch, family)
+        if not is_degenerate(graph, family):
+            scales[arch] = lr_scale(graph, family)
     edges = [0.0, *settings.strata, math.inf]
     for lo, hi in zip(edges, edges[1:]):
         if not any(lo <= s < hi for s in scales.values()):
             where = f"[{lo:g}, {hi:g})" if math.isfinite(hi) else f">= {lo:g}"
             raise ConfigError(f"landscape.strata: no selected cell has a path-depth scale {where}; add such cells "
                               f"to [archs] (nasrescale analyze shows a cell's scale) or drop that threshold")
+    check_reuse(pipeline, run_dir)
 
 
 def landscape_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
@@ -86,8 +96,6 @@ def landscape_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob],
         dead = is_degenerate(graph, family)
         cells[arch] = {"lr_scale": None if dead else lr_scale(graph, family), "degenerate": dead,
                        "sum_l3": sum_depth_cubed(graph, family)}
-    if settings.strata:
-        _check_strata(settings, {a: c["lr_scale"] for a, c in cells.items() if not c["degenerate"]})
     jobs = [job for arch in archs if not cells[arch]["degenerate"] for job in landscape_jobs(pipeline, arch, settings.ks())]
     plan = {"label": entry.label, "seeds": list(pipeline.pipeline.seeds), "settings": dataclasses.asdict(settings),
             "epochs": entry.protocol.epochs, "cells": cells}

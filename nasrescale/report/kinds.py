@@ -100,5 +100,5 @@ register_report(KindReport("calibration", calibration_text, lambda run_dir, n_bo
                            write_calibration_report(run_dir, n_boot=n_boot)))
 register_report(KindReport("trend", trend_text, lambda run_dir, n_boot, degenerate, tuning:
                            write_trend_report(run_dir, n_boot=n_boot)))
-register_report(KindReport("landscape", landscape_text, lambda run_dir, n_boot, degenerate:
+register_report(KindReport("landscape", landscape_text, lambda run_dir, n_boot, degenerate, tuning:
                            write_landscape_report(run_dir, n_boot=max(n_boot, 9999))))

@@ -101,6 +101,9 @@ def train_command(job: Mapping[str, Any], pipeline: Mapping[str, Any] | None = N
     for key in ("width", "cells"):
         if job.get(key) is not None:
             words += [f"--{key}", str(job[key])]
+    norm = (pipeline.get("budget") or {}).get("norm")
+    if norm is not None:
+        words += ["--norm", str(norm)]
     data = job.get("data") or {}
     words += ["--dataset", str(data.get("name", "cifar10-subset"))]
     for key, option in _DATA_OPTIONS:
@@ -117,8 +120,13 @@ def not_rerunnable(job: Mapping[str, Any], pipeline: Mapping[str, Any] | None = 
     ``train`` resolves under its name), or ``None``: it can, or this machine cannot tell (the
     pipeline's family file is not where it was given)."""
     family_file = ((pipeline or {}).get("pipeline") or {}).get("family_file")
+    norm = ((pipeline or {}).get("budget") or {}).get("norm")
     try:
         family = resolve_family(str(job.get("family")), [family_file] if family_file else [])
+        if norm is not None:  # as `train --norm` builds it
+            from ..models.norms import with_norm
+
+            family = with_norm(family, str(norm))
     except NasRescaleError:
         return None
     if family.digest() == job.get("family_digest"):

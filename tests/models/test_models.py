@@ -424,7 +424,7 @@ def family_with_macro(macro: str):
 
 
 def test_macro_table_is_checked():
-    with pytest.raises(ConfigError, match=r"test.toml: macro.depth: unknown key; allowed: kind, width, cells"):
+    with pytest.raises(ConfigError, match=r"test.toml: macro.depth: unknown key; allowed: kind, norm, width, cells"):
         build_model("3_33_333", family_with_macro('kind = "nb201"\nwidth = 4\ncells = 1\ndepth = 3\n'))
     with pytest.raises(ConfigError, match=r"macro.kind: expected one of 'nb201', 'mlp', 'cnn', 'darts', 'nb101' .*got 'resnet'"):
         build_model("3_33_333", family_with_macro('kind = "resnet"\nwidth = 4\n'))
