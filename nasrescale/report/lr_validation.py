@@ -142,8 +142,20 @@ def _sensitivity(plan: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _vs_paper(meta: dict[str, Any], res: dict[str, Any]) -> list[str]:
-    """One sentence per paper figure: our r beside it and the difference."""
+    """One sentence per paper figure: our r beside it and the difference; where the paper has no
+    figure for the family, the run's own r and slope against the rule's."""
     out = []
+    c = res["overall"]
+    if c["pearson_log"] is None:
+        return [f"**So far {len(res['points'])} architecture(s) finished, {res['skipped']} not yet: too few for a "
+                "correlation.**"]
+    if not PAPER_R.get(_family(meta)) and c["slope"] is not None:
+        nb = c["without_base"]
+        ci = nb.get("slope_ci")
+        out.append(f"**r (log LR) = {c['pearson_log']:.3f}, log-log slope {c['slope']:.3f} on the prediction (the rule: "
+                   f"1); without the base architecture r {_fmt(nb['pearson_log'])}, slope {_fmt(nb['slope'])}"
+                   + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + " (n = " + str(nb["n"]) + "). The paper has "
+                   "no figure for this family.**")
     for what, r in PAPER_R.get(_family(meta), []):
         c = res["overall"]
         if c["pearson_log"] is None:
