@@ -147,8 +147,8 @@ def _vs_paper(meta: dict[str, Any], res: dict[str, Any]) -> list[str]:
     out = []
     c = res["overall"]
     if c["pearson_log"] is None:
-        return [f"**So far {len(res['points'])} architecture(s) finished, {res['skipped']} not yet: too few for a "
-                "correlation.**"]
+        return [f"**So far {len(res['points'])} architecture(s) finished, {res['skipped']} not yet: too few for "
+                "r (log LR) and a slope.**"]
     if not PAPER_R.get(_family(meta)) and c["slope"] is not None:
         nb = c["without_base"]
         ci = nb.get("slope_ci")
