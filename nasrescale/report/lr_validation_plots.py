@@ -29,6 +29,21 @@ def _log_ticks(axis: Any) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def _short_arch(arch: str, limit: int = 28) -> str:
+    """An architecture as a legend shows it: NB201 strings in their digit form, long ones cut
+    (a 60-character legend entry squeezes the axes to a sliver)."""
+    if arch.startswith("|"):
+        from ..space.encodings import format_arch, parse_arch
+        from ..space.registry import get_family
+
+        try:
+            nb201 = get_family("nb201")
+            return format_arch(parse_arch(arch, nb201), nb201, "digits")
+        except Exception:  # noqa: BLE001 - another family's string: cut below
+            pass
+    return arch if len(arch) <= limit else arch[:limit - 3] + "..."
+
+
 def _pyplot() -> Any:
     import matplotlib  # local: matplotlib is slow to import and only plots need it
 
@@ -99,7 +114,7 @@ def plot_curves(res: dict[str, Any], path: Path, title: str) -> Path:
             kept = [(lr, loss) for lr, loss in p["curve"] if loss is not None and loss <= cap]
             color = plt.get_cmap("tab20")(i % 20)
             ax.plot([lr for lr, _ in kept], [loss for _, loss in kept], "-", color=color, lw=2.2 if p["base"] else 1.0,
-                    label=f"{p['arch']} (s = {p['lr_scale']:.2f})" + (" base" if p["base"] else ""))
+                    label=f"{_short_arch(p['arch'])} (s = {p['lr_scale']:.2f})" + (" base" if p["base"] else ""))
             ax.axvline(p["measured_lr"], color=color, lw=0.6, ls=":")
         ax.set_xscale("log")
         _log_ticks(ax.xaxis)
