@@ -72,11 +72,14 @@ def _describe(tp: Any) -> str:
         return "none"
     if origin in (tuple, list):
         return f"list of {_describe(typing.get_args(tp)[0])}"
+    if origin is dict:
+        return f"table of {_describe(typing.get_args(tp)[1])}"
     return getattr(tp, "__name__", str(tp))
 
 
 def _coerce(value: Any, tp: Any, key: str) -> Any:
-    """Check ``value`` against type ``tp``; return it converted (int -> float, list -> tuple)."""
+    """Check ``value`` against type ``tp``; return it converted (int -> float, list -> tuple,
+    table -> dict)."""
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, Mapping):
@@ -97,6 +100,10 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
         if isinstance(value, (list, tuple)):
             inner = typing.get_args(tp)[0]
             return tuple(_coerce(v, inner, f"{key}[{i}]") for i, v in enumerate(value))
+    elif origin is dict:  # a table of named values: keys as written, values checked one by one
+        if isinstance(value, Mapping):
+            inner = typing.get_args(tp)[1]
+            return {str(k): _coerce(v, inner, f"{key}.{k}") for k, v in value.items()}
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)

@@ -27,7 +27,7 @@ every rerun and every slice re-derives the same extensions.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -60,6 +60,20 @@ class LandscapeSettings:
         criterion: ``lr_validation`` runs (names or folders) whose maximal LRs (the paper's
             one-epoch criterion) the report shows beside the accuracy-optimal ones, on the cells
             both have (analysis only: never changes a stored result).
+        centers: ``arch -> LR``, each a grid LR: every cell's initial grid is ``center_points``
+            grid points around its own LR instead of ``lr_min .. lr_max`` (a longer budget's
+            landscape around each cell's best LR at a shorter one; ``tools/landscape_centers.py``
+            writes the table from a finished landscape). Empty: the one grid for every cell.
+        center_points: points of a centred grid: ``(center_points - 1) // 2`` below the centre,
+            the rest above it.
+
+    >>> s = LandscapeSettings(lr_min=0.1, points_per_octave=2, centers={"a": 0.4}, center_points=6)
+    >>> s.initial_ks("a"), LandscapeSettings().initial_ks("a") == LandscapeSettings().ks()
+    ([2, 3, 4, 5, 6, 7], True)
+    >>> LandscapeSettings(centers={"a": 0.3})
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: landscape.centers.a: 0.3 is not an LR of the grid 0.1 x 2^(k/2); use one (nearest: 0.2828), or change lr_min / points_per_octave
     """
 
     lr_min: float = 0.1
@@ -70,6 +84,8 @@ class LandscapeSettings:
     top_percent: int = 50
     reuse: str | None = None
     criterion: tuple[str, ...] = ()
+    centers: dict[str, float] = field(default_factory=dict)
+    center_points: int = 6
 
     def __post_init__(self) -> None:
         if not (self.lr_min > 0 and math.isfinite(self.lr_min)) or not math.isfinite(self.lr_max):
@@ -87,6 +103,17 @@ class LandscapeSettings:
                               f"got {list(self.strata)}")
         if not 1 <= self.top_percent <= 100:
             raise ConfigError(f"landscape.top_percent: a percentage in [1, 100], got {self.top_percent}")
+        self._check_centers()
+
+    def _check_centers(self) -> None:
+        if self.center_points < 3:
+            raise ConfigError(f"landscape.center_points: a centred grid needs at least 3 points, got {self.center_points}")
+        for arch, lr in self.centers.items():
+            k = self.k_of(lr) if lr > 0 and math.isfinite(lr) else math.nan
+            if math.isnan(k) or abs(k - round(k)) > 1e-6:
+                near = f" (nearest: {self.lr(round(k)):.4g})" if not math.isnan(k) else ""
+                raise ConfigError(f"landscape.centers.{arch}: {lr:g} is not an LR of the grid {self.lr_min:g} x "
+                                  f"2^(k/{self.points_per_octave}); use one{near}, or change lr_min / points_per_octave")
 
     def lr(self, k: int) -> float:
         """The LR of grid index ``k`` (negative below ``lr_min``)."""
@@ -101,6 +128,21 @@ class LandscapeSettings:
         top = math.floor(self.k_of(self.lr_max) + 1e-9) if self.lr_max > 0 else -1
         return list(range(0, top + 1))
 
+    def initial_ks(self, arch: str | None) -> list[int]:
+        """Cell ``arch``'s initial grid: :meth:`ks`, or ``center_points`` indices around its
+        entry of ``centers`` where the table is given.
+
+        Raises:
+            ConfigError: ``centers`` is given but has no entry for ``arch``.
+        """
+        if not self.centers:
+            return self.ks()
+        if arch not in self.centers:
+            raise ConfigError(f"landscape.centers: no centre LR for cell {arch!r}; add it to [landscape.centers] "
+                              "(tools/landscape_centers.py writes the table from a finished landscape) or drop the cell")
+        low = round(self.k_of(self.centers[arch])) - (self.center_points - 1) // 2
+        return list(range(low, low + self.center_points))
+
 
 def mean_curve(curve: Curve) -> dict[int, float]:
     """Mean accuracy over seeds per grid index (``nan`` where a seed diverged)."""
@@ -114,11 +156,12 @@ def best_k(curve: Curve) -> int | None:
     return max(means)[1] if means else None
 
 
-def cell_grid(settings: LandscapeSettings, curve: Curve) -> list[int]:
-    """The grid indices this cell trains at, given its finished runs ``curve`` (``k -> accuracies``;
-    an index with fewer than all seeds is unfinished): the initial grid, then per round, once
-    every index so far is finished and the best sits at an edge, :data:`EXTEND_POINTS` more past it."""
-    ks = settings.ks()
+def cell_grid(settings: LandscapeSettings, curve: Curve, arch: str | None = None) -> list[int]:
+    """The grid indices cell ``arch`` trains at, given its finished runs ``curve`` (``k -> accuracies``;
+    an index with fewer than all seeds is unfinished): its initial grid
+    (:meth:`LandscapeSettings.initial_ks`), then per round, once every index so far is finished
+    and the best sits at an edge, :data:`EXTEND_POINTS` more past it."""
+    ks = settings.initial_ks(arch)
     seeds = max((len(v) for v in curve.values()), default=0)
     for _ in range(settings.extend):
         if seeds == 0 or any(len(curve.get(k, ())) < seeds for k in ks):

@@ -18,6 +18,7 @@ A landscape pipeline is a retrain pipeline with one protocol and a ``[landscape]
     extend = 3                      # rounds of 2 more points past an edge best, per cell
     strata = [0.5]                  # optional: every path-depth-scale stratum must hold a cell
     reuse = "my_study"              # optional: copy finished runs of the same jobs from this store
+    # centers = {"1_21_010" = 0.4}  # optional: each cell's grid is center_points LRs around its own
 
 Every job is stored under the protocol's label; its LR tells the grid point. The plan (meta
 ``landscape_plan``) records the grid and each cell's path-depth scale, so the report needs only
@@ -34,10 +35,10 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NasRescaleError
 from ..jobs.job import TrainJob
 from ..lrsearch.landscape import LandscapeSettings, cell_grid
-from ..space.encodings import parse_arch
+from ..space.encodings import format_arch, parse_arch
 from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
 from ..store.job_status import FINAL, Status
 from ..store.write import Store
@@ -45,7 +46,8 @@ from .execute import RunJobs
 from .protocols import protocol_keys
 from .trend import check_reuse
 
-__all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META"]
+__all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META",
+           "resolved_settings"]
 
 #: store meta holding the plan: settings, protocol label, seeds and each cell's topology figures
 PLAN_META = "landscape_plan"
@@ -57,6 +59,19 @@ def _entry(pipeline: Any) -> Any:
         raise ConfigError(f"protocols: a landscape trains one protocol at every grid LR; got {len(pipeline.protocols)} "
                           f"({labels}): keep one [protocols.<label>] table (one landscape per protocol)")
     return pipeline.protocols[0]
+
+
+def resolved_settings(pipeline: Any) -> LandscapeSettings:
+    """``[landscape]`` with its ``centers`` keyed by canonical cell (any of the family's encodings
+    may name a cell in the file); a key that is no cell is a ConfigError naming it."""
+    settings, family = pipeline.landscape, pipeline.family()
+    centers = {}
+    for key, lr in settings.centers.items():
+        try:
+            centers[format_arch(parse_arch(key, family), family)] = lr
+        except NasRescaleError as err:
+            raise ConfigError(f"landscape.centers.{key}: {err}") from None
+    return dataclasses.replace(settings, centers=centers)
 
 
 def landscape_jobs(pipeline: Any, arch: str, ks: Sequence[int]) -> list[TrainJob]:
@@ -89,14 +104,14 @@ def check_landscape(pipeline: Any, run_dir: Path) -> None:
 
 def landscape_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
     """Every live cell's initial grid x seeds, and the plan meta (:data:`PLAN_META`)."""
-    entry, family, settings = _entry(pipeline), pipeline.family(), pipeline.landscape
+    entry, family, settings = _entry(pipeline), pipeline.family(), resolved_settings(pipeline)
     cells: dict[str, dict[str, Any]] = {}
     for arch in archs:
         graph = parse_arch(arch, family)
         dead = is_degenerate(graph, family)
         cells[arch] = {"lr_scale": None if dead else lr_scale(graph, family), "degenerate": dead,
                        "sum_l3": sum_depth_cubed(graph, family)}
-    jobs = [job for arch in archs if not cells[arch]["degenerate"] for job in landscape_jobs(pipeline, arch, settings.ks())]
+    jobs = [job for arch in archs if not cells[arch]["degenerate"] for job in landscape_jobs(pipeline, arch, settings.initial_ks(arch))]
     plan = {"label": entry.label, "seeds": list(pipeline.pipeline.seeds), "settings": dataclasses.asdict(settings),
             "epochs": entry.protocol.epochs, "cells": cells}
     return jobs, {PLAN_META: json.dumps(plan, sort_keys=True)}
@@ -119,13 +134,13 @@ def extend_cells(pipeline: Any, archs: Sequence[str], store: Store, run: RunJobs
                  progress: bool = False) -> tuple[int, int, int]:
     """Train each cell's extension points (:func:`~nasrescale.lrsearch.landscape.cell_grid`)
     round by round until no cell of ``archs`` needs more; returns the summed run counts."""
-    settings, totals = pipeline.landscape, (0, 0, 0)
+    settings, totals = resolved_settings(pipeline), (0, 0, 0)
     live = [a for a in archs if not is_degenerate(parse_arch(a, pipeline.family()), pipeline.family())]
     for _ in range(settings.extend):
         curves, stored = _curves(store, settings), {row["key"] for row in store.rows()}
         jobs = []
         for arch in live:  # only grid points new to the store (a failed run is retried by a rerun, not here)
-            jobs += [job for job in landscape_jobs(pipeline, arch, cell_grid(settings, curves.get(arch, {})))
+            jobs += [job for job in landscape_jobs(pipeline, arch, cell_grid(settings, curves.get(arch, {}), arch))
                      if job.key() not in stored]
         if not jobs:
             break

@@ -247,3 +247,55 @@ def test_elr_stats_tell_a_constant_effective_lr_from_a_varying_nominal_one():
     assert out["nominal"]["slope"] == pytest.approx(1.0, abs=1e-12)  # best LR = 0.8 x scale, here
     assert out["elr_first"]["sd_log"] == 0.0 and out["nominal"]["sd_log"] > 0.5
     assert elr_stats(cells[:2], settings.lr) is None
+
+
+def _grid_lr(lr: float, settings: LandscapeSettings) -> float:
+    """The grid LR nearest ``lr``."""
+    return settings.lr(round(settings.k_of(lr)))
+
+
+def test_a_centred_landscape_starts_each_cell_around_its_own_lr(tmp_path, capsys, fake_training):
+    """``centers``: each cell's first grid is center_points LRs around its centre, extended at edges."""
+    archs = ARCHS[:4]
+    base = LandscapeSettings(lr_min=0.1, points_per_octave=2)
+    # centres one grid step above each cell's known optimum: the centred grid still holds it
+    centers = {a: _grid_lr(OPT0 * lr_scale(parse_arch(a, NB201), NB201) ** BETA * 2 ** 0.5, base) for a in archs}
+    table = "lr_min = 0.1\npoints_per_octave = 2\nextend = 4\ncenter_points = 4\n[landscape.centers]\n" + "\n".join(
+        f'"{a}" = {lr!r}' for a, lr in centers.items())
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, table, archs)), "--results", str(tmp_path / "res"),
+                       "--quiet")
+    assert code == 0, err
+    canonical = {format_arch(parse_arch(a, NB201), NB201): lr for a, lr in centers.items()}  # as the plan keys them
+    settings = LandscapeSettings(lr_min=0.1, points_per_octave=2, extend=4, centers=canonical, center_points=4)
+    curves = _curves(tmp_path / "res" / "land")
+    assert set(curves) == set(canonical)
+    for arch, curve in curves.items():
+        by_k = {round(settings.k_of(lr)): v for lr, v in curve.items()}
+        k0 = round(settings.k_of(canonical[arch]))
+        assert set(range(k0 - 1, k0 + 3)) <= set(by_k)  # 1 below the centre, 2 above
+        assert sorted(by_k) == cell_grid(settings, by_k, arch)
+        best = max(curve, key=lambda lr: np.mean(curve[lr]))
+        assert min(curve) < best < max(curve)
+    assert any(len(c) == 4 for c in curves.values())  # a cell whose optimum was interior needed no more
+    # the table the finished landscape writes for a longer run: each cell's argmax grid LR
+    from tool_helpers import load_tool
+
+    code = load_tool("landscape_centers").main([str(tmp_path / "res" / "land"), "--cells", *archs[:2]])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and lines[0].startswith("[landscape.centers]") and len(lines) == 3
+    for arch, line in zip(archs[:2], lines[1:]):
+        curve = curves[format_arch(parse_arch(arch, NB201), NB201)]
+        assert line.startswith(f'"{arch}" = {max(curve, key=lambda lr: np.mean(curve[lr]))!r}  #')
+
+
+@pytest.mark.parametrize(("table", "fragment"), [
+    ('lr_min = 0.1\n[landscape.centers]\n"1_21_010" = 0.3', "landscape.centers.1_21_010: 0.3 is not an LR of the grid"),
+    ('lr_min = 0.1\ncenter_points = 2\n[landscape.centers]\n"1_21_010" = 0.4', "landscape.center_points: a centred grid"),
+    ('lr_min = 0.1\n[landscape.centers]\n"1_21_010" = 0.4', "landscape.centers: no centre LR for cell '|avg_pool_3x3~0|+|none~0|nor_conv_3x3~1|"),
+    ('lr_min = 0.1\n[landscape.centers]\n"1_21_010" = 0.4\n"4_03_44" = 0.4', "landscape.centers.4_03_44: "),
+])
+def test_bad_centres_exit_2_before_anything_is_stored(tmp_path, capsys, table, fragment):
+    path = landscape_file(tmp_path, table, ARCHS[:2])
+    code, _, err = cli(capsys, "run", str(path), "--results", str(tmp_path / "res"))
+    assert code == 2 and fragment in err, err
+    assert not (tmp_path / "res" / "land" / "store.sqlite").exists()

@@ -113,7 +113,7 @@ def read_cells(store: StoreData, n_boot: int = 1000) -> tuple[list[CellLandscape
         if info["degenerate"]:
             continue
         curve = acc.get(arch, {})
-        grid = cell_grid(settings, curve)
+        grid = cell_grid(settings, curve, arch)
         if not curve or any(k not in curve for k in grid):
             pending += 1
             continue
