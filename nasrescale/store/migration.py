@@ -80,9 +80,11 @@ def _get(doc: Mapping[str, Any], dotted: str) -> Any:
 
 
 def _move(doc: dict[str, Any], old: str, new: str) -> None:
-    """Move the value at ``old`` to ``new`` where ``new`` is unset (and ``old`` is no table holding it)."""
+    """Move the value at ``old`` to ``new`` where ``new`` is unset (and ``old`` is no table that
+    another alias reads from, as ``family`` of ``family.name``)."""
     value, *parents = old.split(".")[::-1]
-    if _get(doc, new) is not None or _get(doc, old) is None or isinstance(_get(doc, old), Mapping):
+    table = any(other.startswith(old + ".") for other in ALIASES)
+    if _get(doc, new) is not None or _get(doc, old) is None or (table and isinstance(_get(doc, old), Mapping)):
         return
     holder = _get(doc, ".".join(parents[::-1])) if parents else doc
     node = doc
