@@ -41,6 +41,7 @@ from ..lrsearch.landscape import LandscapeSettings, cell_grid
 from ..space.encodings import format_arch, parse_arch
 from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
 from ..store.job_status import FINAL, Status
+from ..store.record import LANDSCAPE_PLAN_KEY
 from ..store.write import Store
 from .execute import RunJobs
 from .protocols import protocol_keys
@@ -50,7 +51,7 @@ __all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cell
            "resolved_settings"]
 
 #: store meta holding the plan: settings, protocol label, seeds and each cell's topology figures
-PLAN_META = "landscape_plan"
+PLAN_META = LANDSCAPE_PLAN_KEY
 
 
 def _entry(pipeline: Any) -> Any:

@@ -109,8 +109,9 @@ def check_reference(pipeline: Any, archs: Sequence[str]) -> None:
     """
     from ..ranking.sources import load_source  # local: the report's modules load matplotlib
     from ..report.report import reference_spec
+    from ..store.migration import record_of
 
-    spec, _ = reference_spec(pipeline.resolved(archs))
+    spec, _ = reference_spec(record_of(pipeline.resolved(archs)))
     if spec is None or spec.lower().startswith("nats:"):
         return
     family = pipeline.family()

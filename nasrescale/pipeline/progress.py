@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..report.tuning import tuning_progress
-from ..store.read import StoreData, pipeline_value, read_store
+from ..store.read import StoreData, read_store
 
 __all__ = ["stage_lines"]
 
@@ -19,7 +19,7 @@ def stage_lines(run_dir: Path) -> list[str]:
     """One line per tuning still running in the store of ``run_dir``, and one on what the ETA
     leaves out; none once every tuning has chosen (or where none runs)."""
     store = read_store(Path(run_dir) / "store.sqlite")
-    running = {label: doc for label, doc in tuning_progress(store).items() if f"tuning:{label}" not in store.meta}
+    running = {label: doc for label, doc in tuning_progress(store).items() if not store.record.tuned(label)}
     if not running:
         return []
     lines = [f"  tuning of {label}: {doc['runs_finished']} of {doc.get('planned') or '?'} runs finished on "
@@ -33,4 +33,4 @@ def stage_lines(run_dir: Path) -> list[str]:
 
 
 def _has_jobs(store: StoreData, label: str) -> bool:
-    return bool((store.jobs["protocol"] == label).any()) and label in (pipeline_value(store.pipeline, "protocols") or {})
+    return bool((store.jobs["protocol"] == label).any()) and label in store.record.protocols

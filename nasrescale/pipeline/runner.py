@@ -33,6 +33,7 @@ from ..store.job_status import Status
 from ..store.binding import binding_verdict, refusal
 from ..store.integrity import READ_COLUMNS, check_connection, unpack_gzipped
 from ..store.read import run_dir_for
+from ..store.record import base_lr_key
 from ..store.write import Store
 from .execute import RunJobs, run_jobs, run_search
 from .lock import driver_lock
@@ -93,7 +94,7 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True, run_dir: Path | None
             parse_arch(pipeline.lr_search.arch, pipeline.family())
         except NasRescaleError as err:
             raise ConfigError(f"lr_search.arch: {err}") from None
-    extra.update({f"base_lr:{e.label}": json.dumps(e.protocol.lr) for e in pipeline.protocols
+    extra.update({base_lr_key(e.label): json.dumps(e.protocol.lr) for e in pipeline.protocols
                   if not e.search and not e.tune})
     for spec, keys in pipeline.data_specs():  # the dataset's name, with or without its data
         if spec.name not in dataset_names():

@@ -33,6 +33,7 @@ from ..lrsearch.search import SEARCH_PREFIX, format_table, search_jobs
 from ..lrsearch.select import Selection
 from ..lrsearch.tuning import TuningChoice, chance_accuracy, choose_multiplier, extend_multipliers, tune_label
 from ..store.job_status import Status
+from ..store.record import base_lr_key, lr_search_key, tuning_key
 from ..store.write import Store
 from .execute import Pace, RunJobs, run_chunks, run_search
 from .order import visit_cells
@@ -78,7 +79,7 @@ def _search_stage(pipeline: Pipeline, store: Store, run_dir: Path, run: RunJobs,
         entry = next(e for e in pipeline.protocols if e.label == shared)
         lr = _search(pipeline, entry.label, entry.protocol, store, run_dir, run, progress)
         for e in searched:
-            store.set_meta(f"base_lr:{e.label}", json.dumps(lr))
+            store.set_meta(base_lr_key(e.label), json.dumps(lr))
         return {e.label: lr for e in searched}
     return {e.label: _search(pipeline, e.label, e.protocol, store, run_dir, run, progress) for e in searched}
 
@@ -93,7 +94,7 @@ def _search(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir
         pairs = search_jobs(arch, pipeline.family(), pipeline.data_spec(), protocol, settings, SEARCH_PREFIX + label,
                             pipeline.budget.width, pipeline.budget.cells, lrs=grid)
         run([job for _, job in pairs])
-        sel, _, _ = run_search(store, pairs, settings, pipeline.executor, run_dir, meta_key=f"lr_search:{label}",
+        sel, _, _ = run_search(store, pairs, settings, pipeline.executor, run_dir, meta_key=lr_search_key(label),
                                plot=run_dir / f"lr_search_{label}.png",
                                title=f"{pipeline.name}: base-LR search for {label!r}",
                                info={"protocol": label, "extensions": round_}, progress=False)
@@ -104,7 +105,7 @@ def _search(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir
                               f"after {settings.extend} extension(s) (grid {grid[0]:g} .. {grid[-1]:g}); widen "
                               f"lr_search.lr_min/lr_max or raise lr_search.extend")
         grid = _extended(grid, sel)
-    store.set_meta(f"base_lr:{label}", json.dumps(sel.chosen_lr))
+    store.set_meta(base_lr_key(label), json.dumps(sel.chosen_lr))
     if progress:
         print(f"LR search for protocol {label!r} on {arch}:\n{format_table(sel, settings.seeds)}", file=sys.stderr)
     return sel.chosen_lr
@@ -214,6 +215,6 @@ def _record_choice(store: Store, label: str, anchor: float, choice: TuningChoice
                        for j in js] for m, js in jobs.items()}
     doc = {"protocol": label, "anchor_lr": anchor, "criterion": "mean test accuracy over the tuning cells and seeds",
            "cells": cells, "seeds": list(seeds), **choice.to_json(), "lr": lr, "runs": runs}
-    store.set_meta(f"tuning:{label}", json.dumps(doc))
-    store.set_meta(f"base_lr:{label}", json.dumps(lr))
+    store.set_meta(tuning_key(label), json.dumps(doc))
+    store.set_meta(base_lr_key(label), json.dumps(lr))
     return lr

@@ -40,9 +40,9 @@ from typing import Any, Sequence
 
 from ..errors import ConfigError
 from ..jobs.job import TrainJob
-from ..report.trend_summary import label_at as trend_label
 from ..store.job_status import FINAL
 from ..store.read import store_path
+from ..store.record import REUSED_KEY, trend_label
 from ..store.write import Store
 from .execute import RunJobs, job_rows
 from .protocols import protocol_keys, require_resolved
@@ -51,7 +51,7 @@ __all__ = ["TrendSettings", "trend_label", "trend_plan", "reusing", "check_reuse
            "REUSED_META"]
 
 #: store meta: ``{"source": the reuse store, "runs": how many finished runs were copied}``
-REUSED_META = "reused"
+REUSED_META = REUSED_KEY
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,14 @@ from typing import Any, Sequence
 
 from ..jobs.job import TrainJob
 from ..lrsearch.validation import extend_plan, validation_plan as plan_validation
+from ..store.record import PIPELINE_KEY, VALIDATION_PLAN_KEY
 from ..store.write import Store
 from .execute import RunJobs
 
 __all__ = ["validation_plan", "extend_validation", "PLAN_META"]
 
 #: store meta holding the plan (per group and architecture its scale, kernel factor and job keys)
-PLAN_META = "validation_plan"
+PLAN_META = VALIDATION_PLAN_KEY
 
 
 def _plan(pipeline: Any, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
@@ -55,5 +56,5 @@ def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: d
         total, new, ran = total + n, new + added, ran + todo
     # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
     store.set_meta(PLAN_META, json.dumps(plan))
-    store.set_meta("pipeline", json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
+    store.set_meta(PIPELINE_KEY, json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
     return total, new, ran

@@ -32,6 +32,8 @@ from typing import Any
 
 from ..jobs.records import provenance, resolve_device
 from ..store.job_status import FINAL, Status
+from ..store.migration import parse_record
+from ..store.record import visit_entries, visit_key
 from ..store.write import Store
 from .spec import Pipeline
 
@@ -105,20 +107,12 @@ def _chosen_lrs(store: Store, pipeline: Pipeline) -> dict[str, float]:
     protocol), a tuning's (meta ``tuning:<label>``) only when it tuned around the anchor the
     protocol has now (its fixed LR, or the search's choice: a search rerun under changed
     analysis settings may have moved it). The others are left out."""
-    meta = store.meta()
-
-    def stored(key: str) -> dict[str, Any]:
-        try:
-            doc = json.loads(meta[key]) if key in meta else {}
-        except json.JSONDecodeError:
-            return {}
-        return doc if isinstance(doc, dict) else {}
-
+    record = parse_record(store.meta(), str(store.path))
     out = {}
     for e in pipeline.protocols:
-        anchor = stored(f"lr_search:{pipeline.lr_search.protocol or e.label}").get("chosen_lr") if e.search \
+        anchor = record.searches.get(pipeline.lr_search.protocol or e.label, {}).get("chosen_lr") if e.search \
             else e.protocol.lr
-        tuning = stored(f"tuning:{e.label}")
+        tuning = record.tunings.get(e.label, {})
         if e.tune and anchor is not None and tuning.get("anchor_lr") == anchor and tuning.get("lr") is not None:
             out[e.label] = float(tuning["lr"])
         elif e.search and not e.tune and anchor is not None:
@@ -137,7 +131,7 @@ def record_visit(store: Store, summary: SliceSummary, visit: dict[str, Any]) -> 
     n = 1 + sum(1 for _ in visit_records(store.path, store))
     facts = {**visit, **summary.to_json(), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     facts.pop("run_dir", None)
-    store.set_meta(f"visit:{n:03d}", json.dumps(facts))
+    store.set_meta(visit_key(n), json.dumps(facts))
 
 
 def visit_records(path: str | Path, store: Store | None = None) -> list[dict[str, Any]]:
@@ -149,7 +143,7 @@ def visit_records(path: str | Path, store: Store | None = None) -> list[dict[str
     finally:
         if own:
             store.close()
-    return [json.loads(meta[k]) for k in sorted(meta) if k.startswith("visit:")]
+    return [json.loads(value) for value in visit_entries(meta)]
 
 
 def copy_store(src: str | Path, dst: str | Path) -> Path:

@@ -34,7 +34,7 @@ from ..space.benchmark import (
 )
 from ..space.registry import get_family
 from ..store.job_status import FINAL, Status
-from ..store.read import StoreData, chance_accuracy, pipeline_value, read_store, store_path
+from ..store.read import StoreData, chance_accuracy, read_store, store_path
 
 __all__ = ["Source", "load_source", "store_source", "split_spec"]
 
@@ -221,6 +221,5 @@ def store_source(store: StoreData, protocol: str, label: str | None = None) -> S
         skipped["missing"] = int(done_without.sum())
         frame = frame[~done_without]
     frame["degenerate"] = frame["degenerate"].astype(object)
-    fam = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
     return Source(label=label or protocol, kind="store", runs=_runs(frame), chance=chance_accuracy(store),
-                  family=str(fam) if isinstance(fam, str) else "nb201", skipped=skipped)
+                  family=store.record.family_or("nb201"), skipped=skipped)

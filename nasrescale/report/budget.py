@@ -15,7 +15,6 @@ N = 5, several seeds), and :func:`budget_lines` writes both as markdown.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,8 @@ from ..scaling.rules import has_base_lr
 from .markdown import md_table
 from .records import job_records, record_precision
 from .tuning import tunings, tuned_lr_text
-from ..store.read import StoreData, dataset_name, pipeline_value
+from ..store.read import StoreData
+from ..store.record import ProtocolRecord
 
 __all__ = ["budget_facts", "budget_limits", "budget_lines", "search_lines", "searches", "BENCHMARK_BUDGET"]
 
@@ -36,58 +36,47 @@ def _distinct(values: list[Any]) -> list[Any]:
     return list(dict.fromkeys(v for v in values if v is not None))
 
 
-def _meta_json(store: StoreData, key: str) -> Any:
-    try:
-        return json.loads(store.meta[key]) if isinstance(store.meta.get(key), str) else None
-    except json.JSONDecodeError:
-        return None
-
-
 def searches(store: StoreData) -> dict[str, dict[str, Any]]:
     """Per protocol with ``base_lr = "search"``: ``{chosen_lr, arch, plot, selection}`` (``chosen_lr``
     and the rest ``None`` while the search has not finished); ``plot`` is the figure's file name
     when it is in the run folder."""
-    protocols = pipeline_value(store.pipeline, "protocols") or {}
-    shared = pipeline_value(store.pipeline, "lr_search.protocol")  # one search for every searched protocol
     out = {}
-    for label, table in protocols.items():
-        if not (isinstance(table, dict) and table.get("base_lr") == "search"):
+    for label, protocol in store.record.protocols.items():
+        if not protocol.searched:
             continue
-        sel = _meta_json(store, f"lr_search:{shared or label}")
-        sel = sel if isinstance(sel, dict) else {}
+        sel = dict(store.record.search_of(label) or {})  # one shared search (lr_search.protocol) or its own
         plot = Path(str(sel.get("plot") or f"lr_search_{label}.png")).name
         out[str(label)] = {"chosen_lr": sel.get("chosen_lr"), "arch": sel.get("arch"),
                            "plot": plot if (store.path.parent / plot).is_file() else None, "selection": sel}
     return out
 
 
-def _lr_text(table: dict[str, Any], found: dict[str, Any] | None = None, tuned: dict[str, Any] | None = None) -> str:
-    if table.get("tune"):
-        return "the LR tuning has not finished" if tuned is None else tuned_lr_text(tuned, table.get("lr_rule"))
+def _lr_text(protocol: ProtocolRecord, found: dict[str, Any] | None = None, tuned: dict[str, Any] | None = None) -> str:
+    if protocol.tuned:
+        return "the LR tuning has not finished" if tuned is None else tuned_lr_text(tuned, protocol.lr_rule)
     if found is not None:
         lr = found["chosen_lr"]
         return "base LR: the LR search has not finished" if lr is None else \
-            f"base LR {lr:g}, found by the LR search ({table.get('lr_rule')})"
-    lr = table.get("lr", table.get("base_lr"))
+            f"base LR {lr:g}, found by the LR search ({protocol.lr_rule})"
+    lr = protocol.lr
     if lr is None:
         return "?"
-    if has_base_lr(table.get("lr_rule"), table.get("init")):
-        return f"base LR {lr} ({table.get('lr_rule')})"
+    if has_base_lr(protocol.lr_rule, protocol.init):
+        return f"base LR {lr} ({protocol.lr_rule})"
     return f"LR {lr} (fixed)"
 
 
 def budget_facts(store: StoreData) -> dict[str, Any]:
     """The run's budget, from its pipeline (what was asked) and records (what ran)."""
-    pipe, records = store.pipeline, job_records(store)
-    budget = pipeline_value(pipe, "budget") or {}
-    protocols = pipeline_value(pipe, "protocols") or {}
+    record, records = store.record, job_records(store)
+    budget, protocols = record.budget, record.protocols
 
     def first(key: str) -> list[Any]:
         return _distinct([r.get(key) for r in records])
 
-    dataset = dataset_name(pipe)
+    dataset = record.dataset
     found, tuned = searches(store), tunings(store)
-    labels = [str(label) for label in protocols] if isinstance(protocols, dict) else []
+    labels = list(protocols)
     trained = store.jobs[store.jobs["protocol"].isin(labels)] if labels else store.jobs
     devices = _distinct([f"{(r.get('provenance') or {}).get('device')} "
                          f"({(r.get('provenance') or {}).get('device_name')})" for r in records if r.get("provenance")])
@@ -98,13 +87,12 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
         "cells": budget.get("cells") or (first("cells") or [None])[0],
         "train_subset": budget.get("train_subset"), "test_subset": budget.get("test_subset"),
         "resolution": budget.get("resolution"),
-        "calibration": pipeline_value(pipe, "pipeline.calibration"),
+        "calibration": record.calibration,
         "train_images": max(first("train_images"), default=budget.get("train_subset")),
         "test_images": max(first("test_images"), default=budget.get("test_subset")),
         "full_train_images": _FULL_TRAIN.get(str(dataset)),
-        "lrs": {label: _lr_text(t, found.get(str(label)), tuned.get(str(label)))
-                for label, t in protocols.items() if isinstance(t, dict)},
-        "seeds": list(pipeline_value(pipe, "pipeline.seeds") or sorted(store.jobs["seed"].dropna().unique().tolist())),
+        "lrs": {label: _lr_text(p, found.get(label), tuned.get(label)) for label, p in protocols.items()},
+        "seeds": list(record.seeds or sorted(store.jobs["seed"].dropna().unique().tolist())),
         "precision": _distinct([record_precision(r) for r in records]),
         "device": devices,
         "archs": int(trained["arch"].nunique()),  # the LR search's base architecture only if also trained
@@ -148,7 +136,7 @@ def search_lines(store: StoreData, found_by_label: dict[str, dict[str, Any]]) ->
         grid = sel.get("grid") or []
         rule = "; ".join(sel.get("rule_text") or []) or f"rule {sel.get('rule', '?')}"
         ranked = bool(((store.jobs["protocol"] == label) & (store.jobs["arch"] == found["arch"])).any())
-        tuned = (pipeline_value(store.pipeline, "protocols") or {}).get(label, {}).get("tune")
+        tuned = label in store.record.protocols and store.record.protocols[label].tuned
         lines += [f"Protocol **{label}** " + ("anchored its LR tuning at" if tuned else "trained at")
                   + f" base LR **{found['chosen_lr']:g}**, found by the LR search on "
                   f"`{found['arch'] or '?'}`" + ("" if ranked else " (searched only: not one of the architectures "

@@ -29,7 +29,7 @@ from ..ranking.rank import kendall_tau
 from ..ranking.sources import load_source, store_source
 from ..ranking.text import fmt, to_json
 from ..store.job_status import FINAL
-from ..store.read import StoreData, pipeline_value, read_store
+from ..store.read import StoreData, read_store
 from .calibration_plots import accuracy_grid, tau_cost_plot
 from .method import method_section
 from .provenance import provenance_lines
@@ -44,13 +44,12 @@ _KS = (50, 20)
 
 
 def _candidates(store: StoreData) -> dict[str, dict[str, Any]]:
-    table = pipeline_value(store.pipeline, "budgets")
-    return table if isinstance(table, dict) else {}
+    return {name: dict(table) for name, table in store.record.budgets.items() if isinstance(table, dict)}
 
 
 def cpus_per_run(store: StoreData) -> float:
     """CPU cores one run held: the executor's ``cpus_per_job`` under Ray, else the recorded threads."""
-    executor = pipeline_value(store.pipeline, "executor") or {}
+    executor = store.record.executor
     if executor.get("kind") == "ray":
         return float(executor.get("cpus_per_job", 1.0))
     threads = [json.loads(r).get("provenance", {}).get("threads") for r in store.jobs.get("record_json", []) if isinstance(r, str)]
@@ -110,14 +109,14 @@ def candidate_stats(store: StoreData, label: str, reference: Any, cpus: float, n
 
 def _analysis(run_dir: Path, n_boot: int) -> tuple[StoreData, dict[str, Any]]:
     store = read_store(run_dir / "store.sqlite")
-    spec, nats = reference_spec(store.pipeline)
+    spec, nats = reference_spec(store.record)
     reference = load_source(spec, nats_file=nats) if spec else None
     cpus = cpus_per_run(store)
     budgets = _candidates(store)
     labels = [p for p in protocol_order(store) if p in budgets] or protocol_order(store)
     rows = [{**candidate_stats(store, label, reference, cpus, n_boot), "budget": budgets.get(label, {})}
             for label in labels]
-    return store, {"name": str(store.meta.get("name") or run_dir.name), "reference": spec, "goal_tau": GOAL_TAU,
+    return store, {"name": store.record.name or run_dir.name, "reference": spec, "goal_tau": GOAL_TAU,
                    "candidates": rows}
 
 
@@ -170,9 +169,7 @@ def scope_lines(rows: list[dict[str, Any]], store: StoreData) -> list[str]:
     ranked = [r for r in rows if r.get("kendall_tau") is not None]
     if not ranked:
         return []
-    protocols = pipeline_value(store.pipeline, "protocols")
-    names = sorted({str(t.get("name", label)) for label, t in protocols.items()}) \
-        if isinstance(protocols, dict) else []
+    names = sorted({p.name or label for label, p in store.record.protocols.items()})
     cells = max(int(r.get("n") or 0) for r in ranked)
     which = f"the `{'`, `'.join(names)}` protocol" if names else "one protocol"
     return ["**What this validates.** " + f"Every candidate trains {which} only: a protocol with other "
@@ -195,7 +192,7 @@ def write_calibration_report(run_dir: Path, n_boot: int = 1000) -> Path:
     store, res = _analysis(run_dir, n_boot)
     rows = res["candidates"]
     lines = [f"# Proxy calibration: {res['name']}", "",
-             str(pipeline_value(store.pipeline, "pipeline.description") or ""), "",
+             store.record.description, "",
              f"Each candidate budget trains the same cells under the benchmark's default protocol; its "
              f"ranking (mean accuracy over its seeds) is compared with `{res['reference']}`. The seed-vs-seed "
              "tau ranks the cells by one seed against another: how well two runs of one budget agree. It is no "
@@ -204,7 +201,7 @@ def write_calibration_report(run_dir: Path, n_boot: int = 1000) -> Path:
              f"{MIN_TOPK_ROWS} cells is left blank (-). CPU-h/ranking is one seed of every cell: seconds per run x "
              "cores per run x cells.", ""]
     lines += _table(rows) + [""] + _verdict(rows) + [""] + scope_lines(rows, store) + [""]
-    lines += method_section(store.pipeline)
+    lines += method_section(store.record)
     if any(r.get("kendall_tau") is not None for r in rows):
         fig = tau_cost_plot(rows, GOAL_TAU, run_dir / "tau_vs_cost.png")
         lines += ["## Proxy validity against cost", "", f"![tau against cost]({fig.name})", "",
@@ -231,7 +228,7 @@ def proxy_validity(spec: str, results_root: Path, n_boot: int = 1000) -> dict[st
         store = read_store(Path(results_root) / name / "store.sqlite")
         if label not in store.protocols:
             return {"source": spec, "missing": f"{name} has no candidate {label!r}"}
-        ref_spec, nats = reference_spec(store.pipeline)
+        ref_spec, nats = reference_spec(store.record)
         reference = load_source(ref_spec, nats_file=nats) if ref_spec else None
         return {**candidate_stats(store, label, reference, cpus_per_run(store), n_boot), "source": spec}
     except NasRescaleError as err:

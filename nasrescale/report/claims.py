@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.text import fmt
 from ..scaling.lr_rules import scales_per_arch
+from ..store.record import ProtocolRecord
 from .seed_floor import floor_clause
 from .verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
 
@@ -138,20 +139,21 @@ def proxy_claim(proxy: Mapping[str, Any] | None, per_protocol: Mapping[str, Mapp
             "as those taus, and for the other protocols this budget's validity is not measured.")
 
 
-def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mapping[str, Any] | None:
+def claims_pair(pairs: Mapping[str, Mapping[str, Any]],
+                protocols: Mapping[str, ProtocolRecord] | None) -> Mapping[str, Any] | None:
     """The protocol pair the claims are read from: the baseline (A) against a protocol whose LR
     rule is the paper's ``path_depth`` (B), else the first pair (``None`` without one). Among
     the path-depth protocols, the first whose LR was tuned at the run's budget (``tune``) is
     preferred once it has :data:`MIN_TOPK_ROWS` cells compared; until then, the first one.
 
     ``pairs`` maps ``"B vs A"`` to a comparison with labels ``a`` and ``b`` and its ``n``;
-    ``protocols`` is the pipeline's ``[protocols]`` table (label -> its resolved keys).
+    ``protocols`` is the run record's protocols (label -> its :class:`~nasrescale.store.record.ProtocolRecord`).
 
     >>> pairs = {"elr_warmup vs default": {"a": "default", "b": "elr_warmup", "n": 50},
     ...          "rescaled vs default": {"a": "default", "b": "rescaled", "n": 50},
     ...          "principled vs default": {"a": "default", "b": "principled", "n": 12}}
-    >>> rules = {"elr_warmup": {"lr_rule": "fixed"}, "rescaled": {"lr_rule": "path_depth"},
-    ...          "principled": {"lr_rule": "path_depth", "tune": True}}
+    >>> rules = {label: ProtocolRecord.of(label, table) for label, table in {"elr_warmup": {"lr_rule": "fixed"},
+    ...          "rescaled": {"lr_rule": "path_depth"}, "principled": {"lr_rule": "path_depth", "tune": True}}.items()}
     >>> claims_pair(pairs, rules)["b"]
     'principled'
     >>> pairs["principled vs default"]["n"] = 4  # too few cells yet: the untuned one
@@ -160,11 +162,11 @@ def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mappi
     >>> claims_pair(pairs, None)["b"]  # no LR rules recorded: the first pair
     'elr_warmup'
     """
-    tables = protocols if isinstance(protocols, Mapping) else {}
+    tables = protocols or {}
 
     def key(label: Any, name: str) -> Any:
-        table = tables.get(label)
-        return table.get(name) if isinstance(table, Mapping) else None
+        protocol = tables.get(label)
+        return getattr(protocol, name) if protocol is not None else None
 
     first = next(iter(pairs.values()), None)
     if first is None:
@@ -172,7 +174,7 @@ def claims_pair(pairs: Mapping[str, Mapping[str, Any]], protocols: Any) -> Mappi
     baseline = first.get("a")
     scaled = [p for p in pairs.values() if p.get("a") == baseline and scales_per_arch(key(p.get("b"), "lr_rule"))
               and not scales_per_arch(key(baseline, "lr_rule"))]
-    tuned = [p for p in scaled if key(p.get("b"), "tune") and (p.get("n") or 0) >= MIN_TOPK_ROWS]
+    tuned = [p for p in scaled if key(p.get("b"), "tuned") and (p.get("n") or 0) >= MIN_TOPK_ROWS]
     return next(iter(tuned or scaled), first)
 
 

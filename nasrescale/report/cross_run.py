@@ -16,7 +16,7 @@ from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.compare import compare
 from ..ranking.sources import store_source
 from ..ranking.text import fmt
-from ..store.read import pipeline_value, read_store
+from ..store.read import read_store
 from .section import Computed
 from .summary import RunSummary
 
@@ -40,7 +40,7 @@ def cross_run_rows(run: RunSummary) -> list[dict[str, Any]]:
             store = read_store(other / "store.sqlite")
         except NasRescaleError:
             continue
-        if pipeline_value(store.pipeline, "pipeline.kind") not in (None, "retrain") or "validation_plan" in store.meta:
+        if store.record.kind != "retrain":
             continue
         for label in run.compared:
             if label not in store.protocols or run.sources[label].runs.empty:

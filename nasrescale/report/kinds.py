@@ -1,7 +1,8 @@
 """One registry from a run's stored kind (``[pipeline] kind``) to its report: :data:`REPORTS`.
 
 ``nasrescale report`` (:func:`write_run_report`) and the end of ``nasrescale run``
-(:func:`end_of_run`) read the kind the store records (:func:`stored_kind`) and ask its
+(:func:`end_of_run`) read the kind the store records (:attr:`~nasrescale.store.record.RunRecord.kind`,
+an older store's migrated by :mod:`nasrescale.store.migration`) and ask its
 :class:`KindReport`; adding a pipeline kind adds one entry here (its report's sections are its
 own, :mod:`nasrescale.report.section`).
 
@@ -17,14 +18,14 @@ from pathlib import Path
 from typing import Callable
 
 from ..registry import Registry
-from ..store.read import StoreData, pipeline_value, read_store
+from ..store.read import read_store
 from .calibration import calibration_text, proxy_validity, write_calibration_report
 from .landscape.write import landscape_text, write_landscape_report
 from .lr_validation import summary_text, write_validation_report
 from .report import ranking_text, write_report
 from .trend import trend_text, write_trend_report
 
-__all__ = ["KindReport", "REPORTS", "register_report", "stored_kind", "write_run_report", "end_of_run"]
+__all__ = ["KindReport", "REPORTS", "register_report", "write_run_report", "end_of_run"]
 
 
 @dataclass(frozen=True)
@@ -53,30 +54,20 @@ def register_report(report: KindReport) -> KindReport:
     return REPORTS.add(report.name, report)
 
 
-def stored_kind(store: StoreData) -> str:
-    """The kind of the run a store holds: the stored ``pipeline.kind``; a retrain run stores none
-    (its resolved pipeline keeps the identity it had before kinds), nor did LR validations from
-    before kinds, which store their ``validation_plan``."""
-    kind = pipeline_value(store.pipeline, "pipeline.kind")
-    if kind:
-        return str(kind)
-    return "lr_validation" if "validation_plan" in store.meta else "retrain"
-
-
 def write_run_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
                      include_tuning: bool = False) -> Path:
     """``report.md`` of the run in ``run_dir``, by its stored kind (``include_degenerate``: count
     degenerate cells in the statistics, ``include_tuning``: count the LR tuning's cells and those
     isomorphic to them, where the kind's report has them). Returns its path."""
     store = read_store(Path(run_dir) / "store.sqlite")
-    return REPORTS.get(stored_kind(store)).write(Path(run_dir), n_boot, include_degenerate, include_tuning)
+    return REPORTS.get(store.record.kind).write(Path(run_dir), n_boot, include_degenerate, include_tuning)
 
 
 def end_of_run(run_dir: Path) -> None:
     """The end of ``nasrescale run``: print the kind's summary, then write its report; a failing
     report leaves the stored results as they are and says how to redo it."""
     try:
-        report = REPORTS.get(stored_kind(read_store(Path(run_dir) / "store.sqlite")))
+        report = REPORTS.get(read_store(Path(run_dir) / "store.sqlite").record.kind)
         print(report.text(Path(run_dir)))
         print(f"report: {report.write(Path(run_dir), 1000, False, False)}", file=sys.stderr)
     except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
@@ -87,7 +78,7 @@ def end_of_run(run_dir: Path) -> None:
 def _retrain_write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
     """The retrain report, with the proxy validity of the calibration candidate its pipeline
     names (``pipeline.calibration``, a run under the same results root)."""
-    calibration = pipeline_value(read_store(run_dir / "store.sqlite").pipeline, "pipeline.calibration")
+    calibration = read_store(run_dir / "store.sqlite").record.calibration
     proxy = proxy_validity(calibration, run_dir.parent, n_boot) if calibration else None
     return write_report(run_dir, n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy,
                         include_tuning=include_tuning)

@@ -22,7 +22,9 @@ from ..lrsearch.select import SELECTION_RULES
 from ..lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from ..lrsearch.validation import analyze
 from ..store.job_status import FINAL
+from ..store.migration import parse_record
 from ..store.read import reading
+from ..store.record import VALIDATION_PLAN_KEY
 from .lr_validation_plots import plot_curves, plot_predicted_measured
 
 __all__ = ["write_validation_report", "summary_text", "load_analysis", "PAPER_R"]
@@ -54,9 +56,9 @@ def load_analysis(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """
     with reading(run_dir) as store:
         meta, rows = store.meta(), store.rows_with_tail()
-    if "validation_plan" not in meta:
+    if VALIDATION_PLAN_KEY not in meta:
         raise DataError(f"{str(run_dir)!r} holds no lr_validation run (no validation plan in its store)")
-    return meta, analyze(json.loads(meta["validation_plan"]), rows)
+    return meta, analyze(json.loads(meta[VALIDATION_PLAN_KEY]), rows)
 
 
 def _fmt(x: float | None) -> str:
@@ -64,10 +66,7 @@ def _fmt(x: float | None) -> str:
 
 
 def _family(meta: dict[str, Any]) -> str:
-    try:
-        return str(json.loads(meta.get("pipeline", "{}"))["pipeline"]["family"])
-    except (KeyError, TypeError, ValueError):
-        return "?"
+    return parse_record(meta).family or "?"
 
 
 def summary_text(run_dir: Path) -> str:
@@ -169,17 +168,12 @@ def _vs_paper(meta: dict[str, Any], res: dict[str, Any]) -> list[str]:
 
 def _budget_lines(meta: dict[str, Any], plan: dict[str, Any], res: dict[str, Any]) -> list[str]:
     """What was run: data, protocol, grid, seeds, rule, size, and the machine (from the store)."""
-    try:
-        pipe = json.loads(meta.get("pipeline", "{}"))
-    except ValueError:
-        pipe = {}
-    search, budget, data = pipe.get("lr_search", {}), pipe.get("budget", {}), pipe.get("data", {})
-    protos = pipe.get("protocols", {})
+    record = parse_record(meta)
+    search, budget = record.lr_search, record.budget
     runs = sum(len(m["runs"]) for g in plan["groups"].values() for m in g["archs"])
-    proto_text = "; ".join(f"`{label}`: init {p.get('init')}, batch {p.get('batch_size')}, momentum "
-                           f"{p.get('momentum')}, weight decay {p.get('weight_decay')}, {p.get('epochs')} epoch(s), "
-                           f"{p.get('precision')}" for label, p in protos.items())
-    return [f"- data: `{data.get('name')}`"
+    proto_text = "; ".join(f"`{label}`: init {p.init}, batch {p.batch_size}, momentum {p.momentum}, weight decay "
+                           f"{p.weight_decay}, {p.epochs} epoch(s), {p.precision}" for label, p in record.protocols.items())
+    return [f"- data: `{record.dataset}`"
             + (f", {budget['train_subset']} training images" if budget.get("train_subset") else ", full training set"),
             f"- protocols: {proto_text}",
             f"- grid: {search.get('points')} LRs from {search.get('lr_min')} to {search.get('lr_max')} (log-spaced), "
@@ -195,7 +189,7 @@ def write_validation_report(run_dir: Path) -> Path:
     run_dir = Path(run_dir)
     meta, res = load_analysis(run_dir)
     name = meta.get("name", run_dir.name)
-    plan = json.loads(meta["validation_plan"])
+    plan = json.loads(meta[VALIDATION_PLAN_KEY])
     rows = _rows(run_dir)
     fig = plot_predicted_measured(res, run_dir / "lr_validation.png", f"{name}: maximal LR, measured vs predicted")
     curves = plot_curves(res, run_dir / "lr_validation_curves.png", name)

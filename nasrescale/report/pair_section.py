@@ -97,11 +97,11 @@ def lr_setting(run: RunSummary, pair: dict | None) -> str:
     if not pair:
         return ""
     b = pair.get("b")
-    table = (run.store.pipeline.get("protocols") or {}).get(b) if isinstance(run.store.pipeline, dict) else None
+    protocol = run.store.record.protocols.get(b)
     lrs = protocol_lrs(run.store, b)
     if not len(lrs) or lrs.nunique() < 2:
         return ""
-    base = table.get("lr") if isinstance(table, dict) else None
+    base = protocol.lr if protocol is not None else None
     head = f"{b}: base LR {base:g} scaled per cell" if isinstance(base, (int, float)) else f"{b}: LR per cell"
     return f"{head}, {lrs.min():.3g} to {lrs.max():.3g}"
 

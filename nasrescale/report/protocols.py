@@ -23,7 +23,7 @@ from ..ranking.compare import isomorphic_duplicates
 from ..ranking.rank import kendall_tau
 from ..ranking.text import fmt
 from ..store.job_status import Status
-from ..store.read import StoreData, pipeline_value
+from ..store.read import StoreData
 from . import protocol_plots
 from .markdown import md_table
 
@@ -111,7 +111,7 @@ def elr_table(store: StoreData, labels: list[str]) -> tuple[pd.DataFrame, dict, 
     """The runs' ELR spreads (:func:`run_spreads`), per protocol their figures for ``report.json``
     and the rows of the table (empty without recorded ELRs)."""
     runs = run_spreads(store, labels)
-    family = str(pipeline_value(store.pipeline, "pipeline.family", "family") or "nb201")
+    family = store.record.family_or("nb201")
     numbers: dict[str, dict] = {}
     rows: list[list] = []
     for label in labels if not runs.empty else []:

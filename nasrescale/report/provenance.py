@@ -3,12 +3,11 @@ data copy, the slices that ran it) as facts and Markdown lines, shared by ``repo
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
 from ..ranking.text import fmt
-from ..store.read import StoreData, dataset_name, pipeline_value
+from ..store.read import StoreData
 from .markdown import md_table
 from .records import job_records, precision_label
 
@@ -24,16 +23,15 @@ def provenance(store: StoreData) -> dict[str, str]:
     """Device, torch, CUDA, precision and data copy of a store's finished jobs (counts when mixed)."""
     records = [r for r in job_records(store, final_only=True) if not r.get("degenerate")]
     prov = [r.get("provenance") or {} for r in records]
-    data = pipeline_value(store.pipeline, "data") or {}
     slices = _slices(store)
     copy = next((v.get("data_copy") for v in reversed(slices) if v.get("data_copy")), None)
-    where = data.get("path") if isinstance(data, dict) else None
+    where = store.record.data_path
     return {
         "device": _counted([str(p.get("device_name") or p.get("device") or "") for p in prov]),
         "torch": _counted([str(p.get("torch") or "") for p in prov]),
         "CUDA": _counted([str(p.get("cuda") or "") for p in prov if str(p.get("device", "")).startswith("cuda")]),
         "precision": _counted([precision_label(r) for r in records]),
-        "data": f"{dataset_name(store.pipeline) or '?'}" + (f" from `{where}`" if where else "")
+        "data": f"{store.record.dataset or '?'}" + (f" from `{where}`" if where else "")
                 + (f"; {copy}" if copy else ""),
     }
 
@@ -50,13 +48,7 @@ def provenance_lines(store: StoreData) -> list[str]:
 
 def _slices(store: StoreData) -> list[dict[str, Any]]:
     """The slices recorded by :func:`~nasrescale.pipeline.slices.run_slice` (meta ``visit:<n>``)."""
-    out = []
-    for key in sorted(k for k in store.meta if k.startswith("visit:")):
-        try:
-            out.append(json.loads(store.meta[key]))
-        except (TypeError, json.JSONDecodeError):
-            continue
-    return out
+    return [dict(visit) for visit in store.record.visits]
 
 
 def _jobs_run(visit: dict[str, Any]) -> str:

@@ -59,7 +59,7 @@ def ranking_text(run_dir: Path, *, n_boot: int = 1000) -> str:
     labels = protocol_order(store)
     sources = {p: store_source(store, p, p) for p in labels}
     parts = [format_table(compare(sources[x], sources[y], n_boot=n_boot)[0]) for x, y in combinations(labels, 2)]
-    spec, nats_file = reference_spec(store.pipeline)
+    spec, nats_file = reference_spec(store.record)
     try:
         ref = load_source(spec, nats_file=nats_file) if spec else None
     except NasRescaleError:

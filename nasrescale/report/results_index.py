@@ -30,8 +30,7 @@ from ..ranking.compare import compare
 from ..ranking.sources import load_source, store_source
 from ..ranking.text import fmt
 from ..store.job_status import FINAL, Status
-from ..store.read import StoreData, dataset_name, pipeline_value, read_store
-from .kinds import stored_kind
+from ..store.read import StoreData, read_store
 from .markdown import md_table
 from .provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
 from .identical import identical_protocols
@@ -67,11 +66,10 @@ def _ranking_rows(store: StoreData) -> list[list[Any]]:
     same = identical_protocols(store.jobs, labels)  # one protocol under two labels counts once
     labels = [label for label in labels if label not in same]
     sources = {p: store_source(store, p, p) for p in labels}
-    family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
     cells_out = held_out(tuning_cells(store), sorted({a for s in sources.values() for a in s.runs["arch"].astype(str)}),
-                         family)  # the LR tuning's cells are out of the ranking, as in the run's report
+                         store.record.family)  # the LR tuning's cells are out of the ranking, as in the run's report
     sources = {p: without(s, cells_out) for p, s in sources.items()}
-    spec, nats_file = reference_spec(store.pipeline)
+    spec, nats_file = reference_spec(store.record)
     try:
         ref = load_source(spec, nats_file=nats_file) if spec else None
     except NasRescaleError:
@@ -99,22 +97,22 @@ def _run_section(run_dir: Path) -> list[str]:
         store = read_store(run_dir / "store.sqlite")
     except NasRescaleError as err:
         return [f"## {run_dir.name}", "", f"Store not readable: {err}", ""]
-    name = str(store.meta.get("name") or run_dir.name)
+    name = store.record.name or run_dir.name
     jobs = store.jobs
     done = int(jobs["status"].isin(FINAL).sum())
     last = jobs["updated_at"].dropna().max() if "updated_at" in jobs and done else None
-    description = pipeline_value(store.pipeline, "pipeline.description") or ""
+    description = store.record.description
     report = "report.md" if (run_dir / "report.md").is_file() else None
     title = run_dir.name if name == run_dir.name else f"{run_dir.name} (pipeline {name})"
     lines = [f"## {title}", "", str(description), ""] if description else [f"## {title}", ""]
     lines += [f"Jobs done {done}/{len(jobs)} (failed {int((jobs['status'] == Status.FAILED).sum())}); "
-              f"created {store.meta.get('created_at', '?')}, last result {last or '-'}."
+              f"created {store.record.created_at or '?'}, last result {last or '-'}."
               + (f" Full report: [{run_dir.name}/report.md]({run_dir.name}/report.md)." if report else ""), ""]
     lines += md_table(["", ""], [[k, v] for k, v in provenance(store).items()]) + [""]
     slices = _slices(store)
     if slices:
         lines += ["Slices run:", "", *_slice_table(slices), ""]
-    if stored_kind(store) == "lr_validation":
+    if store.record.kind == "lr_validation":
         return lines + _validation_lines(run_dir)
     lines += ["Ranking (Kendall tau-b over the architectures finished under both, the LR tuning's cells and "
               "their isomorphs left out; mean accuracy of B, %):", ""]
@@ -158,7 +156,7 @@ def index_text(root: Path) -> str:
             continue
         jobs = store.jobs
         done = int(jobs["status"].isin(FINAL).sum())
-        summary.append([f"[{run_dir.name}]({run_dir.name}/)", dataset_name(store.pipeline) or "?",
+        summary.append([f"[{run_dir.name}]({run_dir.name}/)", store.record.dataset or "?",
                         provenance(store)["device"], f"{done}/{len(jobs)}"])
     lines += md_table(["pipeline", "data", "device", "jobs done/total"], summary) + [""]
     for run_dir in folders:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..ranking.compare import aggregate
 from ..store.job_status import Status
-from ..store.read import StoreData, dataset_name, pipeline_value
+from ..store.read import StoreData
 from .archs import arch_lines, arch_rows
 from .budget import budget_lines, search_lines
 from .claims import claims_pair, claims_section
@@ -74,8 +74,7 @@ def _interim_line(run: RunSummary) -> str:
 
 class Title(_Lines):
     def lines(self, run: RunSummary) -> list[str]:
-        facts = {"dataset": dataset_name(run.store.pipeline), "family": run.family,
-                 "created": run.store.meta.get("created_at")}
+        facts = {"dataset": run.store.record.dataset, "family": run.family, "created": run.store.record.created_at}
         lines = [f"# Report: {run.name}", "",
                  ", ".join(f"{k}: `{v}`" for k, v in facts.items() if isinstance(v, str)) or "(no pipeline metadata)",
                  ""]
@@ -90,9 +89,9 @@ class Title(_Lines):
 class Claims(_Lines):
     def lines(self, run: RunSummary) -> list[str]:
         numbers = run.numbers()
-        pair = claims_pair(numbers["pairs"], pipeline_value(run.store.pipeline, "protocols"))
+        pair = claims_pair(numbers["pairs"], run.store.record.protocols)
         key = f"{pair.get('b')} vs {pair.get('a')}" if pair else ""
-        dataset = dataset_name(run.store.pipeline)
+        dataset = run.store.record.dataset
         trends = [trend_claim(folder, trend, paper_gain(dataset))
                   for folder, trend in linked_trends(run.run_dir, run.name)]
         return claims_section(pair, numbers["reference"], dataset, run.proxy,
@@ -134,7 +133,7 @@ def _failed_lines(store: StoreData, names: dict[str, str]) -> list[str]:
 
 class Method(_Lines):
     def lines(self, run: RunSummary) -> list[str]:
-        return method_section(run.store.pipeline)
+        return method_section(run.store.record)
 
 
 class Provenance(_Lines):

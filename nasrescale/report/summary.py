@@ -21,7 +21,8 @@ from ..ranking.paired import paired_robust
 from ..ranking.sources import Source, load_source, store_source
 from ..space.benchmark import resolve_dataset
 from ..store.job_status import Status
-from ..store.read import StoreData, dataset_name, pipeline_value, read_store
+from ..store.read import StoreData, read_store
+from ..store.record import RunRecord
 from ..lrsearch.tuning import is_stage_label
 from .archs import short_names
 from .budget import budget_facts, budget_limits, searches
@@ -38,9 +39,7 @@ _BASELINES = ("default", "nb201", "baseline", "standard")  # labels drawn on the
 
 def protocol_order(store: StoreData) -> list[str]:
     """The store's protocol labels, the pipeline's order first, a baseline-like label first of all."""
-    declared = pipeline_value(store.pipeline, "protocols")
-    order = list(declared) if isinstance(declared, (dict, list)) else []
-    order = [str(p if not isinstance(p, dict) else p.get("label", p.get("name", ""))) for p in order]
+    order = list(store.record.protocols)
     labels = [p for p in order if p in store.protocols] + [p for p in store.protocols if p not in order]
     return baseline_first([p for p in labels if not is_stage_label(p)])  # LR-search and tuning runs are no protocol
 
@@ -67,20 +66,20 @@ def _table_spec(value: dict, dataset: str | None) -> tuple[str | None, str | Non
     return f"nb201:{dataset}" if dataset else None
 
 
-def reference_spec(pipeline: dict) -> tuple[str | None, str | None]:
-    """``(source spec, NATS-Bench file)`` of the pipeline's reference, defensively: a spec string
+def reference_spec(record: RunRecord) -> tuple[str | None, str | None]:
+    """``(source spec, NATS-Bench file)`` of the run's reference, defensively: a spec string
     (``nb201:cifar10``, a CSV path), a table ``{kind, dataset, path}``, or, when absent, the NB201
-    column of the pipeline's dataset. ``(None, None)`` when there is none.
+    column of the run's dataset. ``(None, None)`` when there is none.
 
-    >>> reference_spec({"pipeline": {"reference": "nb201:cifar100"}, "data": {"name": "cifar100"}})
+    >>> from nasrescale.store.migration import parse_record, record_of
+    >>> reference_spec(record_of({"pipeline": {"reference": "nb201:cifar100"}, "data": {"name": "cifar100"}}))
     ('nb201:cifar100', None)
-    >>> reference_spec({"data": {"name": "cifar10-subset"}})
+    >>> reference_spec(record_of({"data": {"name": "cifar10-subset"}}))
     ('nb201:cifar10', None)
-    >>> reference_spec({"reference": {"kind": "csv", "path": "my.csv"}})
+    >>> reference_spec(parse_record({"pipeline": {"reference": {"kind": "csv", "path": "my.csv"}}}))
     ('my.csv', None)
     """
-    value = pipeline_value(pipeline, "pipeline.reference", "reference")
-    dataset = dataset_name(pipeline)
+    value, dataset = record.reference, record.dataset
     if isinstance(value, dict):
         value = _table_spec(value, dataset)
         if isinstance(value, tuple):
@@ -96,7 +95,7 @@ def reference_spec(pipeline: dict) -> tuple[str | None, str | None]:
         except NasRescaleError:
             return text, None
     if value is None and dataset:
-        family = pipeline_value(pipeline, "pipeline.family", "family.name", "family")
+        family = record.family
         try:
             if family in (None, "nb201"):
                 return f"nb201:{resolve_dataset(dataset)}", None
@@ -191,9 +190,9 @@ class RunSummary:
         return self.cells[0] < self.cells[1]
 
     @property
-    def family(self) -> Any:
+    def family(self) -> str | None:
         """The pipeline's cell family (as stored)."""
-        return pipeline_value(self.store.pipeline, "pipeline.family", "family.name", "family")
+        return self.store.record.family
 
     def numbers(self) -> dict[str, Any]:
         """What ``report.json`` holds before the sections' own numbers."""
@@ -210,8 +209,7 @@ class RunSummary:
 def _archs(store: StoreData, labels: list[str]) -> list[str]:
     """The architectures the protocols trained, in the pipeline's order (the LR search's own not among them)."""
     trained = set(store.jobs.loc[store.jobs["protocol"].isin(labels), "arch"])
-    declared = pipeline_value(store.pipeline, "arch_list")
-    order = [a for a in declared if a in trained] if isinstance(declared, list) else []
+    order = [a for a in store.record.archs if a in trained]
     return order + sorted(trained - set(order))
 
 
@@ -220,9 +218,8 @@ def _cells(store: StoreData, labels: list[str]) -> tuple[int, int]:
     done = store.jobs[store.jobs["protocol"].isin(labels) & store.jobs["status"].isin([Status.DONE, Status.DIVERGED])]
     per_protocol = [set(done.loc[done["protocol"] == label, "arch"]) for label in labels]
     finished = len(set.intersection(*per_protocol)) if per_protocol else 0
-    declared = pipeline_value(store.pipeline, "arch_list")
     trained = store.jobs.loc[store.jobs["protocol"].isin(labels), "arch"].nunique()
-    return finished, max(len(declared) if isinstance(declared, list) else 0, trained)
+    return finished, max(len(store.record.archs), trained)
 
 
 def load_reference(spec: str | None, nats_file: str | None) -> tuple[Source | None, str | None]:
@@ -252,14 +249,14 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
     """
     run_dir = Path(run_dir)
     store = read_store(run_dir / "store.sqlite")
-    name = str(store.meta.get("name") or run_dir.name)
+    name = store.record.name or run_dir.name
     labels = protocol_order(store)
     trained = {p: store_source(store, p, p) for p in labels}
-    family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
+    family = store.record.family
     evaluated = sorted({a for src in trained.values() for a in src.runs["arch"].astype(str)})
     cells_out = held_out(tuning_cells(store), evaluated, family)
     sources = trained if include_tuning else {p: without(s, cells_out) for p, s in trained.items()}
-    names, key = short_names(_archs(store, labels), family, [pipeline_value(store.pipeline, "pipeline.family_file")])
+    names, key = short_names(_archs(store, labels), family, [store.record.family_file])
     budget = budget_facts(store)
     budget["limits"] = budget_limits(budget)
     same = identical_protocols(store.jobs, labels)
@@ -269,7 +266,7 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
              for x, y in combinations(compared, 2)}
     splits = {f"{y} vs {x}": split for x, y in combinations(compared, 2)
               if (split := lr_split(store, sources[x], sources[y], n_boot, include_degenerate)) is not None}
-    spec, nats_file = reference_spec(store.pipeline)
+    spec, nats_file = reference_spec(store.record)
     ref, missing = load_reference(spec, nats_file)
     usable = {p: sources[p] for p in compared if not sources[p].runs.empty}
     vs_ref = {p: Comparison(*compare(ref, s, n_boot=n_boot, include_degenerate=include_degenerate))

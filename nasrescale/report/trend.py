@@ -16,7 +16,6 @@ change of gain is given "so far", without a verdict (``report.json`` keeps every
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.paired import paired_robust
 from ..ranking.text import fmt
 from ..store.job_status import FINAL
-from ..store.read import pipeline_value
+from ..store.record import trend_label
 from .calibration import cpus_per_run
 from .markdown import md_table
 from .provenance import provenance_lines
@@ -37,7 +36,7 @@ from .robust import robust_cells
 from .verdicts import too_few
 from .trend_plots import gain_epochs_plot, tau_epochs_plot
 from .trend_changes import change_line, estimate
-from .trend_summary import TrendSummary, gain_changes, label_at, summarize_trend
+from .trend_summary import TrendSummary, gain_changes, summarize_trend
 
 __all__ = ["TREND_SECTIONS", "protocol_row", "pair_row", "write_trend_report", "trend_text"]
 
@@ -89,7 +88,7 @@ def _mean_accuracy(run: TrendSummary, label: str, epochs: int) -> float | None:
     for (b, e), comparison in run.pairs.items():
         if e == epochs and label in (run.labels[0], b) and comparison.result.get("n"):
             return comparison.result["mean_a" if label == run.labels[0] else "mean_b"]
-    jobs = run.store.jobs[(run.store.jobs["protocol"] == label_at(label, epochs))
+    jobs = run.store.jobs[(run.store.jobs["protocol"] == trend_label(label, epochs))
                           & run.store.jobs["status"].isin(FINAL) & run.store.jobs["arch"].isin(run.compared)]
     return float(jobs["test_accuracy"].mean()) if len(jobs) else None
 
@@ -97,7 +96,7 @@ def _mean_accuracy(run: TrendSummary, label: str, epochs: int) -> float | None:
 def protocol_row(run: TrendSummary, label: str, epochs: int, cpus: float) -> dict[str, Any]:
     """One protocol at one budget: runs finished (of all), mean accuracy (on the cells the pairs
     rank), CPU-hours (of every finished run), tau and rho against the reference."""
-    jobs = run.store.jobs[run.store.jobs["protocol"] == label_at(label, epochs)]
+    jobs = run.store.jobs[run.store.jobs["protocol"] == trend_label(label, epochs)]
     done = jobs[jobs["status"].isin(FINAL)]
     seconds = float(done["wall_time_s"].dropna().sum())
     out: dict[str, Any] = {"protocol": label, "epochs": epochs, "runs": len(jobs), "runs_done": len(done),
@@ -137,7 +136,7 @@ class Title:
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         a, others = run.labels[0] if run.labels else "?", ", ".join(run.labels[1:]) or "-"
-        description = str(run.store.pipeline.get("pipeline", {}).get("description") or "")
+        description = run.store.record.description
         out = len([cell for cell in run.held_out if cell in run.cells])
         interim = [] if len(run.compared) + out >= len(run.cells) else [
             f"**Interim:** {len(run.compared)} of {len(run.cells)} cells have a finished run under every protocol "
@@ -149,7 +148,7 @@ class Title:
                         "cells compared until they have one.", ""]
         if run.held_out:
             names, _ = short_names(sorted({*run.held_out, *(w.split()[-1] for w in run.held_out.values())}),
-                                   pipeline_value(run.store.pipeline, "pipeline.family", "family") or "nb201")
+                                   run.store.record.family_or("nb201"))
             interim += [held_out_note(run.held_out, names, "", False), ""]
         return [f"# Budget trend: {run.name}", "", *([description, ""] if description else []), *interim,
                 f"Every protocol trains the same {len(run.cells)} cells at {', '.join(map(str, run.epochs))} epochs. "
@@ -278,11 +277,8 @@ class Provenance:
     key = "reused"
 
     def compute(self, run: TrendSummary) -> Computed:
-        try:
-            reused = json.loads(run.store.meta.get("reused") or "null")
-        except json.JSONDecodeError:
-            reused = None
-        return Computed(reused if isinstance(reused, dict) else None)
+        reused = run.store.record.reused
+        return Computed(dict(reused) if reused is not None else None)
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         reused = computed.numbers

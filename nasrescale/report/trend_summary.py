@@ -15,21 +15,13 @@ from ..errors import NasRescaleError
 from ..ranking.compare import compare, per_seed
 from ..ranking.rank import bootstrap_cis, seed_noise, topk_mask
 from ..ranking.sources import Source, store_source
-from ..store.read import StoreData, pipeline_value, read_store, store_path
+from ..store.read import StoreData, read_store, store_path
+from ..store.record import TrendRecord, trend_label
 from .held_out import held_out, tuning_cells
 from .summary import Comparison, baseline_first, load_reference, reference_spec
 
-__all__ = ["TrendSummary", "summarize_trend", "label_at", "compared_cells", "ranked_cells", "gain_changes",
+__all__ = ["TrendSummary", "summarize_trend", "compared_cells", "ranked_cells", "gain_changes",
            "trend_held_out"]
-
-
-def label_at(label: str, epochs: int) -> str:
-    """The store label of protocol ``label`` at ``epochs`` (as :func:`nasrescale.pipeline.trend.trend_label`).
-
-    >>> label_at("default", 12)
-    'default@12ep'
-    """
-    return f"{label}@{epochs}ep"
 
 
 @dataclass(frozen=True)
@@ -86,7 +78,7 @@ class TrendSummary:
     @property
     def cells(self) -> list[str]:
         """Every architecture the trend trained (any protocol, any budget)."""
-        trained = {label_at(label, e) for label in self.labels for e in self.epochs}
+        trained = {trend_label(label, e) for label in self.labels for e in self.epochs}
         return sorted(set(self.store.jobs.loc[self.store.jobs["protocol"].isin(trained), "arch"]))
 
     def numbers(self) -> dict[str, Any]:
@@ -138,8 +130,7 @@ def trend_held_out(store: StoreData, reuse: str | None, results_root: Path, cell
             tuning |= tuning_cells(read_store(store_path(reuse, results_root)))
         except NasRescaleError:
             pass
-    family = pipeline_value(store.pipeline, "pipeline.family", "family.name", "family")
-    return held_out(tuning, cells, family)
+    return held_out(tuning, cells, store.record.family)
 
 
 def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
@@ -150,32 +141,30 @@ def summarize_trend(run_dir: Path, *, n_boot: int = 1000) -> TrendSummary:
     """
     run_dir = Path(run_dir)
     store = read_store(run_dir / "store.sqlite")
-    declared = pipeline_value(store.pipeline, "protocols")
-    labels = baseline_first([str(p) for p in declared] if isinstance(declared, dict) else [])  # A first
-    trend = pipeline_value(store.pipeline, "trend") or {}
-    epochs = [int(e) for e in trend.get("epochs", [])]
-    top = int(trend.get("top_percent", 50))
-    sources = {(label, e): store_source(store, label_at(label, e), label_at(label, e))
-               for label in labels for e in epochs if label_at(label, e) in store.protocols}
+    labels = baseline_first(list(store.record.protocols))  # A first
+    trend = store.record.trend or TrendRecord()
+    epochs, top = list(trend.epochs), trend.top_percent
+    sources = {(label, e): store_source(store, trend_label(label, e), trend_label(label, e))
+               for label in labels for e in epochs if trend_label(label, e) in store.protocols}
     waiting = [(label, e) for label in labels for e in epochs
                if (label, e) not in sources or sources[(label, e)].runs.empty]
     sources = {key: src for key, src in sources.items() if key not in waiting}
     compared = compared_cells(sources)
-    cells_out = trend_held_out(store, trend.get("reuse"), run_dir.parent, compared)
+    cells_out = trend_held_out(store, trend.reuse, run_dir.parent, compared)
     compared = [cell for cell in compared if cell not in cells_out]
     sources = {key: dataclasses.replace(src, runs=src.runs[src.runs["arch"].isin(compared)])
                for key, src in sources.items()}
-    spec, nats_file = reference_spec(store.pipeline)
+    spec, nats_file = reference_spec(store.record)
     ref, _ = load_reference(spec, nats_file)
     vs_ref = {key: Comparison(*compare(ref, src, n_boot=n_boot)) for key, src in sources.items()
               if ref is not None and not src.runs.empty}
     ks = tuple(sorted({100, top}, reverse=True))
     pairs = {(b, e): Comparison(*compare(sources[(labels[0], e)], sources[(b, e)], n_boot=n_boot, ks=ks))
              for b in labels[1:] for e in epochs if (labels[0], e) in sources and (b, e) in sources}
-    name = str(store.meta.get("name") or run_dir.name)
+    name = store.record.name or run_dir.name
     summary = TrendSummary(run_dir, store, name, labels, epochs, sources, n_boot, top, spec, ref, vs_ref, pairs,
-                           trend.get("noise"), {}, trend.get("reuse"), compared, waiting, cells_out)
-    noise = _noise(trend.get("noise"), run_dir.parent, labels, ranked_cells(pairs, compared), top)
+                           trend.noise, {}, trend.reuse, compared, waiting, cells_out)
+    noise = _noise(trend.noise, run_dir.parent, labels, ranked_cells(pairs, compared), top)
     return TrendSummary(**{**summary.__dict__, "noise": noise})
 
 

@@ -9,7 +9,7 @@ chosen multiplier marked.
 
 from __future__ import annotations
 
-import json
+import copy
 import math
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from ..fileio import save_figure
 from ..scaling.lr_rules import scales_per_arch
 from ..lrsearch.tuning import TUNE_PREFIX, chance_accuracy, choose_multiplier, extend_multipliers
 from ..store.job_status import FINAL, Status
-from ..store.read import StoreData, pipeline_value
+from ..store.read import StoreData
 
 __all__ = ["tunings", "tuning_progress", "tuning_numbers", "tuning_lines", "tuned_lr_text"]
 
@@ -27,14 +27,10 @@ def tunings(store: StoreData) -> dict[str, dict[str, Any]]:
     """label -> its finished tuning's meta (``anchor_lr``, ``means``, ``runs``, ``chosen``, ``lr``...),
     with ``added``: the multipliers past the pipeline's first grid, which extensions tried."""
     out = {}
-    first = set(map(float, (pipeline_value(store.pipeline, "tuning") or {}).get("multipliers", [])))
-    for key, value in store.meta.items():
-        if key.startswith("tuning:") and isinstance(value, str):
-            try:
-                doc = out[key[len("tuning:"):]] = json.loads(value)
-            except json.JSONDecodeError:
-                continue
-            doc["added"] = sorted(set(map(float, doc.get("means") or {})) - first) if first else []
+    first = set(map(float, store.record.tuning.get("multipliers", [])))
+    for label, found in store.record.tunings.items():
+        doc = out[label] = copy.deepcopy(dict(found))
+        doc["added"] = sorted(set(map(float, doc.get("means") or {})) - first) if first else []
     return out
 
 
@@ -43,9 +39,9 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
     accuracy per multiplier over the runs finished so far (``chosen`` is ``None``: no choice yet)."""
     jobs = store.jobs
     tune = jobs[jobs["protocol"].astype(str).str.startswith(TUNE_PREFIX) & jobs["status"].isin(list(FINAL))]
-    protocols = pipeline_value(store.pipeline, "protocols") or {}
-    table = pipeline_value(store.pipeline, "tuning") or {}
-    chance = chance_accuracy(str((pipeline_value(store.pipeline, "data") or {}).get("name", "")))
+    record = store.record
+    table = record.tuning
+    chance = chance_accuracy(str(record.dataset or ""))
     out: dict[str, dict[str, Any]] = {}
     for (label, m), rows in tune.groupby(tune["protocol"].map(_arm_multiplier)):
         doc = out.setdefault(label, {"in_progress": True, "chosen": None, "edge": None, "means": {}, "runs": {},
@@ -57,9 +53,10 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
         accs = [chance if st == Status.DIVERGED else a for st, a in zip(rows["status"], rows["test_accuracy"])]
         doc["runs"][f"{m:g}"] = [{"arch": a, "seed": int(sd), "test_accuracy": acc, "diverged": st == Status.DIVERGED}
                                  for a, sd, acc, st in zip(rows["arch"], rows["seed"], accs, rows["status"])]
-        anchor = store.meta.get(f"base_lr:{label}") if (protocols.get(label) or {}).get("base_lr") == "search" \
-            else (protocols.get(label) or {}).get("lr")
-        doc["anchor_lr"] = float(json.loads(anchor) if isinstance(anchor, str) else anchor or math.nan)
+        protocol = record.protocols.get(label)
+        anchor = record.base_lr(label) if protocol is not None and protocol.searched else \
+            (protocol.lr if protocol is not None else None)
+        doc["anchor_lr"] = float(anchor or math.nan)
     for doc in out.values():
         _whole_cells(doc, [float(m) for m in table.get("multipliers", [])])
         _grid_state(doc, table, chance)

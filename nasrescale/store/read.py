@@ -13,8 +13,10 @@ reader see the last committed state). The schema (shared with the pipeline)::
          record_json, updated_at)
     curves(key, epoch, train_loss, train_acc, lr)
 
-This module reads that schema defensively: a column or meta key it does not find is treated
-as missing, not as an error, so stores written by older or newer versions still read.
+This module reads that schema defensively: a column it does not find is treated as missing,
+not as an error, so stores written by older or newer versions still read. The meta is read
+once into the run's typed :class:`~nasrescale.store.record.RunRecord` (:attr:`StoreData.record`),
+an older layout migrated on the way (:mod:`nasrescale.store.migration`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 from urllib.parse import quote
 
 import pandas as pd
@@ -34,9 +36,11 @@ from ..errors import ConfigError, DataError
 from ..space.benchmark import dataset_classes
 from .integrity import check_store_file, unpack_gzipped
 from .job_status import Status
+from .migration import parse_record
+from .record import RunRecord
 from .write import Store
 
-__all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy", "pipeline_value", "dataset_name"]
+__all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy"]
 
 _JOB_COLUMNS = ("key", "arch", "protocol", "seed", "status", "attempts", "error", "degenerate", "test_accuracy",
                 "test_loss", "train_loss_last", "lr", "lr_scale", "epochs", "wall_time_s", "updated_at")
@@ -48,20 +52,16 @@ class StoreData:
 
     Attributes:
         path: the ``store.sqlite`` file.
-        meta: the meta table, with ``pipeline`` decoded from JSON when it parses.
+        meta: the meta table as stored (text values).
         jobs: one row per job, the columns of the ``jobs`` table present in the file except the
             JSON blobs; ``degenerate`` as bool, ``seed`` as int where set.
+        record: the run's record, parsed from ``meta`` (an older layout migrated).
     """
 
     path: Path
     meta: dict[str, Any] = field(repr=False)
     jobs: pd.DataFrame = field(repr=False)
-
-    @property
-    def pipeline(self) -> dict[str, Any]:
-        """The resolved pipeline (empty if the store has none that parses)."""
-        value = self.meta.get("pipeline")
-        return value if isinstance(value, dict) else {}
+    record: RunRecord = field(repr=False)
 
     @property
     def protocols(self) -> list[str]:
@@ -146,7 +146,8 @@ def read_store(path: str | Path) -> StoreData:
     """Read the meta and jobs tables of a store file, read-only.
 
     Raises:
-        DataError: the file is missing, not SQLite, or has no ``jobs`` table.
+        DataError: the file is missing, not SQLite, has no ``jobs`` table, or its meta is of a
+            newer version than this one reads.
     """
     path = Path(path)
     conn = _connect(path)
@@ -158,11 +159,6 @@ def read_store(path: str | Path) -> StoreData:
         if "meta" in tables:
             for key, value in conn.execute("SELECT key, value FROM meta"):
                 meta[str(key)] = value
-        if isinstance(meta.get("pipeline"), str):
-            try:
-                meta["pipeline"] = json.loads(meta["pipeline"])
-            except json.JSONDecodeError:
-                pass  # keep the raw text; pipeline_value() then finds nothing in it
         columns = [c for c in _JOB_COLUMNS if c in tables["jobs"]]
         extra = ["record_json"] if "record_json" in tables["jobs"] else []
         jobs = pd.read_sql_query(f"SELECT {', '.join(columns + extra)} FROM jobs", conn)
@@ -179,7 +175,7 @@ def read_store(path: str | Path) -> StoreData:
     for name in ("test_accuracy", "lr", "lr_scale", "wall_time_s"):
         jobs[name] = pd.to_numeric(jobs[name], errors="coerce") if name in jobs else float("nan")
     jobs["protocol"] = jobs["protocol"].astype(str)
-    return StoreData(path=path, meta=meta, jobs=jobs)
+    return StoreData(path=path, meta=meta, jobs=jobs, record=parse_record(meta, str(path)))
 
 
 def read_curves(path: str | Path, keys: list[str]) -> pd.DataFrame:
@@ -195,27 +191,6 @@ def read_curves(path: str | Path, keys: list[str]) -> pd.DataFrame:
         raise DataError(f"cannot read curves from {str(path)!r}: {err}") from None
     finally:
         conn.close()
-
-
-def pipeline_value(pipeline: Mapping[str, Any], *paths: str) -> Any:
-    """The first of the dotted ``paths`` present in the resolved pipeline, else ``None``.
-
-    >>> pipeline_value({"data": {"dataset": "cifar10"}}, "dataset", "data.dataset", "data.name")
-    'cifar10'
-    """
-    for dotted in paths:
-        node: Any = pipeline
-        for part in dotted.split("."):
-            node = node.get(part) if isinstance(node, Mapping) else None
-        if node is not None:
-            return node
-    return None
-
-
-def dataset_name(pipeline: Mapping[str, Any]) -> str | None:
-    """The dataset a resolved pipeline trains on (wherever the pipeline keeps it)."""
-    value = pipeline_value(pipeline, "dataset.name", "data.name", "data.dataset", "dataset")
-    return str(value) if isinstance(value, (str, int)) else None
 
 
 def chance_accuracy(store: StoreData) -> float | None:
@@ -235,6 +210,6 @@ def chance_accuracy(store: StoreData) -> float | None:
             continue
         if isinstance(classes, int) and classes > 0:
             return 100.0 / classes
-    name = dataset_name(store.pipeline)
+    name = store.record.dataset
     classes = dataset_classes(name) if name else None
     return 100.0 / classes if classes else None

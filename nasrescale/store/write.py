@@ -42,6 +42,7 @@ from ..errors import ConfigError, DataError
 from .binding import binding_verdict, refusal
 from .integrity import READ_COLUMNS, SCHEMA_VERSION, check_connection, check_store_file, unpack_gzipped
 from .job_status import FINAL, RUNNABLE, Status
+from .record import CREATED_KEY, IDENTITY_KEY, NAME_KEY, PIPELINE_KEY, RECORD_VERSION, VERSION_KEY
 
 __all__ = ["Store", "SCHEMA", "unpack_gzipped"]
 
@@ -184,8 +185,8 @@ class Store:
             if verdict == "same":
                 return
             if verdict == "grows":
-                entries = {"pipeline": json.dumps(resolved, sort_keys=True),
-                           "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
+                entries = {PIPELINE_KEY: json.dumps(resolved, sort_keys=True), VERSION_KEY: str(RECORD_VERSION),
+                           IDENTITY_KEY: json.dumps(identity, sort_keys=True), **(extra or {})}
                 db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
                 return
             if verdict == "refused":
@@ -194,8 +195,9 @@ class Store:
                 for table in ("jobs", "curves"):  # only pending jobs, nothing ran: rebind to the new settings
                     db.execute(f"DELETE FROM {table}")
                 db.execute("DELETE FROM meta")
-            entries = {"name": name, "created_at": _now(), "pipeline": json.dumps(resolved, sort_keys=True),
-                       "identity": json.dumps(identity, sort_keys=True), **(extra or {})}
+            entries = {NAME_KEY: name, CREATED_KEY: _now(), PIPELINE_KEY: json.dumps(resolved, sort_keys=True),
+                       VERSION_KEY: str(RECORD_VERSION), IDENTITY_KEY: json.dumps(identity, sort_keys=True),
+                       **(extra or {})}
             db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", entries.items())
 
     # -- jobs ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ slice's ``rescaled`` arm initialises by the target in-degree (``in_degree``), no
 from __future__ import annotations
 
 from nasrescale.report.method import method_section
+from nasrescale.store.migration import record_of
 
 
 def test_every_protocol_s_init_and_lr_rule_is_named():
@@ -13,7 +14,7 @@ def test_every_protocol_s_init_and_lr_rule_is_named():
                               "rescaled": {"init": "in_degree", "lr_rule": "path_depth", "lr": 0.46},
                               "principled": {"init": "in_degree_source", "lr_rule": "path_depth",
                                              "base_lr": "search", "tune": True}}}
-    text = "\n".join(method_section(pipeline))
+    text = "\n".join(method_section(record_of(pipeline)))
     assert "| `default` | PyTorch default | one global LR | 0.1 |" in text
     assert "| `rescaled` | `in_degree`: by the target layer's in-degree" in text
     assert "| `principled` | `in_degree_source`: by the source node's in-degree" in text

@@ -15,6 +15,7 @@ from nasrescale.cli.main import main
 from nasrescale.ranking.compare import compare
 from nasrescale.report.report import protocol_order, reference_spec, write_report
 from nasrescale.ranking.sources import load_source
+from nasrescale.store.migration import parse_record
 from nasrescale.store.read import read_store
 
 from rank_store_builder import DEGENERATE, build_store
@@ -77,13 +78,16 @@ def test_report_partial_run_and_odd_metadata(tmp_path):
 
 
 def test_reference_spec_reads_what_is_there():
-    assert reference_spec({"reference": "nb201:cifar100"}) == ("nb201:cifar100", None)
-    assert reference_spec({"reference": "ImageNet16-120"}) == ("nb201:imagenet16-120", None)
-    assert reference_spec({"reference": "none", "dataset": "cifar10"}) == (None, None)
-    assert reference_spec({"reference": {"kind": "nats", "dataset": "cifar10", "path": "/b"}}) == ("nats:cifar10", "/b")
-    assert reference_spec({"data": {"name": "imagenet16-120"}}) == ("nb201:imagenet16-120", None)
-    assert reference_spec({"family": "mlp_dag", "dataset": "cifar10"}) == (None, None)
-    assert reference_spec({}) == (None, None)
+    def spec_of(pipeline: dict) -> tuple:  # a stored pipeline, former spellings migrated
+        return reference_spec(parse_record({"pipeline": pipeline}))
+
+    assert spec_of({"reference": "nb201:cifar100"}) == ("nb201:cifar100", None)
+    assert spec_of({"reference": "ImageNet16-120"}) == ("nb201:imagenet16-120", None)
+    assert spec_of({"reference": "none", "dataset": "cifar10"}) == (None, None)
+    assert spec_of({"reference": {"kind": "nats", "dataset": "cifar10", "path": "/b"}}) == ("nats:cifar10", "/b")
+    assert spec_of({"data": {"name": "imagenet16-120"}}) == ("nb201:imagenet16-120", None)
+    assert spec_of({"family": "mlp_dag", "dataset": "cifar10"}) == (None, None)
+    assert spec_of({}) == (None, None)
 
 
 def test_protocol_order_puts_the_baseline_first(tmp_path):

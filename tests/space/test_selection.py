@@ -41,12 +41,12 @@ def test_the_stored_study_keeps_its_cells_and_identity(tmp_path):
 
     from nasrescale.pipeline.identity import ANALYSIS_ONLY, strip_keys
     from nasrescale.pipeline.spec import load_pipeline
-    from nasrescale.store.read import pipeline_value, read_store
+    from nasrescale.store.read import read_store
 
     root = Path(__file__).resolve().parents[2] / "results" / "nb201_cifar10_cpu"
     pipeline = load_pipeline(root / "pipeline.toml")
     (tmp_path / "store.sqlite").write_bytes(gzip.decompress((root / "store.sqlite.gz").read_bytes()))
-    stored = pipeline_value(read_store(tmp_path / "store.sqlite").pipeline, "arch_list")
+    stored = list(read_store(tmp_path / "store.sqlite").record.archs)
     assert pipeline.arch_list() == stored
     explicit = load_pipeline(root / "pipeline.toml", ["archs.unique=false"])
     assert strip_keys(explicit.identity(stored), ANALYSIS_ONLY) == strip_keys(pipeline.identity(stored), ANALYSIS_ONLY)

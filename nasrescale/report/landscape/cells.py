@@ -19,6 +19,7 @@ import numpy as np
 from ...lrsearch.landscape import LandscapeSettings, best_k, bootstrap_best, cell_grid, cross_fit, vertex
 from ...store.job_status import FINAL, Status
 from ...store.read import StoreData
+from ...store.record import LANDSCAPE_PLAN_KEY
 
 __all__ = ["CellLandscape", "read_plan", "read_cells"]
 
@@ -59,7 +60,7 @@ class CellLandscape:
 
 def read_plan(store: StoreData) -> tuple[dict[str, Any], LandscapeSettings]:
     """The stored plan and its settings."""
-    plan = json.loads(store.meta["landscape_plan"])
+    plan = json.loads(store.meta[LANDSCAPE_PLAN_KEY])
     raw = dict(plan["settings"])
     raw["strata"] = tuple(raw.get("strata") or ())
     raw["criterion"] = tuple(raw.get("criterion") or ())

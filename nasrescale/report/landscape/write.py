@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...fileio import atomic_write_text
-from ...store.read import StoreData, pipeline_value, read_store
+from ...store.read import StoreData, read_store
 from ..archs import short_names
 from ..markdown import md_table
 from ..provenance import provenance_lines
@@ -29,7 +29,7 @@ __all__ = ["analyze", "write_landscape_report", "landscape_text"]
 
 
 def _reference(store: StoreData) -> dict[str, float] | None:
-    source, _ = load_reference(*reference_spec(store.pipeline))
+    source, _ = load_reference(*reference_spec(store.record))
     return None if source is None else source.runs.groupby("arch")["accuracy"].mean().to_dict()
 
 
@@ -160,7 +160,7 @@ def _ranking_lines(res: dict[str, Any]) -> list[str]:
 
 
 def _cell_table(res: dict[str, Any], store: StoreData) -> list[str]:
-    family = pipeline_value(store.pipeline, "pipeline.family") or "nb201"
+    family = store.record.family_or("nb201")
     names, how = short_names([c["arch"] for c in res["per_cell"]], family)
     rows = []
     for c in sorted(res["per_cell"], key=lambda c: c["lr_scale"]):
@@ -178,7 +178,7 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
     store = read_store(run_dir / "store.sqlite")
     res = analyze(store, n_boot)
     _, settings = read_plan(store)
-    name = store.meta.get("name", run_dir.name)
+    name = store.record.name or run_dir.name
     s = res["settings"]
     lines = [f"# LR landscape: {name}", "",
              f"Protocol `{res['label']}` at {res['epochs']} epoch(s), every cell at every LR of a log grid from "
