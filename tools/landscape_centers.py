@@ -22,12 +22,12 @@ from nasrescale.report.landscape.centers import centers_toml  # noqa: E402
 from nasrescale.errors import NasRescaleError  # noqa: E402
 from nasrescale.space.encodings import format_arch, parse_arch  # noqa: E402
 from nasrescale.space.registry import get_family  # noqa: E402
-from nasrescale.store.read import StoreData, pipeline_value, read_store, store_path  # noqa: E402
+from nasrescale.store.read import StoreData, read_store, store_path  # noqa: E402
 
 
 def short_name(store: StoreData):
     """A cell as its family's digit string where it has one (NB201: ``1_21_010``), else as stored."""
-    family = get_family(str(pipeline_value(store.pipeline, "pipeline.family", "family.name", "family") or "nb201"))
+    family = get_family(store.record.family_or("nb201"))
 
     def name(arch: str) -> str:
         try:
