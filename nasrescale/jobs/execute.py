@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..data.types import ImageData
-from ..scaling.rules import InitializedModel, init_model
+from ..scaling.init_rules import InitializedModel, init_model
 from ..train import train
 from ..train.options import RunOptions
 from .records import base_record, discard_unreadable, provenance, resolve_device
-from .spec import TrainSpec
+from .interfaces import TrainSpec
 
 __all__ = ["start_run", "run_job", "degenerate_metrics"]
 

@@ -37,7 +37,7 @@ from ..data.resize import downsample
 from ..data.types import ImageData
 from ..models import macro_settings
 from ..protocol import Protocol
-from ..scaling.rules import check_rules
+from ..scaling.init_rules import check_rules
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.topology import effective_edges, is_degenerate

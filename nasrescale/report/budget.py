@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..scaling.rules import has_base_lr
+from ..scaling.init_rules import has_base_lr
 from .markdown import md_table
 from .records import job_records, record_precision
 from .tuning import tunings, tuned_lr_text
