@@ -137,9 +137,14 @@ class Protocol:
                               "install the extra: pip install 'nasrescale[mup]'")
 
     def require_lr(self) -> float:
-        """The base LR, or an error saying how to give it."""
+        """The base LR, or an error saying how to give it (key ``protocol.lr``; a pipeline names
+        its own key: :func:`nasrescale.pipeline.protocols.protocol_keys`).
+
+        A :class:`~nasrescale.jobs.job.TrainJob` calls it when it is made: nothing that runs a
+        job checks the LR again."""
         if self.lr is None:
-            raise ConfigError(f"protocol {self.name!r} needs a base learning rate: pass --base-lr X (or --set lr=X)")
+            raise ConfigError(f"protocol.lr: protocol {self.name!r} needs a base learning rate: "
+                              "pass --base-lr X (or --set lr=X)")
         return self.lr
 
 

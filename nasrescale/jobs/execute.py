@@ -39,7 +39,6 @@ def degenerate_metrics(plan_lr: float, num_classes: int) -> dict[str, Any]:
 def run_job(job: TrainSpec, options: RunOptions) -> dict[str, Any]:
     """Train ``job`` alone and return its record (see :meth:`~nasrescale.jobs.job.TrainJob.run`)."""
     start, options = time.perf_counter(), options.replace(device=resolve_device(options.device))
-    job.protocol.require_lr()  # before loading any data
     data = job.data.load()
     run, record = start_run(job, data, options)
     if record["degenerate"]:  # constant output: chance accuracy, nothing to train
