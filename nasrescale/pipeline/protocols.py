@@ -25,6 +25,7 @@ from typing import Any, Iterator
 from ..config import from_table
 from ..errors import ConfigError
 from ..protocol import Protocol, protocol_table
+from .tables import labelled_table
 
 __all__ = ["ProtocolEntry", "protocol_entry", "protocol_keys", "BUDGET_KEYS", "KEY_ALIASES"]
 
@@ -62,11 +63,7 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
         ConfigError: naming ``protocols.<label>.<key>``.
     """
     where = f"protocols.{label}"
-    if not label or not all(c.isalnum() or c in "_-" for c in label):
-        raise ConfigError(f"{where}: a protocol label must be letters, digits, _ or -")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table with `protocol = \"nb201\"` (or a .toml file) and overrides")
-    table = dict(table)
+    table = labelled_table(where, label, table, "with `protocol = \"nb201\"` (or a .toml file) and overrides")
     tune = table.pop("tune", False)
     if not isinstance(tune, bool):
         raise ConfigError(f"{where}.tune: expected true or false, got {tune!r}")
