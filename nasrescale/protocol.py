@@ -69,7 +69,7 @@ class Protocol:
         warmup_epochs: linear warmup epochs before the schedule (NB201: 0).
         label_smoothing: cross-entropy label smoothing (NB201: 0, plain cross-entropy).
         augment: random crop with zero padding + horizontal flip on the training set.
-        init: an init rule of the registry :mod:`nasrescale.scaling.rules` (which checks the
+        init: an init rule of the registry :mod:`nasrescale.scaling.init_rules` (which checks the
             name when a job is made): ``default`` (PyTorch), ``in_degree`` (target in-degree, docs/design.md §2),
             ``in_degree_source`` (the paper's released code), ``spectral`` (Yang, Simon &
             Bernstein §4: init and per-weight LR factor) or ``mup`` (μP via Microsoft's
@@ -104,7 +104,7 @@ class Protocol:
     warmup_epochs: int = 0
     label_smoothing: float = 0.0
     augment: bool = True
-    init: str = "default"  # a name of nasrescale.scaling.rules (checked there: this layer is below it)
+    init: str = "default"  # a name of nasrescale.scaling.init_rules (checked there: this layer is below it)
     lr_rule: str = "fixed"  # names of the registries above this layer (see the attributes)
     kernel_rule: str = FAMILY_KERNEL_RULE
     precision: Literal["bf16", "fp32"] = "bf16"
@@ -137,9 +137,14 @@ class Protocol:
                               "install the extra: pip install 'nasrescale[mup]'")
 
     def require_lr(self) -> float:
-        """The base LR, or an error saying how to give it."""
+        """The base LR, or an error saying how to give it (key ``protocol.lr``; a pipeline names
+        its own key: :func:`nasrescale.pipeline.protocols.protocol_keys`).
+
+        A :class:`~nasrescale.jobs.job.TrainJob` calls it when it is made: nothing that runs a
+        job checks the LR again."""
         if self.lr is None:
-            raise ConfigError(f"protocol {self.name!r} needs a base learning rate: pass --base-lr X (or --set lr=X)")
+            raise ConfigError(f"protocol.lr: protocol {self.name!r} needs a base learning rate: "
+                              "pass --base-lr X (or --set lr=X)")
         return self.lr
 
 

@@ -22,6 +22,27 @@ import pytest
 DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
 
 
+
+def tiny_budget(schedule: bool = True) -> str:
+    """The ``[budget]`` and ``[executor]`` tables of the tiny size every test pipeline trains at,
+    on the CPU: a width-4, 1-cell network on 100/100 images; with ``schedule``, one epoch (2 steps
+    of 50 images), else the kind's own epochs and batch size (``lr_validation``'s search settings)."""
+    steps = "epochs = 1\nbatch_size = 50\n" if schedule else ""
+    return f"""
+[budget]
+{steps}width = 4
+cells = 1
+train_subset = 100
+test_subset = 100
+
+[executor]
+device = "cpu"
+"""
+
+
+TINY_BUDGET = tiny_budget()
+
+
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
     """Exit code, stdout and stderr of ``nasrescale ARGV`` run in-process (argparse's exits
     included, where an option's value is refused); a traceback on stderr fails the test."""
@@ -56,18 +77,7 @@ protocol = "nb201"
 [protocols.rescaled]
 protocol = "rescaled"
 base_lr = 0.3
-
-[budget]
-epochs = 1
-batch_size = 50
-width = 4
-cells = 1
-train_subset = 100
-test_subset = 100
-
-[executor]
-device = "cpu"
-"""
+{TINY_BUDGET}"""
 
 
 TINY = tiny_pipeline()

@@ -39,7 +39,7 @@ from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.tables import ArchSettings
 from nasrescale.protocol import SCHEDULES, cosine_factor, load_protocol
 from nasrescale.scaling.lr_rules import LR_RULES
-from nasrescale.scaling.rules import INIT_REGISTRY, init_model
+from nasrescale.scaling.init_rules import INIT_REGISTRY, init_model
 from nasrescale.space.edge_factors import KERNEL_RULES
 from nasrescale.space.encodings import format_arch, make_graph, parse_arch
 from nasrescale.space.families import CellFamily

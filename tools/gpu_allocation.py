@@ -162,7 +162,7 @@ def step_modes(args: argparse.Namespace, out: Path, end: float, record: dict[str
 def step_reeval(args: argparse.Namespace, out: Path, end: float, record: dict[str, Any]) -> str:
     """``nasrescale run --time-limit`` on the results root (a dry run: a throw-away one), its store
     copied to reeval/store.sqlite; the slice the store records goes into the record."""
-    from nasrescale.pipeline.visits import copy_store, visit_records
+    from nasrescale.pipeline.slice_record import copy_store, visit_records
     from nasrescale.store.read import store_path
 
     results = args.results or (Path(tempfile.mkdtemp(prefix="gpu_allocation_")) if args.dry_run else ROOT / "results")
@@ -288,7 +288,7 @@ def collect(out: Path, results: Path, n_boot: int = 1000) -> int:
     """Take an output folder copied back into ``results``: its store over the run's, gzipped beside it
     as committed runs ship, and reported; its text files into ``gpu_allocations/<start>/``."""
     from nasrescale.cli.main import main as nasrescale
-    from nasrescale.pipeline.visits import copy_store
+    from nasrescale.pipeline.slice_record import copy_store
     from nasrescale.store.job_status import FINAL
     from nasrescale.store.read import reading, run_dir_for
     from pack_store import pack_store

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from nasrescale.pipeline.visits import copy_store
+from nasrescale.pipeline.slice_record import copy_store
 
 
 def pack_store(run_dir: Path) -> Path:

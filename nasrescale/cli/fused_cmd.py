@@ -49,8 +49,6 @@ def _protocols(args: argparse.Namespace) -> list[Protocol]:
         lacking = [p.lr is None for p in protocols]
         protocols = [load_protocol(n, {**common, "lr": args.base_lr}) if lack or not any(lacking) else p
                      for n, p, lack in zip(names, protocols, lacking)]
-    for p in protocols:
-        p.require_lr()
     return protocols
 
 
@@ -67,14 +65,14 @@ def run_fused(args: argparse.Namespace) -> int:
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
     device = resolve_device(args.device)
+    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
+    graph = parse_archs([args.arch], family, args)[0]  # a cell of another family: its error names that family
+    jobs = [TrainJob(graph, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
+            for protocol in protocols for seed in seeds]  # each checks its protocol's base LR
     if args.download:  # fetch the files first; the jobs themselves never download
         from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast
 
         load_dataset(args.dataset, args.data_path, download=True)
-    data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
-    parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
-    jobs = [TrainJob(args.arch, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
-            for protocol in protocols for seed in seeds]
     if args.checkpoint and not args.fuse and len(jobs) > 1:
         raise ConfigError("--checkpoint names one file: use it with --fuse (one group), or leave it out")
     cache = resolve_cache_dir() / "checkpoints"

@@ -59,20 +59,19 @@ def train_job(args: argparse.Namespace) -> Any:
     """The :class:`~nasrescale.jobs.job.TrainJob` that ``train`` runs for ``args`` (one run).
 
     Raises:
-        ConfigError, ArchError: a bad protocol key, a missing base LR, an architecture of
-            another family.
+        ConfigError, ArchError: a bad protocol key, a missing base LR (checked by the job), an
+            architecture of another family.
     """
     from ..jobs.job import DataSpec, TrainJob  # torch: loaded only to train, so the CLI starts fast
 
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, lr=args.base_lr, epochs=args.epochs,
                                                                batch_size=args.batch_size))
-    protocol.require_lr()
     if args.checkpoint_every < 1:
         raise ConfigError("--checkpoint-every must be >= 1")
     data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
-    parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
-    return TrainJob(args.arch, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
+    graph = parse_archs([args.arch], family, args)[0]  # a cell of another family: its error names that family
+    return TrainJob(graph, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
 
 
 def run_train(args: argparse.Namespace) -> int:

@@ -36,7 +36,7 @@ from typing import Any, Callable, Literal, Protocol, Sequence
 
 from ..errors import ConfigError
 from ..jobs.grouping import DEFAULT_MAX_MEMBERS
-from ..jobs.spec import RunnableJob
+from ..jobs.interfaces import RunnableJob
 from ..store.job_status import Status
 from ..train.options import RunOptions
 from .registry import executor_entry

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..data.types import ImageData
-from ..scaling.rules import InitializedModel, init_model
+from ..scaling.init_rules import InitializedModel, init_model
 from ..train import train
 from ..train.options import RunOptions
 from .records import base_record, discard_unreadable, provenance, resolve_device
-from .spec import TrainSpec
+from .interfaces import TrainSpec
 
 __all__ = ["start_run", "run_job", "degenerate_metrics"]
 
@@ -39,7 +39,6 @@ def degenerate_metrics(plan_lr: float, num_classes: int) -> dict[str, Any]:
 def run_job(job: TrainSpec, options: RunOptions) -> dict[str, Any]:
     """Train ``job`` alone and return its record (see :meth:`~nasrescale.jobs.job.TrainJob.run`)."""
     start, options = time.perf_counter(), options.replace(device=resolve_device(options.device))
-    job.protocol.require_lr()  # before loading any data
     data = job.data.load()
     run, record = start_run(job, data, options)
     if record["degenerate"]:  # constant output: chance accuracy, nothing to train

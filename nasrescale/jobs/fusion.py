@@ -11,7 +11,7 @@ precision). A pipeline's seeds x {default, rescaled} of one cell are exactly suc
   ``data``, ``protocol``, ``width``, ``cells``; :class:`nasrescale.jobs.job.TrainJob` has them) into
   fusable groups of at most ``max_members`` (:func:`nasrescale.jobs.grouping.group_jobs`);
 * :func:`build_member` -- one run's network, seeded and initialized as a single run is
-  (:func:`nasrescale.scaling.rules.init_model`), with its param groups and LR plan;
+  (:func:`nasrescale.scaling.init_rules.init_model`), with its param groups and LR plan;
 * :func:`train_jobs_fused` -- train :class:`~nasrescale.jobs.job.TrainJob` s as one fused network and
   return, per job, the record :meth:`TrainJob.run <nasrescale.jobs.job.TrainJob.run>` returns.
 """
@@ -30,7 +30,7 @@ from ..data.types import ImageData
 from ..errors import ConfigError
 from ..protocol import Protocol
 from ..scaling.lr import LrPlan
-from ..scaling.rules import get_init_rule, init_model
+from ..scaling.init_rules import get_init_rule, init_model
 from ..space.families import CellFamily
 from ..train import train_fused
 from ..train.members import FusedMember, fusion_key
@@ -38,7 +38,7 @@ from ..train.options import RunOptions
 from .execute import start_run
 from .grouping import DEFAULT_MAX_MEMBERS, fuse_by_default, group_checkpoint_name, group_jobs
 from .records import discard_unreadable, provenance, resolve_device
-from .spec import TrainSpec
+from .interfaces import TrainSpec
 
 __all__ = ["build_member", "group_key", "fusable_key", "fusable_groups", "fuse_by_default", "DEFAULT_MAX_MEMBERS",
            "train_jobs_fused", "group_checkpoint_name"]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from ..errors import ConfigError
-from .spec import RunnableJob, TrainSpec
+from .interfaces import RunnableJob, TrainSpec
 
 if TYPE_CHECKING:
     from ..train.options import RunOptions

@@ -15,6 +15,22 @@ device, host, time) outside the key.
 (6, 16)
 >>> job.key() == TrainJob(job.arch, job.family, DataSpec("cifar10-subset", path="/elsewhere"), job.protocol, 0).key()
 True
+
+A caller that has parsed the architecture already passes the canonical graph; the job keeps it
+(nothing downstream parses the string again) and its key is that of the string:
+
+>>> from nasrescale.space.encodings import parse_arch
+>>> graph = parse_arch("3_33_333", job.family)
+>>> same = TrainJob(graph, job.family, job.data, job.protocol, seed=0)
+>>> same.key() == job.key(), same.graph is graph
+(True, True)
+
+The job is the one place a protocol's base LR is checked: a job exists only with a resolved LR.
+
+>>> TrainJob("3_33_333", job.family, job.data, load_protocol("rescaled"))
+Traceback (most recent call last):
+...
+nasrescale.errors.ConfigError: protocol.lr: protocol 'rescaled' needs a base learning rate: pass --base-lr X (or --set lr=X)
 """
 
 from __future__ import annotations
@@ -23,7 +39,7 @@ import dataclasses
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -37,7 +53,7 @@ from ..data.resize import downsample
 from ..data.types import ImageData
 from ..models import macro_settings
 from ..protocol import Protocol
-from ..scaling.rules import check_rules
+from ..scaling.init_rules import check_rules
 from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
 from ..space.topology import effective_edges, is_degenerate
@@ -104,8 +120,15 @@ def _load_data(spec: DataSpec) -> ImageData:
 class TrainJob:
     """One architecture trained under one protocol with one seed.
 
+    The job is the boundary between what a user typed and what trains: the architecture is
+    parsed once (or taken as the canonical graph a caller parsed), the protocol's rules and base
+    LR are checked once, here, and everything downstream (:mod:`nasrescale.jobs.execute`, the
+    model builder) reads :attr:`graph` and ``protocol.lr`` without checking them again.
+
     Attributes:
-        arch: the architecture, any encoding; stored in the family's canonical string form.
+        arch: the architecture: any encoding, or the canonical graph (what
+            :func:`~nasrescale.space.encodings.parse_arch` returns); stored in the family's
+            canonical string form.
         family: its cell family (keyed by :meth:`CellFamily.digest`).
         data: the dataset.
         protocol: the resolved protocol (every key counts, precision included).
@@ -113,6 +136,12 @@ class TrainJob:
         width: model width override (``None``: the family's macro value).
         cells: cells-per-stage override (``None``: the family's macro value).
         label: the pipeline's name for the protocol (``default``, ``rescaled``); not in the key.
+        graph: the canonical cell graph (parsed once; what ``degenerate``, ``cost`` and the model
+            builder read); not an argument.
+
+    Raises:
+        ArchError: the architecture is not one of the family's.
+        ConfigError: the protocol has no base LR, or an unknown init, LR, kernel or warm-up rule.
     """
 
     arch: str
@@ -123,19 +152,15 @@ class TrainJob:
     width: int | None = None
     cells: int | None = None
     label: str | None = None
+    graph: nx.DiGraph = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        graph = parse_arch(self.arch, self.family)
+        graph = self.arch if isinstance(self.arch, nx.DiGraph) else parse_arch(self.arch, self.family)
+        object.__setattr__(self, "graph", graph)
         object.__setattr__(self, "arch", format_arch(graph, self.family))
-        self.__dict__["graph"] = graph  # the cached_property below, filled by the one parse
+        self.protocol.require_lr()  # the one check of the base LR
         check_rules(self.protocol, self.family)  # an unknown init, LR or kernel rule fails here, naming the known ones
-        require_warmup_layers(self.protocol, self.arch, self.family)  # an unknown warm-up, or nothing to warm up, too
-
-    @functools.cached_property
-    def graph(self) -> nx.DiGraph:
-        """The parsed cell graph (parsed once per job object; what ``degenerate``, ``cost`` and the
-        model builder read)."""
-        return parse_arch(self.arch, self.family)
+        require_warmup_layers(self.protocol, self.arch, self.family, graph=graph)  # a warm-up with nothing to warm up
 
     def size(self) -> dict[str, int]:
         """The model's actual size settings (``width``, and ``cells`` where the skeleton has them)."""

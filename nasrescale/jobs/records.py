@@ -24,8 +24,8 @@ from ..scaling.lr import LrPlan
 from ..train.checkpoint import load_checkpoint
 from ..train.options import RunOptions
 from ..train.precision import trained_precision
-from ..scaling.rules import has_base_lr
-from .spec import TrainSpec
+from ..scaling.init_rules import has_base_lr
+from .interfaces import TrainSpec
 
 __all__ = ["resolve_device", "provenance", "discard_unreadable", "trained_precision", "base_record"]
 

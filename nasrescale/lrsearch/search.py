@@ -69,7 +69,7 @@ class LrSearchSettings:
             :mod:`nasrescale.lrsearch.select`.
         loss: which final training loss a run is judged by: ``epoch`` (the last epoch's mean
             training loss: what the paper's released code logs and compares) or ``tail`` (mean
-            over the last 10% of the last epoch's steps, :data:`~nasrescale.train.setup.TAIL_FRACTION`).
+            over the last 10% of the last epoch's steps, :data:`~nasrescale.train.run_setup.TAIL_FRACTION`).
         extend: how many times a grid whose argmin sits at an edge is extended past that edge
             (``lr_validation``: per architecture; ``base_lr = "search"``: the search's grid,
             4 grid steps each time); 0: only flag it.

@@ -25,7 +25,7 @@ from torch import nn
 
 from ..registry import Registry
 from ..errors import ConfigError
-from ..space.encodings import as_graph
+from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from .cell import Cell
 from .norms import apply_norm, family_norm
@@ -192,7 +192,10 @@ def build_model(
     """Build the network of ``arch`` in ``family``'s macro skeleton.
 
     Args:
-        arch: architecture string (any encoding) or canonical graph.
+        arch: architecture string (any encoding), parsed here, or the canonical graph (what
+            :func:`~nasrescale.space.encodings.parse_arch` returns, a job's ``graph``), used as
+            given: it is not checked again (:func:`~nasrescale.space.encodings.as_graph` checks
+            a graph built by hand).
         family: its cell family; ``family.macro["kind"]`` selects the skeleton.
         num_classes: outputs of the readout.
         in_shape: ``(channels, height, width)`` of one input image.
@@ -207,7 +210,7 @@ def build_model(
         ArchError: if ``arch`` is malformed for the family.
         ConfigError: if the macro table or an argument is invalid (the message names which).
     """
-    graph = as_graph(arch, family)
+    graph = arch if isinstance(arch, nx.DiGraph) else parse_arch(arch, family)
     macro, settings = _settings(family, {"width": width, "cells": cells})
     _positive_int(num_classes, "num_classes", "pass the number of classes")
     if not (isinstance(in_shape, (tuple, list)) and len(in_shape) == 3):

@@ -36,7 +36,7 @@ from ..config import to_table
 from ..errors import ConfigError
 from ..jobs.job import DataSpec, TrainJob
 from .preflight import DataKeys
-from .tables import Budget
+from .tables import Budget, labelled_table
 
 __all__ = ["Candidate", "parse_candidates", "calibration_plan", "candidate_data", "candidate_keys",
            "candidates_table"]
@@ -55,11 +55,7 @@ class Candidate:
 
 def _candidate(label: str, table: Any, common: Budget, seeds: Sequence[int]) -> Candidate:
     where = f"budgets.{label}"
-    if not label or not all(c.isalnum() or c in "_-" for c in label):
-        raise ConfigError(f"{where}: a budget label must be letters, digits, _ or -")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table of {', '.join(_KEYS)} and seeds")
-    table = dict(table)
+    table = labelled_table(where, label, table, f"of {', '.join(_KEYS)} and seeds")
     own_seeds = table.pop("seeds", list(seeds))
     if (not isinstance(own_seeds, list) or not own_seeds or len(set(own_seeds)) != len(own_seeds)
             or not all(isinstance(s, int) and not isinstance(s, bool) for s in own_seeds)):

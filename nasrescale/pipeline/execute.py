@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..executors import get_executor
+from ..errors import ConfigError
 from ..executors.base import Executor, ExecutorSettings, Outcome
 from ..jobs.job import TrainJob
 from ..lrsearch.search import LrSearchSettings, losses_from_rows, plot_selection, selection_json
@@ -22,7 +23,8 @@ from ..lrsearch.select import Selection, select_lr
 from ..store.job_status import Status
 from ..store.write import Store
 
-__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "Pace", "RunJobs"]
+__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "Pace", "RunJobs", "extend_rounds",
+           "widen_again"]
 
 #: runs jobs through the store and executor; returns ``(jobs, new jobs, jobs run now)``
 RunJobs = Callable[[list[TrainJob]], tuple[int, int, int]]
@@ -178,3 +180,48 @@ def whole_cells_within(jobs: list[TrainJob], limit: int) -> list[TrainJob]:
             break
         out += cell_jobs
     return out
+
+
+# -- grids extended past their edges ------------------------------------------------------------
+def extend_rounds(rounds: int, next_jobs: Callable[[], list[TrainJob]], run: RunJobs,
+                  announce: Callable[[list[TrainJob]], str] | None = None,
+                  after_round: Callable[[], None] = lambda: None) -> tuple[int, int, int]:
+    """Up to ``rounds`` rounds of a grid's extensions: ``next_jobs()`` gives the round's new jobs
+    (none: done), ``run`` runs them, then ``after_round()``; returns the summed run counts. With
+    ``announce``, each round first prints its line about the round's jobs on stderr.
+
+    >>> asked = iter([[1, 2], [3], []])
+    >>> extend_rounds(5, lambda: next(asked), lambda jobs: (len(jobs), len(jobs), 0))
+    (3, 3, 0)
+    """
+    totals = (0, 0, 0)
+    for _ in range(rounds):
+        jobs = next_jobs()
+        if not jobs:
+            break
+        if announce is not None:
+            print(announce(jobs), file=sys.stderr)
+        counts = run(jobs)
+        totals = (totals[0] + counts[0], totals[1] + counts[1], totals[2] + counts[2])
+        after_round()
+    return totals
+
+
+def widen_again(round_: int, extend: int, edges: Iterable[str], refusal: Callable[[], str]) -> bool:
+    """Whether a stage's grid is extended once more after round ``round_`` (0-based): yes while a
+    choice sits at an edge (``edges``, the labels of those) and rounds remain; no when none does,
+    or with ``extend = 0`` (an edge is then only flagged); after the last of ``extend`` rounds a
+    choice still at an edge is a ConfigError whose message ``refusal()`` gives.
+
+    >>> widen_again(0, 2, ["rescaled"], str), widen_again(0, 2, [], str), widen_again(0, 0, ["rescaled"], str)
+    (True, False, False)
+    >>> widen_again(2, 2, ["rescaled"], lambda: "tuning: still at the edge")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: tuning: still at the edge
+    """
+    if not list(edges) or extend == 0:
+        return False
+    if round_ == extend:
+        raise ConfigError(refusal())
+    return True

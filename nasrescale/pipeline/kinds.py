@@ -37,7 +37,7 @@ from .calibration import calibration_plan
 from .landscape import check_landscape, extend_cells, landscape_plan
 from .trend import check_reuse, reusing, trend_plan
 from .validation import extend_validation, validation_plan
-from .protocols import ProtocolEntry, protocol_keys, require_resolved
+from .protocols import ProtocolEntry, protocol_keys
 
 __all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "owned_tables", "staged_tables", "RunJobs"]
 
@@ -114,12 +114,11 @@ def owned_tables() -> dict[str, str]:
 
 # -- retrain ------------------------------------------------------------------------------
 def _retrain_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
-    """Architecture x protocol x seed; every protocol's base LR must be known."""
-    require_resolved(pipeline.protocols)
+    """Architecture x protocol x seed; every protocol's base LR must be known (each job checks its own)."""
     family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
 
     def job(arch: str, entry: ProtocolEntry, seed: int) -> TrainJob:
-        with protocol_keys(entry.label):  # a job's check of its protocol names the pipeline's key
+        with protocol_keys(entry):  # a job's check of its protocol names the pipeline's key
             return TrainJob(arch, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
 
     return [job(arch, entry, seed) for arch in archs for entry in pipeline.protocols

@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -43,7 +42,7 @@ from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
 from ..store.job_status import FINAL, Status
 from ..store.record import LANDSCAPE_PLAN_KEY
 from ..store.write import Store
-from .execute import RunJobs
+from .execute import RunJobs, extend_rounds
 from .protocols import protocol_keys
 from .trend import check_reuse
 
@@ -135,18 +134,19 @@ def extend_cells(pipeline: Any, archs: Sequence[str], store: Store, run: RunJobs
                  progress: bool = False) -> tuple[int, int, int]:
     """Train each cell's extension points (:func:`~nasrescale.lrsearch.landscape.cell_grid`)
     round by round until no cell of ``archs`` needs more; returns the summed run counts."""
-    settings, totals = resolved_settings(pipeline), (0, 0, 0)
+    settings = resolved_settings(pipeline)
     live = [a for a in archs if not is_degenerate(parse_arch(a, pipeline.family()), pipeline.family())]
-    for _ in range(settings.extend):
+
+    def next_jobs() -> list[TrainJob]:
         curves, stored = _curves(store, settings), {row["key"] for row in store.rows()}
         jobs = []
         for arch in live:  # only grid points new to the store (a failed run is retried by a rerun, not here)
             jobs += [job for job in landscape_jobs(pipeline, arch, cell_grid(settings, curves.get(arch, {}), arch))
                      if job.key() not in stored]
-        if not jobs:
-            break
-        if progress:
-            print(f"extending {len({j.arch for j in jobs})} cell(s) past an edge best: {len(jobs)} more runs",
-                  file=sys.stderr)
-        totals = tuple(a + b for a, b in zip(totals, run(jobs)))  # type: ignore[assignment]
-    return totals
+        return jobs
+
+    return extend_rounds(settings.extend, next_jobs, run, _announce if progress else None)
+
+
+def _announce(jobs: list[TrainJob]) -> str:
+    return f"extending {len({j.arch for j in jobs})} cell(s) past an edge best: {len(jobs)} more runs"

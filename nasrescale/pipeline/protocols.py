@@ -20,16 +20,21 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 from ..config import from_table
 from ..errors import ConfigError
 from ..protocol import Protocol, protocol_table
+from .tables import labelled_table
 
-__all__ = ["ProtocolEntry", "protocol_entry", "protocol_keys", "require_resolved", "BUDGET_KEYS"]
+__all__ = ["ProtocolEntry", "protocol_entry", "protocol_keys", "BUDGET_KEYS", "KEY_ALIASES"]
 
 #: the ``[budget]`` keys that override every protocol (see the precedence above)
 BUDGET_KEYS = ("epochs", "batch_size")
+
+#: a ``[protocols.<label>]`` key spelt another way -> the :class:`Protocol` field it sets (the one
+#: alias table: a pipeline file's ``base_lr`` is the protocol's ``lr``); errors name the key as typed
+KEY_ALIASES = {"base_lr": "lr"}
 
 
 @dataclass(frozen=True)
@@ -58,22 +63,14 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
         ConfigError: naming ``protocols.<label>.<key>``.
     """
     where = f"protocols.{label}"
-    if not label or not all(c.isalnum() or c in "_-" for c in label):
-        raise ConfigError(f"{where}: a protocol label must be letters, digits, _ or -")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table with `protocol = \"nb201\"` (or a .toml file) and overrides")
-    table = dict(table)
+    table = labelled_table(where, label, table, "with `protocol = \"nb201\"` (or a .toml file) and overrides")
     tune = table.pop("tune", False)
     if not isinstance(tune, bool):
         raise ConfigError(f"{where}.tune: expected true or false, got {tune!r}")
     source = table.pop("protocol", None)
     if not isinstance(source, str):
         raise ConfigError(f"{where}.protocol: missing or not a string; a shipped protocol name or a .toml file")
-    typed = {"lr": "base_lr"} if "base_lr" in table else {}  # the user's spelling of a key, for errors
-    if "base_lr" in table:
-        if "lr" in table:
-            raise ConfigError(f"{where}: give base_lr or lr, not both (base_lr is an alias of lr)")
-        table["lr"] = table.pop("base_lr")
+    table, typed = _canonical_keys(table, where)
     search = table.get("lr") == "search"
     if search:
         table.pop("lr")
@@ -98,6 +95,27 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
     return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search, tune)
 
 
+def _canonical_keys(table: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """``table`` with each :data:`KEY_ALIASES` spelling renamed to its field, and ``field -> the
+    spelling typed`` (for errors).
+
+    >>> _canonical_keys({"base_lr": 0.4, "epochs": 2}, "protocols.r")
+    ({'epochs': 2, 'lr': 0.4}, {'lr': 'base_lr'})
+    >>> _canonical_keys({"base_lr": 0.4, "lr": 0.3}, "protocols.r")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: protocols.r: give base_lr or lr, not both (base_lr is an alias of lr)
+    """
+    typed = {}
+    for alias, name in KEY_ALIASES.items():
+        if alias in table:
+            if name in table:
+                raise ConfigError(f"{where}: give {alias} or {name}, not both ({alias} is an alias of {name})")
+            table = {k: v for k, v in table.items() if k != alias} | {name: table[alias]}
+            typed[name] = alias
+    return table, typed
+
+
 def _user_key_message(message: str, where: str, typed: dict[str, str], budget: Any) -> str:
     """A :class:`Protocol` check's message (``protocol.<key>: ...``) renamed to the key the user
     typed: ``budget.<key>`` for a budget override, else ``<where>.<key>`` (``base_lr`` if spelt so).
@@ -115,10 +133,11 @@ def _user_key_message(message: str, where: str, typed: dict[str, str], budget: A
 
 
 @contextlib.contextmanager
-def protocol_keys(label: str) -> Iterator[None]:
-    """Re-raise a :class:`ConfigError` about a protocol key (``protocol.<key>: ...``, e.g. from a
-    job's check of its init rule or warm-up) as one about the pipeline's key
-    ``protocols.<label>.<key>``.
+def protocol_keys(entry: ProtocolEntry | str) -> Iterator[None]:
+    """Re-raise a :class:`ConfigError` about a protocol key (``protocol.<key>: ...``, from a job's
+    check of its base LR, init rule or warm-up) as one about the pipeline's key
+    ``protocols.<label>.<key>`` (``lr`` as a pipeline file spells it, ``base_lr``); a job of a
+    ``base_lr = "search"`` protocol before the search says so.
 
     >>> with protocol_keys("w"):
     ...     raise ConfigError("protocol.warmup_rule: no layer to warm up")
@@ -126,19 +145,15 @@ def protocol_keys(label: str) -> Iterator[None]:
     ...
     nasrescale.errors.ConfigError: protocols.w.warmup_rule: no layer to warm up
     """
+    label = entry if isinstance(entry, str) else entry.label
     try:
         yield
     except ConfigError as err:
         message = str(err)
         if not message.startswith("protocol."):
             raise
-        raise ConfigError(f"protocols.{label}.{message[len('protocol.'):]}") from None
-
-
-def require_resolved(entries: Sequence[ProtocolEntry]) -> None:
-    """Every protocol's base LR is known (a ``base_lr = "search"`` one only after the run's
-    search); else a ConfigError naming the first protocol's key."""
-    unresolved = [e.label for e in entries if e.protocol.lr is None]
-    if unresolved:
-        raise ConfigError(f"protocols.{unresolved[0]}.base_lr: \"search\" is resolved by the run's LR search "
-                          "(nasrescale run); no jobs before it")
+        key, _, rest = message[len("protocol."):].partition(":")
+        if key == "lr" and not isinstance(entry, str) and entry.search:
+            rest = " \"search\" is resolved by the run's LR search (nasrescale run); no jobs before it"
+        typed = {name: alias for alias, name in KEY_ALIASES.items()}.get(key, key)
+        raise ConfigError(f"protocols.{label}.{typed}:{rest}") from None

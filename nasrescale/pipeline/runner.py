@@ -83,8 +83,8 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True, run_dir: Path | None
     archs = pipeline.arch_list()
     staged = pipeline.needs_search() or pipeline.needs_tuning()
     # every architecture and protocol is checked before anything is written; a searched LR is
-    # not known yet, so those jobs are checked at a stand-in LR and built once it is chosen
-    probe = pipeline.with_base_lrs({e.label: 1.0 for e in pipeline.protocols if e.search}) if staged else pipeline
+    # not known yet, so those jobs are checked at a placeholder LR and built once it is chosen
+    probe = pipeline.with_placeholder_lrs() if staged else pipeline
     jobs, extra = pipeline.kind.plan(probe, archs)
     jobs = None if staged else jobs
     if pipeline.needs_tuning():

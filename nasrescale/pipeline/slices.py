@@ -36,7 +36,7 @@ from .runner import bind_store, check_store, plan_pipeline
 from .signals import INTERRUPTED, TERMINATED, Terminated, sigterm_as_interrupt
 from .spec import Pipeline
 from .stages import resolve_lrs
-from .visits import SliceSummary, copy_store, device_text, prior_per_job, record_visit, tally, visit_records
+from .slice_record import SliceSummary, copy_store, device_text, prior_per_job, record_visit, tally, visit_records
 
 __all__ = ["spread_order", "visit_cells", "SliceSummary", "run_slice", "copy_store", "visit_records", "INTERRUPTED",
            "TERMINATED"]

@@ -71,7 +71,7 @@ from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, Tuning
 from .trend import TrendSettings
 
 __all__ = ["TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
-           "Pipeline",
+           "Pipeline", "PLACEHOLDER_LR",
            "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
 
 
@@ -81,6 +81,9 @@ _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSe
 
 #: the tables every kind resolves (the others: a kind's own, :attr:`PipelineKind.owns`, and the
 #: stages' tables it uses, :attr:`PipelineKind.uses`)
+#: the LR a ``base_lr = "search"`` protocol's jobs are checked at before the search (:meth:`Pipeline.with_placeholder_lrs`)
+PLACEHOLDER_LR = 1.0
+
 _SHARED = ("pipeline", "data", "archs", "budget", "executor")
 
 #: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
@@ -179,6 +182,12 @@ class Pipeline:
         copy = dataclasses.replace(self, protocols=entries)
         copy.__dict__["_family"] = self._family  # the family as loaded: not read again
         return copy
+
+    def with_placeholder_lrs(self) -> "Pipeline":
+        """A copy whose ``base_lr = "search"`` protocols train at :data:`PLACEHOLDER_LR` until the
+        search chooses: its jobs are made only to be checked or counted before the search, never
+        stored or run (a job exists only with an LR, and the kinds plan jobs)."""
+        return self.with_base_lrs({e.label: PLACEHOLDER_LR for e in self.protocols if e.search})
 
     def jobs(self, archs: Sequence[str] | None = None) -> list[TrainJob]:
         """Every job, as the kind plans them (``retrain``: architecture x protocol x seed;

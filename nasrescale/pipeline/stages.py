@@ -35,7 +35,7 @@ from ..lrsearch.tuning import TuningChoice, chance_accuracy, choose_multiplier, 
 from ..store.job_status import Status
 from ..store.record import base_lr_key, lr_search_key, tuning_key
 from ..store.write import Store
-from .execute import Pace, RunJobs, run_chunks, run_search
+from .execute import Pace, RunJobs, run_chunks, run_search, widen_again
 from .order import visit_cells
 from .spec import Pipeline
 
@@ -98,12 +98,11 @@ def _search(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir
                                plot=run_dir / f"lr_search_{label}.png",
                                title=f"{pipeline.name}: base-LR search for {label!r}",
                                info={"protocol": label, "extensions": round_}, progress=False)
-        if sel.edge is None or settings.extend == 0:  # extend = 0: the edge is only flagged
+        if not widen_again(round_, settings.extend, [label] if sel.edge else [], lambda: (
+                f"lr_search: the choice for protocols.{label} is still at the grid's {sel.edge} edge after "
+                f"{settings.extend} extension(s) (grid {grid[0]:g} .. {grid[-1]:g}); widen lr_search.lr_min/lr_max "
+                "or raise lr_search.extend")):
             break
-        if round_ == settings.extend:
-            raise ConfigError(f"lr_search: the choice for protocols.{label} is still at the grid's {sel.edge} edge "
-                              f"after {settings.extend} extension(s) (grid {grid[0]:g} .. {grid[-1]:g}); widen "
-                              f"lr_search.lr_min/lr_max or raise lr_search.extend")
         grid = _extended(grid, sel)
     store.set_meta(base_lr_key(label), json.dumps(sel.chosen_lr))
     if progress:
@@ -156,12 +155,11 @@ def _tuning_stage(pipeline: Pipeline, archs: Sequence[str], anchors: dict[str, f
         choices = {label: choose_multiplier({m: [accuracies.get(j.key()) for j in js] for m, js in per.items()}, chance)
                    for label, per in jobs.items()}
         edges = [label for label, c in choices.items() if c.edge is not None]
-        if not edges or t.extend == 0:  # extend = 0: the edge is only flagged (meta tuning:<label>)
+        if not widen_again(round_, t.extend, edges, lambda: (
+                f"tuning: the best multiplier of protocols.{edges[0]} is still at the grid's {choices[edges[0]].edge} "
+                f"edge after {t.extend} extension(s) ({grids[edges[0]]}); widen tuning.multipliers or raise "
+                "tuning.extend")):  # extend = 0: an edge is only flagged (meta tuning:<label>)
             break
-        if round_ == t.extend:
-            raise ConfigError(f"tuning: the best multiplier of protocols.{edges[0]} is still at the grid's "
-                              f"{choices[edges[0]].edge} edge after {t.extend} extension(s) "
-                              f"({grids[edges[0]]}); widen tuning.multipliers or raise tuning.extend")
         grids.update({label: extend_multipliers(grids[label], choices[label].edge) for label in edges})
     return {label: _record_choice(store, label, anchors[label], choices[label], jobs[label], cells, t.seeds)
             for label in choices}, ""

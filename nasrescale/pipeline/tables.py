@@ -17,7 +17,26 @@ from ..errors import ConfigError
 from ..models.norms import check_norm
 from ..space.selection import check_selection
 
-__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "TuningSettings"]
+__all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "TuningSettings", "labelled_table"]
+
+
+def labelled_table(where: str, label: str, table: object, expected: str) -> dict:
+    """A copy of the table ``[<where>]`` of a labelled group (``[protocols.<label>]``,
+    ``[budgets.<label>]``): the label must be letters, digits, ``_`` or ``-`` (it names stored
+    runs), the value a table (``expected`` says of what); else a ConfigError naming ``where``.
+
+    >>> labelled_table("budgets.short", "short", {"epochs": 2}, "budget keys")
+    {'epochs': 2}
+    >>> labelled_table("budgets.a b", "a b", {}, "budget keys")
+    Traceback (most recent call last):
+    ...
+    nasrescale.errors.ConfigError: budgets.a b: a label must be letters, digits, _ or -
+    """
+    if not label or not all(c.isalnum() or c in "_-" for c in label):
+        raise ConfigError(f"{where}: a label must be letters, digits, _ or -")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table {expected}")
+    return dict(table)
 
 
 @dataclass(frozen=True)

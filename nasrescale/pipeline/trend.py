@@ -45,7 +45,7 @@ from ..store.read import store_path
 from ..store.record import REUSED_KEY, trend_label
 from ..store.write import Store
 from .execute import RunJobs, job_rows
-from .protocols import protocol_keys, require_resolved
+from .protocols import protocol_keys
 
 __all__ = ["TrendSettings", "trend_label", "trend_plan", "reusing", "check_reuse", "reuse_source",
            "REUSED_META"]
@@ -88,7 +88,6 @@ def trend_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dic
         ConfigError: a protocol whose base LR is not known yet, or one a budget cannot take
             (e.g. warm-up epochs beyond it), naming the key.
     """
-    require_resolved(pipeline.protocols)
     family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
     jobs = []
     for epochs in pipeline.trend.epochs:
@@ -97,7 +96,7 @@ def trend_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dic
                 protocol = dataclasses.replace(entry.protocol, epochs=epochs)
             except (ConfigError, ValueError) as err:
                 raise ConfigError(f"trend.epochs: {epochs} epochs for protocols.{entry.label}: {err}") from None
-            with protocol_keys(entry.label):
+            with protocol_keys(entry):
                 jobs += [TrainJob(arch, family, data, protocol, seed, budget.width, budget.cells,
                                   trend_label(entry.label, epochs))
                          for arch in archs for seed in pipeline.pipeline.seeds]

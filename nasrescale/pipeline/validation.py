@@ -8,14 +8,13 @@ rounds. The plan is stored as meta ``validation_plan``, so the report needs only
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any, Sequence
 
 from ..jobs.job import TrainJob
 from ..lrsearch.validation import extend_plan, validation_plan as plan_validation
 from ..store.record import PIPELINE_KEY, VALIDATION_PLAN_KEY
 from ..store.write import Store
-from .execute import RunJobs
+from .execute import RunJobs, extend_rounds
 
 __all__ = ["validation_plan", "extend_validation", "PLAN_META"]
 
@@ -26,6 +25,10 @@ PLAN_META = VALIDATION_PLAN_KEY
 def _plan(pipeline: Any, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
     return plan_validation(archs, pipeline.family(), pipeline.protocols, pipeline.data_spec(), pipeline.lr_search,
                            pipeline.validation.kernels, pipeline.budget.width, pipeline.budget.cells)
+
+
+def _announce(jobs: list[TrainJob]) -> str:
+    return f"extending the LR grid past its edge: {len(jobs)} more runs"
 
 
 def validation_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
@@ -42,19 +45,16 @@ def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: d
     each round's jobs ran. A rerun derives the same rounds from the same stored results, so it
     adds nothing (a killed round resumes)."""
     plan = json.loads(meta[PLAN_META])
-    total = new = ran = 0
-    for _ in range(pipeline.lr_search.extend):
-        jobs = extend_plan(plan, store.rows_with_tail(), pipeline.family(), pipeline.protocols, pipeline.data_spec(),
+
+    def next_jobs() -> list[TrainJob]:
+        return extend_plan(plan, store.rows_with_tail(), pipeline.family(), pipeline.protocols, pipeline.data_spec(),
                            pipeline.lr_search, pipeline.validation.kernels, pipeline.budget.width,
                            pipeline.budget.cells)
-        if not jobs:
-            break
-        if progress:
-            print(f"extending the LR grid past its edge: {len(jobs)} more runs", file=sys.stderr)
-        n, added, todo = run(jobs)
-        store.set_meta(PLAN_META, json.dumps(plan))
-        total, new, ran = total + n, new + added, ran + todo
+
+    counts = extend_rounds(pipeline.lr_search.extend, next_jobs, run,
+                           _announce if progress else None,
+                           lambda: store.set_meta(PLAN_META, json.dumps(plan)))
     # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
     store.set_meta(PLAN_META, json.dumps(plan))
     store.set_meta(PIPELINE_KEY, json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
-    return total, new, ran
+    return counts

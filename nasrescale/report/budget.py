@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..scaling.rules import has_base_lr
+from ..scaling.init_rules import has_base_lr
 from .markdown import md_table
 from .records import job_records, record_precision
 from .tuning import tunings, tuned_lr_text

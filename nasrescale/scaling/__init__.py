@@ -3,14 +3,14 @@
 Like mup: functions that take the model (and its graph) and initialize weights in place or
 return parameter groups for a stock ``torch.optim.SGD``. With scaling off (init ``default``,
 LR rule ``fixed``) the model and LRs are exactly the default protocol's. The values a
-protocol's ``init`` may take are registered in :mod:`nasrescale.scaling.rules`, those of its
+protocol's ``init`` may take are registered in :mod:`nasrescale.scaling.init_rules`, those of its
 ``lr_rule`` in :mod:`nasrescale.scaling.lr_rules`.
 """
 
 from .init import INIT_RULES, apply_init
 from .lr import LrPlan, lr_plan, param_groups
 from .lr_rules import LR_RULES, LrRule, register_lr_rule
-from .rules import INIT_REGISTRY, INIT_RULE_NAMES, InitRule, get_init_rule, init_model
+from .init_rules import INIT_REGISTRY, INIT_RULE_NAMES, InitRule, get_init_rule, init_model
 
 __all__ = ["INIT_RULES", "apply_init", "LrPlan", "lr_plan", "param_groups", "LR_RULES", "LrRule", "register_lr_rule",
            "INIT_REGISTRY", "INIT_RULE_NAMES", "InitRule", "get_init_rule", "init_model"]

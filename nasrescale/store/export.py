@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import atomic_writer
-from ..scaling.rules import has_base_lr
+from ..scaling.init_rules import has_base_lr
 from .read import reading
 from .reproduce import command_text, not_rerunnable, stored_pipeline, train_command
 

@@ -3,7 +3,7 @@
 * :func:`train` -> :class:`TrainResult`; :func:`train_fused` -> one per member: thin wrappers
   of the one epoch loop (:mod:`nasrescale.train.engine`); the step: :mod:`nasrescale.train.step`
 * how a run is carried out: :class:`RunOptions` (:mod:`nasrescale.train.options`, no torch)
-* per-run device settings and epoch draws: :mod:`nasrescale.train.setup`
+* per-run device settings and epoch draws: :mod:`nasrescale.train.run_setup`
 * on-device augmentation: :mod:`nasrescale.train.augment`
 * crash-safe, fingerprinted checkpoints: :mod:`nasrescale.train.checkpoint`
 
@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 _HOME = {"train": "engine", "train_fused": "engine", "FusedMember": "members", "RunOptions": "options",
-         "TrainResult": "result", "epoch_seed": "setup", "crop_flip": "augment", "draw_augmentation": "augment",
+         "TrainResult": "result", "epoch_seed": "run_setup", "crop_flip": "augment", "draw_augmentation": "augment",
          "normalize": "augment", "derive_fingerprint": "checkpoint", "load_checkpoint": "checkpoint",
          "save_checkpoint": "checkpoint"}
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import networkx as nx
 import torch
 from torch import nn
 
@@ -155,18 +156,20 @@ WARMUP_RULES.add("elr_subcritical", ElrControl)  # Mehmeti-Göpel & Wand's subcr
 _HAS_LAYERS: dict[tuple[str, str], bool] = {}  # (family digest, arch) -> has a scale-invariant layer
 
 
-def require_warmup_layers(protocol: Protocol, arch: str, family: CellFamily, key: str = "protocol.warmup_rule") -> None:
+def require_warmup_layers(protocol: Protocol, arch: str, family: CellFamily, key: str = "protocol.warmup_rule", *,
+                          graph: nx.DiGraph | None = None) -> None:
     """A :class:`ConfigError` naming ``key`` when ``protocol`` asks for an ELR warm-up and the
     network of ``arch`` (canonical string) in ``family`` has no scale-invariant layer to warm up.
-    The network is built once per family and architecture, at the smallest size, to read its
-    structure; nothing is trained."""
+    The network is built once per family and architecture, at the smallest size, from ``graph``
+    (the canonical graph of ``arch``, where the caller has it; else ``arch`` is parsed), to read
+    its structure; nothing is trained."""
     if protocol.warmup_rule is None:
         return
     WARMUP_RULES.get(protocol.warmup_rule, key)
     cache = (family.digest(), arch)
     if cache not in _HAS_LAYERS:
         size = dict.fromkeys(macro_settings(family), 1)
-        net = build_model(arch, family, 2, in_shape=(3, 8, 8), **size)
+        net = build_model(arch if graph is None else graph, family, 2, in_shape=(3, 8, 8), **size)
         _HAS_LAYERS[cache] = bool(scale_invariant_convs(net))
     if not _HAS_LAYERS[cache]:
         raise ConfigError(f"{key}: {protocol.warmup_rule!r} warms up scale-invariant layers (a conv directly followed "

@@ -41,7 +41,7 @@ from .members import FusedMember, check_trainable
 from .metrics import released_class_mean
 from .options import RunOptions
 from .result import TrainResult
-from .setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, model_dtype
+from .run_setup import GLOBAL_RNG_OFFSET, EpochDraw, RunSetup, epoch_seed, model_dtype
 from .step import Batches, DeviceImages, evaluate, train_epoch
 from .weights import FusedWeights, PlainWeights
 

@@ -3,7 +3,7 @@
 Everything a step does, in order (:func:`train_epoch`):
 
 1. **batch** (:class:`Batches`): member ``k``'s batch is its own run's -- its epoch draw
-   (:class:`~nasrescale.train.setup.EpochDraw`: order, crop offsets, flips, from its seed).
+   (:class:`~nasrescale.train.run_setup.EpochDraw`: order, crop offsets, flips, from its seed).
    One indexing of the zero-padded channels-last uint8 images gathers, crops and flips every
    member's batch straight into ``(B, H, W, K, C)``, which normalized in place *is* the
    ``(B, K * C, H, W)`` channels-last input (member ``k`` in channels ``kC..kC+C-1``): no
@@ -33,7 +33,7 @@ from torch import nn
 from .augment import crop_windows, normalize
 from .elr_control import ElrControl
 from .metrics import class_counts
-from .setup import EpochDraw, RunSetup, tail_start
+from .run_setup import EpochDraw, RunSetup, tail_start
 
 __all__ = ["DeviceImages", "Batches", "member_losses", "loss_input", "train_epoch", "evaluate"]
 
@@ -112,7 +112,7 @@ def train_epoch(net: nn.Module, opt: torch.optim.Optimizer, batches: Batches, ac
 
     Returns ``(sums, images, tail images)``: ``sums`` ``(3, K)`` float64 on the device -- loss x
     batch size, correct predictions, loss x batch size of the epoch's tail steps
-    (:func:`~nasrescale.train.setup.tail_start`) -- and the images one member saw in all and in
+    (:func:`~nasrescale.train.run_setup.tail_start`) -- and the images one member saw in all and in
     the tail."""
     sums = torch.zeros(3, batches.k, dtype=torch.float64, device=active.device)
     seen = tail_seen = 0

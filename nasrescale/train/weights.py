@@ -31,7 +31,7 @@ from ..protocol import cosine_factor
 from .checkpoint import check_resumable, describe_run, resolve_identity
 from .fused_sgd import FusedSGD
 from .members import FusedMember, check_identities, check_members, check_param_groups, group_fingerprint, lr_rows
-from .setup import RunSetup
+from .run_setup import RunSetup
 
 __all__ = ["PlainWeights", "FusedWeights"]
 

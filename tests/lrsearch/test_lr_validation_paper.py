@@ -24,7 +24,7 @@ from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.store.write import Store
 from nasrescale.space.topology import path_depths, lr_scale
 from nasrescale.train import train
-from nasrescale.train.setup import EpochDraw, RunSetup, epoch_seed, tail_start
+from nasrescale.train.run_setup import EpochDraw, RunSetup, epoch_seed, tail_start
 from nasrescale.train.step import Batches, DeviceImages
 
 from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)

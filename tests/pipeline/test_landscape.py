@@ -26,7 +26,7 @@ from nasrescale.space.registry import get_family
 from nasrescale.space.topology import lr_scale
 from nasrescale.store.read import read_store
 
-from pipeline_helpers import cli, one_thread  # noqa: F401  (fixtures, used by name)
+from pipeline_helpers import TINY_BUDGET, cli, one_thread, tiny_budget  # noqa: F401  (fixtures, used by name)
 
 NB201 = get_family("nb201")
 # scales 1, 0.707, 0.333, 0.25, 0.134, 0.106 (and a spread in between)
@@ -67,16 +67,7 @@ protocol = "nb201"
 init = "in_degree_source"
 [landscape]
 {table}
-[budget]
-epochs = 1
-batch_size = 50
-width = 4
-cells = 1
-train_subset = 100
-test_subset = 100
-[executor]
-device = "cpu"
-""")
+{TINY_BUDGET}""")
     return path
 
 
@@ -212,14 +203,7 @@ points = 5
 seeds = [0, 1]
 rule = "argmin"
 extend = 4
-[budget]
-width = 4
-cells = 1
-train_subset = 100
-test_subset = 100
-[executor]
-device = "cpu"
-""")
+{tiny_budget(schedule=False)}""")
     assert cli(capsys, "run", str(val), "--results", str(tmp_path / "res"), "--quiet")[0] == 0
     land = landscape_file(tmp_path, "lr_min = 0.1\nlr_max = 0.2\nextend = 4\ncriterion = [\"val\"]", ARCHS[:6])
     assert cli(capsys, "run", str(land), "--results", str(tmp_path / "res"), "--quiet")[0] == 0

@@ -24,7 +24,7 @@ from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.stages import tuning_cells
 from nasrescale.store.job_status import Status
 
-from pipeline_helpers import one_thread, private_cache  # noqa: F401  (fixtures, used by name)
+from pipeline_helpers import TINY_BUDGET, one_thread, private_cache  # noqa: F401  (fixtures, used by name)
 
 ARCHS = ("3_11_111", "3_33_333", "1_11_111", "3_13_310", "3_31_131")
 
@@ -94,17 +94,7 @@ cells = 2
 offset = 3
 seeds = [7]
 {tuning}
-[budget]
-epochs = 1
-batch_size = 50
-width = 4
-cells = 1
-train_subset = 100
-test_subset = 100
-
-[executor]
-device = "cpu"
-"""
+{TINY_BUDGET}"""
 
 
 def _load(tmp_path: Path, text: str):

@@ -15,7 +15,7 @@ from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.space.encodings import parse_arch
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import INIT_RULES
-from nasrescale.scaling.rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule, has_base_lr
+from nasrescale.scaling.init_rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule, has_base_lr
 from nasrescale.train.options import RunOptions
 
 from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)

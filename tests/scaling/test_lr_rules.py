@@ -12,7 +12,7 @@ from nasrescale.errors import ConfigError
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.protocol import SCHEDULES, Protocol, load_protocol
 from nasrescale.scaling.lr_rules import LR_RULES, LrRule, get_lr_rule, register_lr_rule, scales_per_arch
-from nasrescale.scaling.rules import has_base_lr, init_model
+from nasrescale.scaling.init_rules import has_base_lr, init_model
 from nasrescale.space.encodings import parse_arch
 from nasrescale.space.topology import lr_scale
 

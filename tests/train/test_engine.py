@@ -15,8 +15,8 @@ from nasrescale.data.types import ImageData
 from nasrescale.errors import ConfigError, DataError
 from nasrescale.protocol import Protocol, cosine_factor, load_protocol
 from nasrescale.train import RunOptions, TrainResult, crop_flip, draw_augmentation, epoch_seed, normalize, train
-from nasrescale.train import setup as run_setup
-from nasrescale.train.setup import RunSetup
+from nasrescale.train import run_setup
+from nasrescale.train.run_setup import RunSetup
 from nasrescale.train.augment import stats_tensor
 
 MEAN, STD = (0.49, 0.48, 0.45), (0.25, 0.24, 0.26)

@@ -16,7 +16,7 @@ from nasrescale.train import FusedMember, RunOptions, train, train_fused
 from nasrescale.train.augment import crop_flip, normalize, stats_tensor
 from nasrescale.train.elr_control import ElrControl
 from nasrescale.train.fused_sgd import FusedSGD
-from nasrescale.train.setup import EpochDraw, RunSetup, epoch_seed
+from nasrescale.train.run_setup import EpochDraw, RunSetup, epoch_seed
 from nasrescale.train.step import Batches, DeviceImages, evaluate, train_epoch
 from nasrescale.train.weights import FusedWeights, PlainWeights
 

@@ -11,7 +11,7 @@ import torch
 
 from nasrescale.errors import ConfigError
 from nasrescale.train import RunOptions
-from nasrescale.train.setup import RunSetup
+from nasrescale.train.run_setup import RunSetup
 
 from .test_engine import make_data, make_model, proto, run
 
