@@ -108,7 +108,7 @@ def check_reference(pipeline: Any, archs: Sequence[str]) -> None:
         ConfigError: naming the reference, the family, and ``reference = "none"`` as the fix.
     """
     from ..ranking.sources import load_source  # local: the report's modules load matplotlib
-    from ..report.report import reference_spec
+    from ..report.common.reference import reference_spec
 
     spec, _ = reference_spec(pipeline.resolved(archs))
     if spec is None or spec.lower().startswith("nats:"):

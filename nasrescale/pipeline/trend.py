@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigError
 from ..jobs.job import TrainJob
-from ..report.trend_summary import label_at as trend_label
+from ..report.trend.summary import label_at as trend_label
 from ..store.job_status import FINAL
 from ..store.read import store_path
 from ..store.write import Store
