@@ -31,6 +31,7 @@ def test_layers_contract_is_kept():
     result = lint(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "nasrescale layers KEPT" in result.stdout
+    assert "report rooms KEPT" in result.stdout
 
 
 def test_a_planted_upward_import_breaks_the_contract(tmp_path):

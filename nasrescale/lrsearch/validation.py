@@ -13,7 +13,7 @@ turn (the base is searched at ``kernel_base``), as the paper's CNN experiment va
 
 The run stores a plan (meta ``validation_plan``: per group and architecture its scale, kernel
 factor and job keys), so :func:`analyze` needs only the store; the report
-(:func:`nasrescale.report.lr_validation.write_validation_report`) adds Pearson r on log LR and
+(:func:`nasrescale.report.lr_validation.write.write_validation_report`) adds Pearson r on log LR and
 on LR, Spearman rho, log-log slopes with CIs (:mod:`nasrescale.lrsearch.stats`) and the
 predicted-vs-measured plot with y = x and per-seed error bars.
 """

@@ -108,7 +108,7 @@ def check_reference(pipeline: Any, archs: Sequence[str]) -> None:
         ConfigError: naming the reference, the family, and ``reference = "none"`` as the fix.
     """
     from ..ranking.sources import load_source  # local: the report's modules load matplotlib
-    from ..report.report import reference_spec
+    from ..report.common.reference import reference_spec
     from ..store.migration import record_of
 
     spec, _ = reference_spec(record_of(pipeline.resolved(archs)))

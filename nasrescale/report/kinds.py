@@ -4,7 +4,7 @@
 (:func:`end_of_run`) read the kind the store records (:attr:`~nasrescale.store.record.RunRecord.kind`,
 an older store's migrated by :mod:`nasrescale.store.migration`) and ask its
 :class:`KindReport`; adding a pipeline kind adds one entry here (its report's sections are its
-own, :mod:`nasrescale.report.section`).
+own, :mod:`nasrescale.report.common.page`).
 
 >>> REPORTS.names()
 ('retrain', 'lr_validation', 'calibration', 'trend', 'landscape')
@@ -19,11 +19,11 @@ from typing import Callable
 
 from ..registry import Registry
 from ..store.read import read_store
-from .calibration import calibration_text, proxy_validity, write_calibration_report
+from .calibration.write import calibration_text, proxy_validity, write_calibration_report
 from .landscape.write import landscape_text, write_landscape_report
-from .lr_validation import summary_text, write_validation_report
-from .report import ranking_text, write_report
-from .trend import trend_text, write_trend_report
+from .lr_validation.write import summary_text, write_validation_report
+from .retrain.write import ranking_text, write_report
+from .trend.write import trend_text, write_trend_report
 
 __all__ = ["KindReport", "REPORTS", "register_report", "write_run_report", "end_of_run"]
 

@@ -1,6 +1,6 @@
 """README's Results table, generated from a study's ``report.json``: per effect of the 2x2 (the
 paper's comparison among them), the gain with its CI, the median, the cells that gain and the
-verdict (:mod:`nasrescale.report.robust`), and per budget of a linked trend the same for its pairs.
+verdict (:mod:`nasrescale.report.common.robust`), and per budget of a linked trend the same for its pairs.
 
 ``python tools/readme_results.py`` writes it between the README's markers; a test checks that
 README and the committed reports agree.
@@ -12,8 +12,8 @@ import re
 from typing import Any, Mapping
 
 from ..ranking.bands import MIN_TOPK_ROWS
-from .markdown import md_table
-from .robust import ci_text, robust_cells
+from .common.markdown import md_table
+from .common.robust import ci_text, robust_cells
 
 __all__ = ["START", "END", "results_rows", "results_table", "replace_table"]
 

@@ -27,15 +27,15 @@ from typing import Any
 from ..errors import NasRescaleError
 from ..fileio import atomic_write_text
 from ..ranking.compare import compare
-from ..ranking.sources import load_source, store_source
+from ..ranking.sources import store_source
 from ..ranking.text import fmt
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, read_store
-from .markdown import md_table
-from .provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
-from .identical import identical_protocols
-from .held_out import held_out, tuning_cells, without
-from .report import protocol_order, reference_spec
+from .common.markdown import md_table
+from .common.provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
+from .retrain.identical import identical_protocols
+from .common.held_out import held_out, tuning_cells, without
+from .common.reference import load_reference, protocol_order, reference_spec
 
 __all__ = ["provenance", "provenance_lines", "index_text", "write_index", "refresh_index", "run_folders",
            "is_listed"]
@@ -70,10 +70,7 @@ def _ranking_rows(store: StoreData) -> list[list[Any]]:
                          store.record.family)  # the LR tuning's cells are out of the ranking, as in the run's report
     sources = {p: without(s, cells_out) for p, s in sources.items()}
     spec, nats_file = reference_spec(store.record)
-    try:
-        ref = load_source(spec, nats_file=nats_file) if spec else None
-    except NasRescaleError:
-        ref = None
+    ref, _ = load_reference(spec, nats_file)
     rows = []
     for label, src in sources.items():
         if src.runs.empty:

@@ -16,11 +16,11 @@ import pytest
 
 from nasrescale.errors import ConfigError
 from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.report.verdicts import PAPER_GAIN
+from nasrescale.report.common.verdicts import PAPER_GAIN
 from nasrescale.report.kinds import write_run_report
-from nasrescale.report.report import write_report
-from nasrescale.report.section import Computed
-from nasrescale.report.trend import Pairs
+from nasrescale.report.retrain.write import write_report
+from nasrescale.report.common.page import Computed
+from nasrescale.report.trend.sections import Pairs
 from nasrescale.store.read import read_store
 from nasrescale.ranking.rank import kendall_tau, spearman
 from nasrescale.space.benchmark import benchmark_accuracies

@@ -4,7 +4,7 @@ slice's ``rescaled`` arm initialises by the target in-degree (``in_degree``), no
 
 from __future__ import annotations
 
-from nasrescale.report.method import method_section
+from nasrescale.report.common.method import method_section
 from nasrescale.store.migration import record_of
 
 
@@ -25,7 +25,7 @@ def test_every_protocol_s_init_and_lr_rule_is_named():
 def test_a_run_sharing_cells_with_another_gives_the_same_protocol_s_tau_across_them(tmp_path):
     import json
 
-    from nasrescale.report.report import write_report
+    from nasrescale.report.retrain.write import write_report
     from rank_store_builder import build_store
 
     first, _ = build_store(tmp_path / "cpu", n_archs=14, seeds=(0, 1))

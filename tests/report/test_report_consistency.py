@@ -3,8 +3,8 @@ mean says what it averages over (cells, trained runs or isomorphism classes)."""
 
 from __future__ import annotations
 
-from nasrescale.report.claims import split_claim
-from nasrescale.report.markdown import numbers_table
+from nasrescale.report.retrain.claims import split_claim
+from nasrescale.report.common.markdown import numbers_table
 
 
 def test_split_bullet_quotes_no_tau_on_fewer_than_ten_cells():

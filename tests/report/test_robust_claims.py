@@ -14,9 +14,9 @@ import pytest
 from scipy import stats
 
 from nasrescale.ranking.paired import VERDICT_BOOT, paired_robust
-from nasrescale.report.claims import split_claim
-from nasrescale.report.report import write_report
-from nasrescale.report.verdicts import effect_claim, gain_claim, ranking_claim
+from nasrescale.report.retrain.claims import split_claim
+from nasrescale.report.retrain.write import write_report
+from nasrescale.report.common.verdicts import effect_claim, gain_claim, ranking_claim
 
 from rank_store_builder import build_store
 
@@ -143,7 +143,7 @@ def test_the_lr_split_reads_its_seed_floor_like_for_like_too():
 
 
 def test_a_trend_leaves_out_the_tuning_cells_of_the_study_it_reuses(tmp_path):
-    from nasrescale.report.trend_summary import trend_held_out
+    from nasrescale.report.trend.summary import trend_held_out
     from nasrescale.store.read import read_store
 
     study, truth = build_store(tmp_path / "study", n_archs=12, seeds=(0,))

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 from ...errors import NasRescaleError
 from ...lrsearch.stats import loglog_slope
 from ...store.read import store_path
-from ..lr_validation import load_analysis
+from ..lr_validation.write import load_analysis
 from .cells import CellLandscape
 
 __all__ = ["criterion_rows"]

@@ -16,10 +16,10 @@ import numpy as np
 
 from ...fileio import atomic_write_text
 from ...store.read import StoreData, read_store
-from ..archs import short_names
-from ..markdown import md_table
-from ..provenance import provenance_lines
-from ..summary import load_reference, reference_spec
+from ..common.names import short_names
+from ..common.markdown import md_table
+from ..common.provenance import provenance_lines
+from ..common.reference import load_reference, reference_spec
 from .cells import CellLandscape, read_cells, read_plan
 from .criterion import criterion_rows
 from .plots import plot_best_vs_rule, plot_landscapes

@@ -1,0 +1,1 @@
+"""The report of a proxy calibration (``kind = "calibration"``): :mod:`.write`."""
