@@ -8,7 +8,7 @@ from typing import Any
 
 from .bands import MIN_TOPK_ROWS, null_tau_sd
 
-__all__ = ["format_table", "fmt", "to_json", "degenerate_note", "isomorphic_note", "few_rows_note"]
+__all__ = ["format_table", "fmt", "to_json", "JSON_DIGITS", "degenerate_note", "isomorphic_note", "few_rows_note"]
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -133,6 +133,11 @@ def format_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+#: significant digits of a float in JSON output (reports, ``--json``): far below any figure's
+#: uncertainty, far above its last bits
+JSON_DIGITS = 12
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -140,15 +145,17 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if hasattr(value, "item"):  # numpy scalars
         value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None  # strict JSON has no NaN/inf
+    if isinstance(value, float):  # strict JSON has no NaN/inf; 12 significant digits, so the last
+        # bits of a sum (which SIMD width and memory alignment may change) never move a stored byte
+        return float(f"{value:.{JSON_DIGITS}g}") if math.isfinite(value) else None
     return value
 
 
 def to_json(result: dict, indent: int | None = None) -> str:
-    """Strict JSON of a comparison result (numpy scalars as numbers, NaN/inf as null).
+    """Strict JSON of a comparison result (numpy scalars as numbers, NaN/inf as null, floats to
+    :data:`JSON_DIGITS` significant digits).
 
-    >>> to_json({"tau": float("nan"), "n": 3})
-    '{"tau": null, "n": 3}'
+    >>> to_json({"tau": float("nan"), "n": 3, "r": 0.7424321100806416, "s": 0.7424321100806415})
+    '{"tau": null, "n": 3, "r": 0.742432110081, "s": 0.742432110081}'
     """
-    return json.dumps(_plain(result), indent=indent, allow_nan=False)
+    return json.dumps(_plain(result), indent=indent, allow_nan=False, default=str)

@@ -7,7 +7,6 @@ no verdict.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...fileio import atomic_write_text
+from ...ranking.text import to_json
 from ...store.read import StoreData, read_store
 from ..common.names import short_names
 from ..common.markdown import md_table
@@ -204,7 +204,7 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
         lines += ["## Effective LR at each cell's best LR", ""] + _elr_lines(res, full)
         lines += ["## Each cell", ""] + _cell_table(res, store)
     lines += provenance_lines(store)
-    atomic_write_text(run_dir / "report.json", json.dumps(res, indent=1, allow_nan=False, default=str))
+    atomic_write_text(run_dir / "report.json", to_json(res, indent=1))
     path = run_dir / "report.md"
     atomic_write_text(path, "\n".join(lines).rstrip() + "\n")
     return path

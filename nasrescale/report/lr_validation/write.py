@@ -21,6 +21,7 @@ from ...lrsearch.search import LOSS_KINDS
 from ...lrsearch.select import SELECTION_RULES
 from ...lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from ...lrsearch.validation import analyze
+from ...ranking.text import to_json
 from ...store.job_status import FINAL
 from ...store.migration import parse_record
 from ...store.read import reading
@@ -224,7 +225,7 @@ def write_validation_report(run_dir: Path) -> Path:
     if res["at_edge"]:
         extra.append(f"{res['at_edge']} measured LR(s) still have a seed's argmin at the grid's edge.")
     lines += [""] + extra + [""]
-    atomic_write_text(run_dir / "report.json", json.dumps(res, indent=1, allow_nan=False, default=str))
+    atomic_write_text(run_dir / "report.json", to_json(res, indent=1))
     path = run_dir / "report.md"
     atomic_write_text(path, "\n".join(lines))
     return path
