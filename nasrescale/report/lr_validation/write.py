@@ -172,11 +172,13 @@ def _budget_lines(meta: dict[str, Any], plan: dict[str, Any], res: dict[str, Any
     record = parse_record(meta)
     search, budget = record.lr_search, record.budget
     runs = sum(len(m["runs"]) for g in plan["groups"].values() for m in g["archs"])
+    epochs = search.get("epochs", 1)  # every run holds the grid LR constant for the search's epochs
     proto_text = "; ".join(f"`{label}`: init {p.init}, batch {p.batch_size}, momentum {p.momentum}, weight decay "
-                           f"{p.weight_decay}, {p.epochs} epoch(s), {p.precision}" for label, p in record.protocols.items())
+                           f"{p.weight_decay}, {p.precision}" for label, p in record.protocols.items())
     return [f"- data: `{record.dataset}`"
             + (f", {budget['train_subset']} training images" if budget.get("train_subset") else ", full training set"),
-            f"- protocols: {proto_text}",
+            f"- protocols: {proto_text}; each run {epochs} epoch(s) at a constant LR (the protocol's schedule "
+            "and epochs are not used)",
             f"- grid: {search.get('points')} LRs from {search.get('lr_min')} to {search.get('lr_max')} (log-spaced), "
             f"extended past an edge up to {search.get('extend')} times; {runs} runs in the plan",
             f"- seeds: {search.get('seeds')}; rule `{res['rule']}` on the `{res['loss']}` loss"
