@@ -35,6 +35,7 @@ from .extrapolated import Extrapolated
 from ..common.page import Computed, Section
 from .reference_gaps import gap_section, reference_section
 from .summary import RunSummary
+from ..landscape.link import landscape_claim, linked_landscapes
 from ..trend.link import linked_trends, trend_claim
 from .tuning import tuning_lines, tuning_numbers
 from .two_by_two import TwoByTwo
@@ -95,6 +96,7 @@ class Claims(_Lines):
         dataset = run.store.record.dataset
         trends = [trend_claim(folder, trend, paper_gain(dataset))
                   for folder, trend in linked_trends(run.run_dir, run.name)]
+        trends += [landscape_claim(folder, land) for folder, land in linked_landscapes(run.run_dir, run.name)]
         return claims_section(pair, numbers["reference"], dataset, run.proxy,
                               split=run.splits.get(key), setting=lr_setting(run, pair), trends=trends,
                               effects=run.effects, names=run.names)

@@ -1,0 +1,89 @@
+"""A retrain run's link to the LR landscapes built on it: does each cell's own best LR follow
+the path-depth rule, and what does one LR for every cell cost?
+
+A landscape (``kind = "landscape"``, :mod:`nasrescale.report.landscape.write`) that reuses a
+study's runs (``landscape.reuse``) trains the study's cells at every LR of a grid. The study's
+claims then give one sentence per such landscape, read from its own ``report.json`` (written
+by ``nasrescale report LANDSCAPE``): the slope of log(best LR) on log(path-depth scale) with
+its CI (the rule predicts 1, one global LR 0), the paper's one-epoch criterion beside it where
+the landscape names one, and the headroom: the cross-fitted per-cell oracle and the rule, each
+against one global LR. Below 10 cells the figures are given "so far", without CIs or verdicts.
+
+>>> numbers = {"cells": 24, "epochs": 6, "slope": {"slope": 0.1, "slope_ci": [-0.2, 0.4], "rule_in_ci": False,
+...            "global_in_ci": True}, "headroom": {"oracle-global": {"mean": 0.3, "ci": [0.1, 0.5]},
+...            "rule-global": {"mean": -0.2, "ci": [-0.6, 0.1]}, "captured": None},
+...            "criterion": [{"source": "val_bn", "n": 24, "slope": -0.12, "slope_ci": [-0.28, 0.05]}]}
+>>> text = landscape_claim("land", numbers)
+>>> "slope 0.10 [-0.20, +0.40] (the rule predicts 1: outside the CI; one global LR, 0: inside)" in text
+True
+>>> "the paper's one-epoch criterion on the same cells: -0.12 [-0.28, +0.05] (val_bn)" in text
+True
+>>> "oracle - global +0.30 [+0.10, +0.50], rule - global -0.20 [-0.60, +0.10]" in text
+True
+>>> few = {**numbers, "cells": 4}
+>>> "so far on 4 cells (fewer than 10: no CI, no verdict): slope 0.10;" in landscape_claim("land", few)
+True
+>>> landscape_claim("land", {"cells": 2, "pending": 22, "epochs": 6})
+'Landscape `land` (6 epochs): 2 cell(s) finished, 22 under way; no figures yet.'
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from ...ranking.bands import MIN_TOPK_ROWS
+
+__all__ = ["linked_landscapes", "landscape_claim"]
+
+
+def linked_landscapes(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(folder name, report.json)`` of every landscape report beside ``run_dir`` (in the same
+    results folder) whose ``reuse`` names the run ``name``, by folder name."""
+    found = []
+    for report in sorted(Path(run_dir).parent.glob("*/report.json")):
+        try:
+            numbers = json.loads(report.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue  # a report being rewritten, or not a report: nothing to link
+        settings = numbers.get("settings") if isinstance(numbers, dict) else None
+        if isinstance(settings, dict) and "points_per_octave" in settings and settings.get("reuse") == name \
+                and report.parent != Path(run_dir):
+            found.append((report.parent.name, numbers))
+    return found
+
+
+def _est(entry: Mapping[str, Any], value: str, ci: str, full: bool, sign: bool = True) -> str:
+    v, interval = entry.get(value), entry.get(ci)
+    if v is None:
+        return "-"
+    text = f"{v:+.2f}" if sign else f"{v:.2f}"
+    return text + (f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if full and interval else "")
+
+
+def landscape_claim(folder: str, numbers: Mapping[str, Any]) -> str:
+    """One sentence on landscape ``folder``'s ``report.json`` ``numbers`` (see the module)."""
+    head = f"Landscape `{folder}` ({numbers.get('epochs')} epochs)"
+    cells = int(numbers.get("cells") or 0)
+    if cells < 3 or not numbers.get("slope"):
+        return f"{head}: {cells} cell(s) finished, {numbers.get('pending', 0)} under way; no figures yet."
+    full = cells >= MIN_TOPK_ROWS
+    s, h = numbers["slope"], numbers.get("headroom") or {}
+    where = ""
+    if full and s.get("slope_ci"):
+        where = (f" (the rule predicts 1: {'inside' if s.get('rule_in_ci') else 'outside'} the CI; one global LR, 0: "
+                 f"{'inside' if s.get('global_in_ci') else 'outside'})")
+    scope = f"on {cells} cells" if full else f"so far on {cells} cells (fewer than {MIN_TOPK_ROWS}: no CI, no verdict)"
+    text = (f"{head}, does each cell's own best LR follow the path-depth rule? {scope}: slope "
+            f"{_est(s, 'slope', 'slope_ci', full, False)}{where}")
+    crit = [c for c in numbers.get("criterion") or [] if c.get("slope") is not None]
+    if crit:
+        text += "; the paper's one-epoch criterion on the same cells: " + ", ".join(
+            f"{_est(c, 'slope', 'slope_ci', full)} ({c['source']})" for c in crit)
+    og, rg = h.get("oracle-global"), h.get("rule-global")
+    if og and rg:
+        text += (f"; accuracy points, oracle - global {_est(og, 'mean', 'ci', full)}, rule - global "
+                 f"{_est(rg, 'mean', 'ci', full)} (each cell's own LR cross-fitted over seeds; the global LR and the "
+                 "rule's constant chosen leave-one-cell-out)")
+    return text + "."
