@@ -29,11 +29,11 @@ True
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
 from ...ranking.bands import MIN_TOPK_ROWS
+from ..common.siblings import sibling_reports
 
 __all__ = ["linked_landscapes", "landscape_claim"]
 
@@ -41,17 +41,9 @@ __all__ = ["linked_landscapes", "landscape_claim"]
 def linked_landscapes(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
     """``(folder name, report.json)`` of every landscape report beside ``run_dir`` (in the same
     results folder) whose ``reuse`` names the run ``name``, by folder name."""
-    found = []
-    for report in sorted(Path(run_dir).parent.glob("*/report.json")):
-        try:
-            numbers = json.loads(report.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue  # a report being rewritten, or not a report: nothing to link
-        settings = numbers.get("settings") if isinstance(numbers, dict) else None
-        if isinstance(settings, dict) and "points_per_octave" in settings and settings.get("reuse") == name \
-                and report.parent != Path(run_dir):
-            found.append((report.parent.name, numbers))
-    return found
+    return [(folder, numbers) for folder, numbers in sibling_reports(run_dir)
+            if isinstance(numbers.get("settings"), dict) and "points_per_octave" in numbers["settings"]
+            and numbers["settings"].get("reuse") == name]
 
 
 def _est(entry: Mapping[str, Any], value: str, ci: str, full: bool, sign: bool = True) -> str:

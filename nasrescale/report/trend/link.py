@@ -61,13 +61,13 @@ True
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import fmt
 from .path import path_text
+from ..common.siblings import sibling_reports
 from ..common.verdicts import cells_text
 
 __all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim"]
@@ -76,16 +76,9 @@ __all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim"]
 def linked_trends(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
     """``(folder name, report.json)`` of every trend report beside ``run_dir`` (in the same results
     folder) whose ``reuse`` or ``noise`` names the run ``name``, by folder name."""
-    found = []
-    for report in sorted(Path(run_dir).parent.glob("*/report.json")):
-        try:
-            numbers = json.loads(report.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue  # a report being rewritten, or not a report: nothing to link
-        if isinstance(numbers, dict) and "epochs" in numbers and isinstance(numbers.get("pairs"), list) \
-                and name in (numbers.get("reuse"), numbers.get("noise")) and report.parent != Path(run_dir):
-            found.append((report.parent.name, numbers))
-    return found
+    return [(folder, numbers) for folder, numbers in sibling_reports(run_dir)
+            if "epochs" in numbers and isinstance(numbers.get("pairs"), list)
+            and name in (numbers.get("reuse"), numbers.get("noise"))]
 
 
 def _has_ci(row: Mapping[str, Any], key: str = "gain_ci") -> bool:
