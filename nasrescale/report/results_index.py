@@ -111,6 +111,11 @@ def _run_section(run_dir: Path) -> list[str]:
         lines += ["Slices run:", "", *_slice_table(slices), ""]
     if store.record.kind == "lr_validation":
         return lines + _validation_lines(run_dir)
+    if store.record.kind == "landscape":  # its headline: the report's one bold line
+        report = run_dir / "report.md"
+        heads = [ln for ln in report.read_text(encoding="utf-8").splitlines() if ln.startswith("**")][:1] \
+            if report.is_file() else []
+        return lines + heads + ([""] if heads else [])
     lines += ["Ranking (Kendall tau-b over the architectures finished under both, the LR tuning's cells and "
               "their isomorphs left out; mean accuracy of B, %):", ""]
     lines += md_table(["B", "A", "architectures", "mean acc. B", "Kendall tau"], _ranking_rows(store)) + [""]

@@ -186,7 +186,8 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
              f"up to {s['extend']} rounds per cell), seeds {', '.join(map(str, res['seeds']))}. {res['cells']} cell(s) "
              f"finished" + (f", {res['pending']} not yet" if res["pending"] else "") + ".", ""]
     if res["cells"] < 3:
-        lines += ["Fewer than 3 finished cells: nothing to compare yet.", ""]
+        lines += [f"**So far {res['cells']} of {res['cells'] + res['pending']} cells finished: fewer than 3, nothing "
+                  "to compare yet.**", ""]
     else:
         full = res["cells"] >= MIN_CELLS
         if not full:
@@ -196,6 +197,10 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
         fig = plot_best_vs_rule(cells, settings.lr, res["rule_constant"], res["slope"], run_dir / "landscape_rule.png",
                                 f"{name}: each cell's best LR vs the path-depth rule")
         curves = plot_landscapes(cells, settings.lr, run_dir / "landscape_curves.png", f"{name}: accuracy vs LR")
+        h = res["headroom"]
+        lines += [f"**Slope of log(best LR) on log(path-depth scale) {_f(res['slope']['slope'], 2)} on {res['cells']} "
+                  f"cells (the rule: 1; one global LR: 0); oracle - global {h['oracle-global']['mean']:+.2f} points, "
+                  f"rule - global {h['rule-global']['mean']:+.2f}.**", ""]
         lines += ["## Does each cell's best LR follow the path-depth rule?", ""] + _slope_lines(res, full)
         lines += _criterion_lines(res, full)
         lines += [f"![best LR vs rule]({fig.name})", "", f"![accuracy vs LR]({curves.name})", "",
