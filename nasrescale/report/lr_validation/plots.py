@@ -21,10 +21,13 @@ def _fmt(x: float | None) -> str:
 
 
 def _log_ticks(axis: Any) -> None:
-    """1-2-5 major ticks as plain numbers, unlabelled minor ticks (no overlapping labels)."""
+    """1-2-5 major ticks as plain numbers (powers of 10 alone past 2 decades, where 1-2-5 labels
+    would run into each other), unlabelled minor ticks."""
     from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter  # local: slow import, plots only
 
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    lo, hi = sorted(axis.get_view_interval())
+    wide = lo > 0 and hi / lo > 300
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
     axis.set_major_formatter(FormatStrFormatter("%g"))
     axis.set_minor_formatter(NullFormatter())
 
