@@ -153,13 +153,18 @@ def _point(label: str, group: dict[str, Any], m: dict[str, Any], sel: Any, base_
 
 
 def _stats(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`correlations` of ``points``, with and without the base architecture."""
+    """:func:`correlations` of ``points``, with and without the base architecture, and (where some
+    measured LR is still at its grid's edge, so only bounds it) ``interior``: without the base
+    and without those points."""
     def corr(pts: Sequence[dict[str, Any]]) -> dict[str, Any]:
         l3 = [p["sum_l3"] for p in pts]
         return correlations([p["predicted_lr"] for p in pts], [p["measured_lr"] for p in pts],
                             None if None in l3 else l3)
 
-    return {**corr(points), "without_base": corr([p for p in points if not p["base"]])}
+    out = {**corr(points), "without_base": corr([p for p in points if not p["base"]])}
+    if any(p["edge"] for p in points):
+        out["interior"] = corr([p for p in points if not p["base"] and not p["edge"]])
+    return out
 
 
 def analyze(plan: dict[str, Any], rows: Sequence[dict[str, Any]], partial: bool = True) -> dict[str, Any]:

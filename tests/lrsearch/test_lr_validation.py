@@ -136,3 +136,31 @@ def test_tiny_validation_run_resumes_and_reports(tmp_path, mlp_dag, capsys):
     assert "Pearson r (log LR)" in md
     assert (summary.run_dir / "lr_validation.png").stat().st_size > 10_000
     assert json.loads((summary.run_dir / "report.json").read_text())["overall"]["n"] == 3
+
+
+def _plan_and_rows(losses: dict[str, list[float]], scales: dict[str, float]) -> tuple[dict, list[dict]]:
+    """A one-group plan on the grid 0.1, 0.2, 0.4 with each arch's final loss per grid LR."""
+    archs, rows = [], []
+    for arch, per_lr in losses.items():
+        runs = [[lr, f"{arch}{i}"] for i, lr in enumerate((0.1, 0.2, 0.4))]
+        archs.append({"arch": arch, "degenerate": False, "lr_scale": scales[arch], "kernel_factor": 1.0,
+                      "sum_l3": 1, "runs": runs})
+        rows += [{"key": key, "status": "done", "train_loss_last": loss} for (_, key), loss in zip(runs, per_lr)]
+    return {"base_arch": "B", "rel_tol": 0.01, "rule": "argmin",
+            "groups": {"g": {"protocol": "g", "kernel": None, "base_group": "g", "archs": archs}}}, rows
+
+
+def test_points_still_at_an_edge_are_left_out_of_the_interior_statistics():
+    interior = {"B": [2.0, 1.0, 1.5], "X": [1.0, 0.5, 2.0], "Y": [2.0, 1.0, 3.0], "W": [1.5, 1.0, 1.2]}
+    scales = {"B": 1.0, "X": 0.5, "Y": 0.25, "W": 0.7, "E": 0.35}
+    plan, rows = _plan_and_rows({**interior, "E": [1.0, 2.0, 3.0]}, scales)  # E: argmin at the low edge
+    res = analyze(plan, rows)
+    pts = {p["arch"]: p for p in res["points"]}
+    assert pts["E"]["edge"] == "low" and res["at_edge"] == 1
+    inner = res["overall"]["interior"]
+    assert inner["n"] == 3  # without the base B and the edge point E
+    kept = [pts[a] for a in ("X", "Y", "W")]
+    assert inner == correlations([p["predicted_lr"] for p in kept], [p["measured_lr"] for p in kept], [1, 1, 1])
+    assert res["overall"]["without_base"]["n"] == 4
+    plan, rows = _plan_and_rows(interior, scales)
+    assert "interior" not in analyze(plan, rows)["overall"]  # nothing at an edge: no third subset

@@ -101,7 +101,10 @@ def _ci(c: dict[str, Any], key: str) -> str:
 
 def _stats_rows(label: str, c: dict[str, Any], paper: float | None) -> list[str]:
     rows = []
-    for what, stats in (("all", c), ("without base", c["without_base"])):
+    subsets = [("all", c), ("without base", c["without_base"])]
+    if "interior" in c:
+        subsets.append(("without base and edge points", c["interior"]))
+    for what, stats in subsets:
         rows.append(f"| {label} | {what} | {stats['n']} | {_fmt(stats['pearson_log'])} | {_fmt(stats['pearson'])} | "
                     f"{_fmt(stats['spearman'])} | {_ci(stats, 'slope')} | {_ci(stats, 'slope_l3')} | "
                     f"{'-' if paper is None else paper} |")
@@ -205,7 +208,9 @@ def write_validation_report(run_dir: Path) -> Path:
              "architecture's measured maximal LR (Chen et al., ICLR 2024, eqs. 8-9).", "",
              "## Statistics", ""] + _vs_paper(meta, res) + [""] + _stats_table(meta, res) + ["",
              "Slopes are least-squares fits in log-log with Student-t 95% intervals; "
-             "`sum L^3` is the sum over input-output paths of the path depth cubed.", "",
+             "`sum L^3` is the sum over input-output paths of the path depth cubed."
+             + (" A measured LR still at its grid's edge only bounds the maximal LR, so the last row leaves "
+                "those points out too." if res["at_edge"] else ""), "",
              f"![predicted vs measured]({fig.name})", "", f"![loss vs LR per architecture]({curves.name})", "",
              "## How much the figure depends on the definition of the maximal LR", "",
              "The same runs, read under each rule and training-loss definition (`nasrescale.lrsearch.select`):", ""]
