@@ -3,12 +3,13 @@ and each cell's accuracy against LR."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...fileio import save_figure
+from ..common.plots import log_ticks, save_png
 from .cells import CellLandscape
 
 __all__ = ["plot_best_vs_rule", "plot_landscapes"]
@@ -46,30 +47,37 @@ def plot_best_vs_rule(cells: Sequence[CellLandscape], lr: Callable[[float], floa
     s, ci = slope.get("slope"), slope.get("slope_ci")
     txt = "slope -" if s is None else f"slope {s:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
     ax.set(xscale="log", yscale="log", xlabel="rule's prediction c x path-depth scale", ylabel="cell's best LR",
-           title=f"{title}\n{txt}, n = {len(cells)}")
+           title="\n".join([*textwrap.wrap(title, 56, break_on_hyphens=False), f"{txt}, n = {len(cells)}"]))
+    log_ticks(ax.xaxis)
+    log_ticks(ax.yaxis)
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    path = save_figure(fig, path, dpi=130)
+    path = save_png(fig, path)
     plt.close(fig)
     return path
 
 
 def plot_landscapes(cells: Sequence[CellLandscape], lr: Callable[[float], float], path: Path, title: str) -> Path:
-    """Mean accuracy against LR per cell (colour: path-depth scale), each cell's best marked."""
+    """Mean accuracy against LR per cell (colour: path-depth scale, log), each cell's best marked;
+    left as measured, right as the drop from the cell's own best, so the shapes compare."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    scales = np.log([c.lr_scale for c in cells])
-    span = (scales.min(), scales.max() if scales.max() > scales.min() else scales.min() + 1)
+    from matplotlib.colors import LogNorm
+
+    fig, axes = plt.subplots(1, 2, figsize=(10.4, 4.4), sharex=True)
+    scales = [c.lr_scale for c in cells]
+    norm = LogNorm(min(scales), max(scales) if max(scales) > min(scales) else min(scales) * 2)
     cmap = plt.get_cmap("viridis")
-    for c, s in zip(cells, scales):
-        ks = sorted(c.acc)
-        colour = cmap((s - span[0]) / (span[1] - span[0]))
-        ax.plot([lr(k) for k in ks], [np.mean(c.acc[k]) for k in ks], "-", color=colour, lw=0.9, alpha=0.8)
-        ax.plot([lr(c.best)], [np.mean(c.acc[c.best])], "o", color=colour, ms=4)
-    sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(np.exp(span[0]), np.exp(span[1])))
-    fig.colorbar(sm, ax=ax, label="path-depth scale")
-    ax.set(xscale="log", xlabel="LR", ylabel="test accuracy (%), mean over seeds", title=title)
-    fig.tight_layout()
-    path = save_figure(fig, path, dpi=130)
+    for c in cells:
+        ks, colour = sorted(c.acc), cmap(norm(c.lr_scale))
+        mean, top = np.array([np.mean(c.acc[k]) for k in ks]), float(np.mean(c.acc[c.best]))
+        for ax, shift in zip(axes, (0.0, top)):
+            ax.plot([lr(k) for k in ks], mean - shift, "-", color=colour, lw=0.9, alpha=0.8)
+            ax.plot([lr(c.best)], [top - shift], "o", color=colour, ms=4)
+    bar = fig.colorbar(plt.cm.ScalarMappable(cmap=cmap, norm=norm), ax=axes, label="path-depth scale")
+    log_ticks(bar.ax.yaxis)
+    axes[0].set(xscale="log", xlabel="LR", ylabel="test accuracy (%), mean over seeds", title=title)
+    axes[1].set(xscale="log", xlabel="LR", ylabel="minus the cell's best (points)",
+                title="the same, from each cell's best")
+    log_ticks(axes[0].xaxis)
+    path = save_png(fig, path)
     plt.close(fig)
     return path

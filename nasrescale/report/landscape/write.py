@@ -194,7 +194,8 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
             lines += [f"So far on {res['cells']} cells: below {MIN_CELLS} cells the figures are shown without "
                       "intervals or verdicts.", ""]
         cells, _ = read_cells(store, 200)
-        fig = plot_best_vs_rule(cells, settings.lr, res["rule_constant"], res["slope"], run_dir / "landscape_rule.png",
+        shown = res["slope"] if full else {**res["slope"], "slope_ci": None}  # no interval below MIN_CELLS
+        fig = plot_best_vs_rule(cells, settings.lr, res["rule_constant"], shown, run_dir / "landscape_rule.png",
                                 f"{name}: each cell's best LR vs the path-depth rule")
         curves = plot_landscapes(cells, settings.lr, run_dir / "landscape_curves.png", f"{name}: accuracy vs LR")
         h = res["headroom"]

@@ -12,24 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from ...fileio import save_figure
+from ..common.plots import log_ticks
 
 __all__ = ["plot_predicted_measured", "plot_curves"]
 
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
-
-
-def _log_ticks(axis: Any) -> None:
-    """1-2-5 major ticks as plain numbers (powers of 10 alone past 2 decades, where 1-2-5 labels
-    would run into each other), unlabelled minor ticks."""
-    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter  # local: slow import, plots only
-
-    lo, hi = sorted(axis.get_view_interval())
-    wide = lo > 0 and hi / lo > 300
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FormatStrFormatter("%g"))
-    axis.set_minor_formatter(NullFormatter())
 
 
 def _short_arch(arch: str, limit: int = 28) -> str:
@@ -89,8 +78,8 @@ def plot_predicted_measured(res: dict[str, Any], path: Path, title: str) -> Path
         ax.legend(fontsize=7, loc="upper left")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _log_ticks(ax.xaxis)
-    _log_ticks(ax.yaxis)
+    log_ticks(ax.xaxis)
+    log_ticks(ax.yaxis)
     ax.set_xlabel("predicted maximal LR  (base LR x lr_scale x kernel factor)")
     ax.set_ylabel("measured maximal LR  (bars: range over seeds)")
     c = res["overall"]
@@ -120,7 +109,7 @@ def plot_curves(res: dict[str, Any], path: Path, title: str) -> Path:
                     label=f"{_short_arch(p['arch'])} (s = {p['lr_scale']:.2f})" + (" base" if p["base"] else ""))
             ax.axvline(p["measured_lr"], color=color, lw=0.6, ls=":")
         ax.set_xscale("log")
-        _log_ticks(ax.xaxis)
+        log_ticks(ax.xaxis)
         ax.set_xlabel("learning rate  (dotted: measured maximal LR)")
         ax.set_ylabel("final training loss, mean over seeds (nats)")
         ax.set_title(f"{title}: {g}", fontsize=9)
