@@ -21,6 +21,8 @@ from scipy import stats
 from nasrescale.jobs.job import TrainJob
 from nasrescale.lrsearch.landscape import LandscapeSettings, cell_grid
 from nasrescale.pipeline.spec import load_pipeline
+from nasrescale.report.landscape.cells import read_cells, read_plan
+from nasrescale.report.landscape.criterion import criterion_rows
 from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.space.registry import get_family
 from nasrescale.space.topology import lr_scale
@@ -218,6 +220,12 @@ extend = 4
     scales = [lr_scale(parse_arch(a, NB201), NB201) for a in argmin["arch"]]
     assert theirs["slope"] == pytest.approx(stats.linregress(np.log(scales), np.log(argmin["lr"])).slope, abs=1e-4)
     assert "The paper's own criterion" in (tmp_path / "res" / "land" / "report.md").read_text()
+    # two criterion runs on the same cells: the landscape's row once, after the first
+    land_store = read_store(tmp_path / "res" / "land" / "store.sqlite")
+    cells, _ = read_cells(land_store)
+    rows = criterion_rows(["val", "val"], cells, read_plan(land_store)[1].lr, tmp_path / "res")
+    assert [r["source"].split(" ")[0] for r in rows] == ["val", "landscape", "val"]
+    assert rows[2]["n"] == 3 and rows[2]["slope"] == pytest.approx(theirs["slope"])
 
 
 def test_elr_stats_tell_a_constant_effective_lr_from_a_varying_nominal_one():

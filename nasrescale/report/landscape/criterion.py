@@ -31,10 +31,12 @@ def _row(source: str, lrs: dict[str, float], scales: dict[str, float], note: str
 
 def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Callable[[float], float],
                    results: Path) -> list[dict[str, Any]]:
-    """Per named ``lr_validation`` run: its slope on the shared cells, and the landscape's on them."""
+    """Per named ``lr_validation`` run: its slope on the shared cells, then the landscape's on them
+    (once for runs that share the same cells)."""
     mine = {c.arch: lr(c.vertex) for c in cells}
     scales = {c.arch: c.lr_scale for c in cells}
-    rows = []
+    rows: list[dict[str, Any]] = []
+    shown: list[set[str]] = []
     for name in names:
         try:
             run_dir = store_path(name, results).parent
@@ -47,5 +49,7 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
         edge = sum(1 for p in res["points"] if p["arch"] in theirs and p["edge"])
         rows.append(_row(f"{name} (maximal LR, one epoch)", theirs, scales,
                          f"{edge} still at a grid edge" if edge else ""))
-        rows.append(_row("landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
+        if set(theirs) not in shown:  # once per set of shared cells
+            shown.append(set(theirs))
+            rows.append(_row("landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
     return rows
