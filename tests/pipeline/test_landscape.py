@@ -210,7 +210,7 @@ extend = 4
     land = landscape_file(tmp_path, "lr_min = 0.1\nlr_max = 0.2\nextend = 4\ncriterion = [\"val\"]", ARCHS[:6])
     assert cli(capsys, "run", str(land), "--results", str(tmp_path / "res"), "--quiet")[0] == 0
     res = json.loads((tmp_path / "res" / "land" / "report.json").read_text())
-    theirs, mine = res["criterion"]
+    mine, theirs = res["criterion"]
     assert theirs["n"] == mine["n"] == 3
     # the fake training loss falls as accuracy rises: the argmin sits at each cell's optimum too
     store = read_store(tmp_path / "res" / "val" / "store.sqlite")
@@ -220,11 +220,11 @@ extend = 4
     scales = [lr_scale(parse_arch(a, NB201), NB201) for a in argmin["arch"]]
     assert theirs["slope"] == pytest.approx(stats.linregress(np.log(scales), np.log(argmin["lr"])).slope, abs=1e-4)
     assert "The paper's own criterion" in (tmp_path / "res" / "land" / "report.md").read_text()
-    # two criterion runs on the same cells: the landscape's row once, after the first
+    # two criterion runs on the same cells: the landscape's row once, before them
     land_store = read_store(tmp_path / "res" / "land" / "store.sqlite")
     cells, _ = read_cells(land_store)
     rows = criterion_rows(["val", "val"], cells, read_plan(land_store)[1].lr, tmp_path / "res")
-    assert [r["source"].split(" ")[0] for r in rows] == ["val", "landscape", "val"]
+    assert [r["source"].split(" ")[0] for r in rows] == ["landscape", "val", "val"]
     assert rows[2]["n"] == 3 and rows[2]["slope"] == pytest.approx(theirs["slope"])
 
 

@@ -22,17 +22,18 @@ from .cells import CellLandscape
 __all__ = ["criterion_rows"]
 
 
-def _row(source: str, lrs: dict[str, float], scales: dict[str, float], note: str = "") -> dict[str, Any]:
+def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], note: str = "") -> dict[str, Any]:
+    """One table row; ``of``: ``criterion`` (an lr_validation run's maximal LRs) or ``landscape``."""
     archs = sorted(lrs)
     slope, lo, hi = loglog_slope([scales[a] for a in archs], [lrs[a] for a in archs])
-    return {"source": source, "n": len(archs), "slope": slope, "slope_ci": None if slope is None else [lo, hi],
-            "note": note}
+    return {"of": of, "source": source, "n": len(archs), "slope": slope,
+            "slope_ci": None if slope is None else [lo, hi], "note": note}
 
 
 def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Callable[[float], float],
                    results: Path) -> list[dict[str, Any]]:
-    """Per named ``lr_validation`` run: its slope on the shared cells, then the landscape's on them
-    (once for runs that share the same cells)."""
+    """Per named ``lr_validation`` run, its slope on the cells it shares with the landscape, after
+    the landscape's own on them (once for runs that share the same cells)."""
     mine = {c.arch: lr(c.vertex) for c in cells}
     scales = {c.arch: c.lr_scale for c in cells}
     rows: list[dict[str, Any]] = []
@@ -42,14 +43,15 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
             run_dir = store_path(name, results).parent
             _, res = load_analysis(run_dir)
         except (NasRescaleError, OSError) as err:
-            rows.append({"source": name, "n": 0, "slope": None, "slope_ci": None, "note": f"not read: {err}"})
+            rows.append({"of": "criterion", "run": name, "source": name, "n": 0, "slope": None, "slope_ci": None,
+                         "note": f"not read: {err}"})
             continue
         theirs = {p["arch"]: p["measured_lr"] for p in res["points"] if p["arch"] in mine and not p["base"]
                   and p["measured_lr"] and math.isfinite(p["measured_lr"])}
         edge = sum(1 for p in res["points"] if p["arch"] in theirs and p["edge"])
-        rows.append(_row(f"{name} (maximal LR, one epoch)", theirs, scales,
-                         f"{edge} still at a grid edge" if edge else ""))
         if set(theirs) not in shown:  # once per set of shared cells
             shown.append(set(theirs))
-            rows.append(_row("landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
+            rows.append(_row("landscape", "landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
+        rows.append(_row("criterion", f"{name} (maximal LR, one epoch)", theirs, scales,
+                         f"{edge} still at a grid edge" if edge else "") | {"run": name})
     return rows

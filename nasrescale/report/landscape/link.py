@@ -12,11 +12,12 @@ against one global LR. Below 10 cells the figures are given "so far", without CI
 >>> numbers = {"cells": 24, "epochs": 6, "slope": {"slope": 0.1, "slope_ci": [-0.2, 0.4], "rule_in_ci": False,
 ...            "global_in_ci": True}, "headroom": {"oracle-global": {"mean": 0.3, "ci": [0.1, 0.5]},
 ...            "rule-global": {"mean": -0.2, "ci": [-0.6, 0.1]}, "captured": None},
-...            "criterion": [{"source": "val_bn", "n": 24, "slope": -0.12, "slope_ci": [-0.28, 0.05]}]}
+...            "criterion": [{"of": "landscape", "source": "landscape", "n": 24, "slope": 0.1, "slope_ci": [-0.2, 0.4]},
+...                          {"of": "criterion", "source": "val_bn", "n": 24, "slope": -0.12, "slope_ci": [-0.28, 0.05]}]}
 >>> text = landscape_claim("land", numbers)
 >>> "slope 0.10 [-0.20, +0.40] (the rule predicts 1: outside the CI; one global LR, 0: inside)" in text
 True
->>> "the paper's one-epoch criterion on the same cells: -0.12 [-0.28, +0.05] (val_bn)" in text
+>>> "the paper's one-epoch criterion on the same cells: -0.12 [-0.28, +0.05] (val_bn);" in text
 True
 >>> "oracle - global +0.30 [+0.10, +0.50], rule - global -0.20 [-0.60, +0.10]" in text
 True
@@ -69,10 +70,10 @@ def landscape_claim(folder: str, numbers: Mapping[str, Any]) -> str:
     scope = f"on {cells} cells" if full else f"so far on {cells} cells (fewer than {MIN_TOPK_ROWS}: no CI, no verdict)"
     text = (f"{head}, does each cell's own best LR follow the path-depth rule? {scope}: slope "
             f"{_est(s, 'slope', 'slope_ci', full, False)}{where}")
-    crit = [c for c in numbers.get("criterion") or [] if c.get("slope") is not None]
+    crit = [c for c in numbers.get("criterion") or [] if c.get("slope") is not None and c.get("of") != "landscape"]
     if crit:
         text += "; the paper's one-epoch criterion on the same cells: " + ", ".join(
-            f"{_est(c, 'slope', 'slope_ci', full)} ({c['source']})" for c in crit)
+            f"{_est(c, 'slope', 'slope_ci', full)} ({c.get('run', c['source'])})" for c in crit)
     og, rg = h.get("oracle-global"), h.get("rule-global")
     if og and rg:
         text += (f"; accuracy points, oracle - global {_est(og, 'mean', 'ci', full)}, rule - global "
