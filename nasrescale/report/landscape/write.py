@@ -109,6 +109,21 @@ def _criterion_lines(res: dict[str, Any], full: bool) -> list[str]:
             "", *md_table(["best LR by", "cells", "slope on path-depth scale", "note"], rows), ""]
 
 
+def _captured_text(cap: float | None, ci: list[float] | None) -> str:
+    """The share of the oracle's gain over one global LR that the rule captures, in words.
+
+    >>> _captured_text(-0.5, [-1.2, 0.1])
+    "The rule captures -50% [-120%, 10%] of the oracle's gain over one global LR (below 0: the rule does worse than one global LR)"
+    >>> _captured_text(None, None)[:47]
+    'The oracle gains nothing over one global LR on '
+    """
+    if cap is None:
+        return "The oracle gains nothing over one global LR on average, so the rule has no gain to capture"
+    text = f"The rule captures {100 * cap:.0f}%" + (f" [{100 * ci[0]:.0f}%, {100 * ci[1]:.0f}%]" if ci else "")
+    return text + " of the oracle's gain over one global LR" + (
+        " (below 0: the rule does worse than one global LR)" if cap < 0 else "")
+
+
 def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
     h = res["headroom"]
     rows = [[arm, f"{h['mean'][arm]:.2f}"] for arm in ARMS]
@@ -122,11 +137,8 @@ def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
     lines += ["", "oracle: each cell's own best LR, chosen on its other seeds and scored on each seed (cross-fitted); "
               "global: one LR for every cell; rule: LR = c x path-depth scale at the nearest grid point. The global LR "
               "and c are chosen leave-one-cell-out (on every other cell, then scored on this one).",
-              "", f"The rule captures {'-' if cap is None else f'{100 * cap:.0f}%'}"
-              + (f" [{100 * ci[0]:.0f}%, {100 * ci[1]:.0f}%]" if ci else "")
-              + " of the oracle's gain over one global LR"
-              + (f"; {res['rule_clipped']} rule choice(s) fell outside a cell's measured grid (scored at its nearest "
-                 "point)." if res["rule_clipped"] else "."), ""]
+              "", _captured_text(cap, ci) + (f"; {res['rule_clipped']} rule choice(s) fell outside a cell's measured "
+                                             "grid (scored at its nearest point)." if res["rule_clipped"] else "."), ""]
     return lines
 
 
