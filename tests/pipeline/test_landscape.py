@@ -291,3 +291,25 @@ def test_bad_centres_exit_2_before_anything_is_stored(tmp_path, capsys, table, f
     code, _, err = cli(capsys, "run", str(path), "--results", str(tmp_path / "res"))
     assert code == 2 and fragment in err, err
     assert not (tmp_path / "res" / "land" / "store.sqlite").exists()
+
+
+def test_the_24_epoch_landscape_is_centred_on_each_cells_6_epoch_best():
+    """pipelines/landscape_nb201_24ep_cpu.toml: 16 cells of the committed 6-epoch landscape (>= 4 at
+    path-depth scale >= 0.5), each on 6 grid LRs around its 6-epoch argmax, 2 seeds."""
+    from nasrescale.pipeline.landscape import resolved_settings
+    from nasrescale.store.read import store_path
+
+    long = load_pipeline("landscape_nb201_24ep_cpu")
+    settings = resolved_settings(long)
+    short = read_store(store_path(Path(__file__).resolve().parents[2] / "results" / "landscape_nb201_cpu"))
+    best = {c.arch: c.best for c in read_cells(short)[0]}
+    archs = long.arch_list()
+    assert len(archs) == 16 and set(archs) <= set(best)
+    assert sum(lr_scale(parse_arch(a, NB201), NB201) >= 0.5 for a in archs) >= 4
+    assert long.protocols[0].protocol.epochs == 24 and long.pipeline.seeds == (0, 1)
+    jobs = long.jobs(archs)
+    assert len(jobs) == 16 * 6 * 2
+    for arch in archs:
+        assert settings.centers[arch] == pytest.approx(settings.lr(best[arch]), rel=1e-12), arch
+        ks = sorted({round(settings.k_of(j.protocol.lr)) for j in jobs if j.arch == arch})
+        assert ks == list(range(best[arch] - 2, best[arch] + 4)), arch
