@@ -57,6 +57,8 @@ class LandscapeSettings:
             of the selection (the report shows the strata; empty: no stratification asked).
         top_percent: the top-K% subset whose tau the report shows.
         reuse: a store to copy finished runs of the same jobs from (a run name or folder).
+        study: the retrain run (name) whose claims quote this landscape (report only); ``None``:
+            the run ``reuse`` names, if any.
         criterion: ``lr_validation`` runs (names or folders) whose maximal LRs (the paper's
             one-epoch criterion) the report shows beside the accuracy-optimal ones, on the cells
             both have (analysis only: never changes a stored result).
@@ -83,6 +85,7 @@ class LandscapeSettings:
     strata: tuple[float, ...] = ()
     top_percent: int = 50
     reuse: str | None = None
+    study: str | None = None
     criterion: tuple[str, ...] = ()
     centers: dict[str, float] = field(default_factory=dict)
     center_points: int = 6

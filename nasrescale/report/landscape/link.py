@@ -2,7 +2,8 @@
 the path-depth rule, and what does one LR for every cell cost?
 
 A landscape (``kind = "landscape"``, :mod:`nasrescale.report.landscape.write`) that reuses a
-study's runs (``landscape.reuse``) trains the study's cells at every LR of a grid. The study's
+study's runs (``landscape.reuse``) or names it (``landscape.study``: a longer budget's landscape
+that copies nothing) trains the study's cells at every LR of a grid. The study's
 claims then give one sentence per such landscape, read from its own ``report.json`` (written
 by ``nasrescale report LANDSCAPE``): the slope of log(best LR) on log(path-depth scale) with
 its CI (the rule predicts 1, one global LR 0), the paper's one-epoch criterion beside it where
@@ -41,10 +42,11 @@ __all__ = ["linked_landscapes", "landscape_claim"]
 
 def linked_landscapes(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
     """``(folder name, report.json)`` of every landscape report beside ``run_dir`` (in the same
-    results folder) whose ``reuse`` names the run ``name``, by folder name."""
+    results folder) whose ``study`` names the run ``name`` or, without a ``study``, whose
+    ``reuse`` does, by folder name."""
     return [(folder, numbers) for folder, numbers in sibling_reports(run_dir)
             if isinstance(numbers.get("settings"), dict) and "points_per_octave" in numbers["settings"]
-            and numbers["settings"].get("reuse") == name]
+            and (numbers["settings"].get("study") or numbers["settings"].get("reuse")) == name]
 
 
 def _est(entry: Mapping[str, Any], value: str, ci: str, full: bool, sign: bool = True) -> str:
