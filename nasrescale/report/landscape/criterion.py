@@ -22,12 +22,15 @@ from .cells import CellLandscape
 __all__ = ["criterion_rows"]
 
 
-def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], note: str = "") -> dict[str, Any]:
-    """One table row; ``of``: ``criterion`` (an lr_validation run's maximal LRs) or ``landscape``."""
+def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], note: str = "",
+         run: str | None = None) -> dict[str, Any]:
+    """One table row; ``of``: ``criterion`` (an lr_validation run's maximal LRs, ``run`` naming
+    it) or ``landscape``."""
     archs = sorted(lrs)
     slope, lo, hi = loglog_slope([scales[a] for a in archs], [lrs[a] for a in archs])
-    return {"of": of, "source": source, "n": len(archs), "slope": slope,
-            "slope_ci": None if slope is None else [lo, hi], "note": note}
+    row = {"of": of, "source": source, "n": len(archs), "slope": slope,
+           "slope_ci": None if slope is None else [lo, hi], "note": note}
+    return row | ({"run": run} if run is not None else {})
 
 
 def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Callable[[float], float],
@@ -53,5 +56,5 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
             shown.append(set(theirs))
             rows.append(_row("landscape", "landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
         rows.append(_row("criterion", f"{name} (maximal LR, one epoch)", theirs, scales,
-                         f"{edge} still at a grid edge" if edge else "") | {"run": name})
+                         f"{edge} still at a grid edge" if edge else "", run=name))
     return rows
