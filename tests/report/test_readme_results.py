@@ -1,9 +1,11 @@
 """README's Results table is the committed reports' (issue 52): every row of it is generated from
-results/nb201_cifar10_cpu/report.json and results/nb201_trend_cpu/report.json."""
+results/nb201_cifar10_cpu/report.json and results/nb201_trend_cpu/report.json; the landscape
+sentences quote results/landscape_nb201_cpu/report.json."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 from nasrescale.report.readme_table import END, START
@@ -26,3 +28,20 @@ def test_readme_results_table_agrees_with_the_reports():
     assert shown == expected, "README.md's Results table is not the reports'; run python tools/readme_results.py"
     assert any("the paper's comparison" in line for line in shown)
     assert any("trend, 24 epochs" in line for line in shown)
+
+
+def test_readme_landscape_sentences_quote_the_landscape_report():
+    """The figures README's Results prose gives for the 6-epoch landscape are its report.json's."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    res = json.loads((ROOT / "results" / "landscape_nb201_cpu" / "report.json").read_text())
+    s, og, rg = res["slope"], res["headroom"]["oracle-global"], res["headroom"]["rule-global"]
+    best = [c["best_lr"] for c in res["per_cell"]]
+    quoted = [f"{len(res['per_cell'])} cells",
+              f"slope {s['slope']:.2f} [{s['slope_ci'][0]:+.2f}, {s['slope_ci'][1]:+.2f}]",
+              f"between {min(best):.2f} and {max(best):.2f}",
+              f"gains {og['mean']:+.2f} [{og['ci'][0]:+.2f}, {og['ci'][1]:+.2f}] points over one global LR",
+              f"loses {-rg['mean']:.2f} [{-rg['ci'][1]:.2f}, {-rg['ci'][0]:.2f}]",
+              f"is {res['ranking']['global-oracle']['tau_single']:.2f} on single runs",
+              f"against {res['ranking']['seed_floor']:.2f} between two seeds"]
+    missing = [q for q in quoted if q not in text]
+    assert not missing, f"README.md's landscape sentences disagree with results/landscape_nb201_cpu/report.json: {missing}"
