@@ -269,6 +269,12 @@ def test_a_centred_landscape_starts_each_cell_around_its_own_lr(tmp_path, capsys
         best = max(curve, key=lambda lr: np.mean(curve[lr]))
         assert min(curve) < best < max(curve)
     assert any(len(c) == 4 for c in curves.values())  # a cell whose optimum was interior needed no more
+    # the global LR is chosen among the LRs every cell's grid has, and the report says which
+    res = json.loads((tmp_path / "res" / "land" / "report.json").read_text())
+    common = sorted(set.intersection(*(set(c) for c in curves.values())))
+    assert res["arms"]["global"]["options"] == pytest.approx(common, rel=1e-9)  # report.json holds 12 digits
+    assert set(res["arms"]["global"]["lr"]) <= set(res["arms"]["global"]["options"])
+    assert f"among the {len(common)} grid LRs every cell has" in (tmp_path / "res" / "land" / "report.md").read_text()
     # the table the finished landscape writes for a longer run: each cell's argmax grid LR
     from tool_helpers import load_tool
 

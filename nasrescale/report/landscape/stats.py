@@ -67,7 +67,8 @@ def _choose(cells: Sequence[CellLandscape], options: Sequence[int], k_of: Callab
 def arm_scores(cells: Sequence[CellLandscape], per_octave: int) -> dict[str, Any]:
     """Per cell and arm, the chosen grid index and the accuracy per seed (leave-one-cell-out for
     ``global`` and ``rule``, cross-fitted for ``oracle``): ``{arm: {"k": [...], "seeds": [[...], ...]}}``,
-    plus ``clipped``: how many rule choices fell outside a cell's measured grid (scored at its nearest point)."""
+    plus ``clipped``: how many rule choices fell outside a cell's measured grid (scored at its nearest point)
+    and ``global_options``: the grid indices every cell has, among which the global LR is chosen."""
     ks = _common_ks(cells)
     lo = min(min(c.acc) - round(per_octave * math.log2(c.lr_scale)) for c in cells)
     hi = max(max(c.acc) - round(per_octave * math.log2(c.lr_scale)) for c in cells)
@@ -85,6 +86,7 @@ def arm_scores(cells: Sequence[CellLandscape], per_octave: int) -> dict[str, Any
             out[arm]["k"].append(k)
             out[arm]["seeds"].append([float(a) for a in seeds])
     out["clipped"] = clipped
+    out["global_options"] = ks
     return out
 
 

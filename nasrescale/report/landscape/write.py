@@ -8,6 +8,7 @@ no verdict.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
     out["rule_constant"] = float(np.exp(np.mean([math.log(settings.lr(c.vertex) / c.lr_scale) for c in cells])))
     scores = arm_scores(cells, settings.points_per_octave)
     out["arms"] = {arm: {"lr": [settings.lr(k) for k in scores[arm]["k"]]} for arm in ARMS}
+    out["arms"]["global"]["options"] = [settings.lr(k) for k in scores["global_options"]]
     out["rule_clipped"] = scores["clipped"]
     out["headroom"] = headroom(scores, n_boot)
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
@@ -124,6 +126,24 @@ def _captured_text(cap: float | None, ci: list[float] | None) -> str:
         " (below 0: the rule does worse than one global LR)" if cap < 0 else "")
 
 
+def _global_text(arm: dict[str, Any]) -> str:
+    """Which global LR the leave-one-cell-out folds chose, among the LRs every cell has.
+
+    >>> _global_text({"lr": [0.2, 0.4, 0.4], "options": [0.2, 0.2828, 0.4]})
+    'The global LR chosen: 0.4 (2 cells), 0.2 (1 cell), among the 3 grid LRs every cell has (0.2 to 0.4).'
+    >>> print(_global_text({"lr": [0.2, 0.2], "options": []}))
+    The global LR chosen: 0.2 (2 cells); no grid LR is common to every cell, so each fold chose among its own cell's LRs.
+    """
+    counts = Counter(f"{lr:.3g}" for lr in arm["lr"])
+    chosen = ", ".join(f"{lr} ({n} cell{'s' if n > 1 else ''})" for lr, n in counts.most_common())
+    options = arm.get("options") or []
+    if not options:
+        return (f"The global LR chosen: {chosen}; no grid LR is common to every cell, so each fold chose among its "
+                "own cell's LRs.")
+    return (f"The global LR chosen: {chosen}, among the {len(options)} grid LRs every cell has "
+            f"({min(options):.3g} to {max(options):.3g}).")
+
+
 def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
     h = res["headroom"]
     rows = [[arm, f"{h['mean'][arm]:.2f}"] for arm in ARMS]
@@ -137,6 +157,7 @@ def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
     lines += ["", "oracle: each cell's own best LR, chosen on its other seeds and scored on each seed (cross-fitted); "
               "global: one LR for every cell; rule: LR = c x path-depth scale at the nearest grid point. The global LR "
               "and c are chosen leave-one-cell-out (on every other cell, then scored on this one).",
+              "", _global_text(res["arms"]["global"]),
               "", _captured_text(cap, ci) + (f"; {res['rule_clipped']} rule choice(s) fell outside a cell's measured "
                                              "grid (scored at its nearest point)." if res["rule_clipped"] else "."), ""]
     return lines
