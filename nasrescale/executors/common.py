@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from tqdm.auto import tqdm
 

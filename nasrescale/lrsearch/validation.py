@@ -21,7 +21,6 @@ predicted-vs-measured plot with y = x and per-seed error bars.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
