@@ -274,7 +274,9 @@ def test_a_centred_landscape_starts_each_cell_around_its_own_lr(tmp_path, capsys
     common = sorted(set.intersection(*(set(c) for c in curves.values())))
     assert res["arms"]["global"]["options"] == pytest.approx(common, rel=1e-9)  # report.json holds 12 digits
     assert set(res["arms"]["global"]["lr"]) <= set(res["arms"]["global"]["options"])
-    assert f"among the {len(common)} grid LRs every cell has" in (tmp_path / "res" / "land" / "report.md").read_text()
+    report = (tmp_path / "res" / "land" / "report.md").read_text()
+    assert f"among the {len(common)} grid LRs every cell has" in report
+    assert "each cell at 4 LRs of the log grid 0.1 x 2^(k/2) around its own centre LR (1 below, 2 above" in report
     # the table the finished landscape writes for a longer run: each cell's argmax grid LR
     from tool_helpers import load_tool
 

@@ -126,6 +126,24 @@ def _captured_text(cap: float | None, ci: list[float] | None) -> str:
         " (below 0: the rule does worse than one global LR)" if cap < 0 else "")
 
 
+def _grid_text(s: dict[str, Any]) -> str:
+    """The grid each cell starts from, as the stored settings ``s`` give it.
+
+    >>> _grid_text({"lr_min": 0.1, "lr_max": 1.6, "points_per_octave": 2, "extend": 3})
+    'every cell at every LR of a log grid from 0.1 to 1.6 (2 per octave, extended past an edge best by up to 3 rounds per cell)'
+    >>> _grid_text({"lr_min": 0.1, "points_per_octave": 2, "extend": 3, "centers": {"a": 0.4}, "center_points": 6})
+    'each cell at 6 LRs of the log grid 0.1 x 2^(k/2) around its own centre LR (2 below, 3 above; [landscape.centers]), extended past an edge best by up to 3 rounds per cell'
+    """
+    tail = f"extended past an edge best by up to {s['extend']} rounds per cell"
+    if s.get("centers"):
+        n = int(s["center_points"])
+        below = (n - 1) // 2
+        return (f"each cell at {n} LRs of the log grid {s['lr_min']:g} x 2^(k/{s['points_per_octave']}) around its own "
+                f"centre LR ({below} below, {n - 1 - below} above; [landscape.centers]), {tail}")
+    return (f"every cell at every LR of a log grid from {s['lr_min']:g} to {s['lr_max']:g} "
+            f"({s['points_per_octave']} per octave, {tail})")
+
+
 def _global_text(arm: dict[str, Any]) -> str:
     """Which global LR the leave-one-cell-out folds chose, among the LRs every cell has.
 
@@ -214,10 +232,9 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
     name = store.record.name or run_dir.name
     s = res["settings"]
     lines = [f"# LR landscape: {name}", "",
-             f"Protocol `{res['label']}` at {res['epochs']} epoch(s), every cell at every LR of a log grid from "
-             f"{s['lr_min']:g} to {s['lr_max']:g} ({s['points_per_octave']} per octave, extended past an edge best by "
-             f"up to {s['extend']} rounds per cell), seeds {', '.join(map(str, res['seeds']))}. {res['cells']} cell(s) "
-             f"finished" + (f", {res['pending']} not yet" if res["pending"] else "") + ".", ""]
+             f"Protocol `{res['label']}` at {res['epochs']} epoch(s), {_grid_text(s)}, seeds "
+             f"{', '.join(map(str, res['seeds']))}. {res['cells']} cell(s) finished"
+             + (f", {res['pending']} not yet" if res["pending"] else "") + ".", ""]
     if res["cells"] < 3:
         lines += [f"**So far {res['cells']} of {res['cells'] + res['pending']} cells finished: fewer than 3, nothing "
                   "to compare yet.**", ""]
