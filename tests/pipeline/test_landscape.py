@@ -135,6 +135,11 @@ def test_landscape_end_to_end_extends_edges_and_recomputes(tmp_path, capsys, fak
     tau = stats.kendalltau(glob, oracle).statistic
     assert res["ranking"]["global-oracle"]["tau"] == pytest.approx(tau, abs=1e-12)
     assert "## Does each cell's best LR follow the path-depth rule?" in (run_dir / "report.md").read_text()
+    # each stratum's median best LR moves with its median scale as the known landscape's BETA says
+    low, high = res["strata"]
+    assert low["n"] + high["n"] == len(curves) and high["n"] > 0
+    assert low["median_best_lr"] == pytest.approx(np.median([v for v, s in zip(vertices, scales) if s < 0.5]), rel=1e-9)
+    assert "By path-depth stratum: scale < 0.5: " in (run_dir / "report.md").read_text()
 
 
 def test_a_time_limited_run_extends_each_chunk_of_cells(tmp_path, capsys, fake_training):

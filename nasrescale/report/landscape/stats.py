@@ -28,7 +28,7 @@ from ...lrsearch.stats import loglog_slope
 from ...ranking.rank import kendall_tau, topk_mask
 from .cells import CellLandscape
 
-__all__ = ["ARMS", "arm_scores", "slope_stats", "headroom", "ranking", "elr_stats", "MIN_CELLS"]
+__all__ = ["ARMS", "arm_scores", "slope_stats", "strata_stats", "headroom", "ranking", "elr_stats", "MIN_CELLS"]
 
 #: the three ways of choosing a cell's LR the report compares
 ARMS = ("oracle", "global", "rule")
@@ -46,6 +46,18 @@ def slope_stats(cells: Sequence[CellLandscape], lr: Callable[[float], float], wh
     if slope is not None and len(set(best)) > 1:
         out["pearson_log"] = float(stats.pearsonr(np.log(scales), np.log(best))[0])
         out["rule_in_ci"], out["global_in_ci"] = bool(lo <= 1.0 <= hi), bool(lo <= 0.0 <= hi)
+    return out
+
+
+def strata_stats(cells: Sequence[CellLandscape], strata: Sequence[float], lr: Callable[[float], float]) -> list[dict[str, Any]]:
+    """Per path-depth stratum (``strata``: thresholds), its cells, median scale and median best LR (vertex)."""
+    edges = [0.0, *strata, math.inf]
+    out = []
+    for lo, hi in zip(edges, edges[1:]):
+        sub = [c for c in cells if lo <= c.lr_scale < hi]
+        out.append({"scale": [lo, hi if math.isfinite(hi) else None], "n": len(sub),
+                    "median_scale": float(np.median([c.lr_scale for c in sub])) if sub else None,
+                    "median_best_lr": float(np.median([lr(c.vertex) for c in sub])) if sub else None})
     return out
 
 

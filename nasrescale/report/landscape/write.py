@@ -24,7 +24,7 @@ from ..common.reference import load_reference, reference_spec
 from .cells import CellLandscape, read_cells, read_plan
 from .criterion import criterion_rows
 from .plots import plot_best_vs_rule, plot_landscapes
-from .stats import ARMS, MIN_CELLS, arm_scores, elr_stats, headroom, ranking, slope_stats
+from .stats import ARMS, MIN_CELLS, arm_scores, elr_stats, headroom, ranking, slope_stats, strata_stats
 
 __all__ = ["analyze", "write_landscape_report", "landscape_text"]
 
@@ -53,7 +53,7 @@ def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
     out["rule_clipped"] = scores["clipped"]
     out["headroom"] = headroom(scores, n_boot)
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
-    out["strata"] = _strata(cells, settings.strata, settings.lr)
+    out["strata"] = strata_stats(cells, settings.strata, settings.lr)
     out["elr"] = elr_stats(cells, settings.lr)
     if settings.criterion:
         out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent)
@@ -65,16 +65,6 @@ def _cell_json(c: CellLandscape, lr: Any) -> dict[str, Any]:
             "vertex_lr": lr(c.vertex), "vertex_ci": None if c.vertex_ci is None else [lr(v) for v in c.vertex_ci],
             "edge": c.edge, "best_mean": float(np.mean(c.acc[c.best])), "lrs": [lr(k) for k in sorted(c.acc)],
             "mean_acc": [float(np.mean(c.acc[k])) for k in sorted(c.acc)]}
-
-
-def _strata(cells: list[CellLandscape], strata: tuple[float, ...], lr: Any) -> list[dict[str, Any]]:
-    edges = [0.0, *strata, math.inf]
-    out = []
-    for lo, hi in zip(edges, edges[1:]):
-        sub = [c for c in cells if lo <= c.lr_scale < hi]
-        out.append({"scale": [lo, hi if math.isfinite(hi) else None], "n": len(sub),
-                    "median_best_lr": float(np.median([lr(c.vertex) for c in sub])) if sub else None})
-    return out
 
 
 def _f(v: Any, digits: int = 2) -> str:
@@ -98,7 +88,31 @@ def _slope_lines(res: dict[str, Any], full: bool) -> list[str]:
     return [f"Regressed on log(path-depth scale), log(each cell's best LR) has slope **{s['slope']:.2f}**{ci} "
             f"(the rule predicts 1; one LR for every cell, 0).{where} Pearson r of the logs "
             f"{_f(s['pearson_log'], 3)} (the paper reports r on log LR for its MLPs and CNNs). By the argmax "
-            f"instead of the quadratic's vertex: slope {_f(a['slope'], 3)}.", ""]
+            f"instead of the quadratic's vertex: slope {_f(a['slope'], 3)}.", "", *_strata_lines(res.get("strata"))]
+
+
+def _strata_lines(strata: list[dict[str, Any]] | None) -> list[str]:
+    """Each path-depth stratum's median best LR, and its ratio against the rule's (two strata).
+
+    >>> print(_strata_lines([{"scale": [0.0, 0.5], "n": 3, "median_scale": 0.2, "median_best_lr": 0.3},
+    ...                      {"scale": [0.5, None], "n": 2, "median_scale": 0.8, "median_best_lr": 0.33}])[0])
+    By path-depth stratum: scale < 0.5: 3 cells, median scale 0.2, median best LR 0.3; scale >= 0.5: 2 cells, median scale 0.8, median best LR 0.33. Between the two, the median best LR changes 1.10x where the rule predicts 4.00x (the median scales' ratio).
+    """
+    live = [t for t in strata or [] if t["n"]]
+    if len(live) < 2:
+        return []
+    parts = []
+    for t in live:
+        lo, hi = t["scale"]
+        where = f"scale >= {lo:g}" if hi is None else (f"scale < {hi:g}" if lo == 0 else f"scale {lo:g}-{hi:g}")
+        parts.append(f"{where}: {t['n']} cells, median scale {t['median_scale']:.3g}, median best LR "
+                     f"{t['median_best_lr']:.3g}")
+    text = "By path-depth stratum: " + "; ".join(parts) + "."
+    if len(live) == 2:
+        a, b = live
+        text += (f" Between the two, the median best LR changes {b['median_best_lr'] / a['median_best_lr']:.2f}x where "
+                 f"the rule predicts {b['median_scale'] / a['median_scale']:.2f}x (the median scales' ratio).")
+    return [text, ""]
 
 
 def _criterion_lines(res: dict[str, Any], full: bool) -> list[str]:
