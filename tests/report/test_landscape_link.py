@@ -33,11 +33,12 @@ def test_only_landscapes_reusing_the_run_are_linked(tmp_path):
 
 def test_a_landscape_naming_the_study_is_linked_without_reusing_its_runs(tmp_path):
     settings = {k: v for k, v in NUMBERS["settings"].items() if k != "reuse"}
-    _write(tmp_path / "land_24ep", {**NUMBERS, "settings": {**settings, "study": "study"}})
+    _write(tmp_path / "land_24ep", {**NUMBERS, "epochs": 24, "settings": {**settings, "study": "study"}})
+    _write(tmp_path / "zz_land_6ep", NUMBERS)  # reuses the study's runs: linked, and its shorter budget first
     _write(tmp_path / "land_other", {**NUMBERS, "settings": {**NUMBERS["settings"], "study": "another"}})
     _write(tmp_path / "land_unlinked", {**NUMBERS, "settings": settings})
     # ``study`` wins over ``reuse``: land_other copies the study's runs but is quoted by "another"
-    assert [name for name, _ in linked_landscapes(tmp_path / "study", "study")] == ["land_24ep"]
+    assert [name for name, _ in linked_landscapes(tmp_path / "study", "study")] == ["zz_land_6ep", "land_24ep"]
     assert [name for name, _ in linked_landscapes(tmp_path / "another", "another")] == ["land_other"]
 
 

@@ -8,14 +8,19 @@ claims then give one sentence per such landscape, read from its own ``report.jso
 by ``nasrescale report LANDSCAPE``): the slope of log(best LR) on log(path-depth scale) with
 its CI (the rule predicts 1, one global LR 0), the paper's one-epoch criterion beside it where
 the landscape names one, and the headroom: the cross-fitted per-cell oracle and the rule, each
-against one global LR. Below 10 cells the figures are given "so far", without CIs or verdicts.
+against one global LR, and the ranking's movement (tau between the rankings at one global LR
+and at each cell's own LR, on single runs) beside the seed floor. Below 10 cells the figures are
+given "so far", without CIs or verdicts.
 
 >>> numbers = {"cells": 24, "epochs": 6, "slope": {"slope": 0.1, "slope_ci": [-0.2, 0.4], "rule_in_ci": False,
 ...            "global_in_ci": True}, "headroom": {"oracle-global": {"mean": 0.3, "ci": [0.1, 0.5]},
 ...            "rule-global": {"mean": -0.2, "ci": [-0.6, 0.1]}, "captured": None},
 ...            "criterion": [{"of": "landscape", "source": "landscape", "n": 24, "slope": 0.1, "slope_ci": [-0.2, 0.4]},
 ...                          {"of": "criterion", "source": "val_bn", "n": 24, "slope": -0.12, "slope_ci": [-0.28, 0.05]}]}
+>>> numbers["ranking"] = {"seed_floor": 0.84, "global-oracle": {"tau": 0.91, "tau_single": 0.85}}
 >>> text = landscape_claim("land", numbers)
+>>> text.endswith("single runs 0.850, against 0.840 between two seeds at one LR.")
+True
 >>> "slope 0.10 [-0.20, +0.40] (the rule predicts 1: outside the CI; one global LR, 0: inside)" in text
 True
 >>> "the paper's one-epoch criterion on the same cells: -0.12 [-0.28, +0.05] (val_bn);" in text
@@ -43,10 +48,11 @@ __all__ = ["linked_landscapes", "landscape_claim"]
 def linked_landscapes(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
     """``(folder name, report.json)`` of every landscape report beside ``run_dir`` (in the same
     results folder) whose ``study`` names the run ``name`` or, without a ``study``, whose
-    ``reuse`` does, by folder name."""
-    return [(folder, numbers) for folder, numbers in sibling_reports(run_dir)
-            if isinstance(numbers.get("settings"), dict) and "points_per_octave" in numbers["settings"]
-            and (numbers["settings"].get("study") or numbers["settings"].get("reuse")) == name]
+    ``reuse`` does, by budget (epochs), then folder name."""
+    linked = [(folder, numbers) for folder, numbers in sibling_reports(run_dir)
+              if isinstance(numbers.get("settings"), dict) and "points_per_octave" in numbers["settings"]
+              and (numbers["settings"].get("study") or numbers["settings"].get("reuse")) == name]
+    return sorted(linked, key=lambda item: (item[1].get("epochs") or 0, item[0]))  # shorter budgets first
 
 
 def _est(entry: Mapping[str, Any], value: str, ci: str, full: bool, sign: bool = True) -> str:
@@ -81,4 +87,9 @@ def landscape_claim(folder: str, numbers: Mapping[str, Any]) -> str:
         text += (f"; accuracy points, oracle - global {_est(og, 'mean', 'ci', full)}, rule - global "
                  f"{_est(rg, 'mean', 'ci', full)} (each cell's own LR cross-fitted over seeds; the global LR and the "
                  "rule's constant chosen leave-one-cell-out)")
+    tau = (numbers.get("ranking") or {}).get("global-oracle") or {}
+    floor = (numbers.get("ranking") or {}).get("seed_floor")
+    if tau.get("tau_single") is not None and floor is not None:
+        text += (f"; Kendall tau between the rankings at one global LR and at each cell's own LR, single runs "
+                 f"{tau['tau_single']:.3f}, against {floor:.3f} between two seeds at one LR")
     return text + "."
