@@ -95,8 +95,8 @@ def _strata_lines(strata: list[dict[str, Any]] | None) -> list[str]:
     """Each path-depth stratum's median best LR, and its ratio against the rule's (two strata).
 
     >>> print(_strata_lines([{"scale": [0.0, 0.5], "n": 3, "median_scale": 0.2, "median_best_lr": 0.3},
-    ...                      {"scale": [0.5, None], "n": 2, "median_scale": 0.8, "median_best_lr": 0.33}])[0])
-    By path-depth stratum: scale < 0.5: 3 cells, median scale 0.2, median best LR 0.3; scale >= 0.5: 2 cells, median scale 0.8, median best LR 0.33. Between the two, the median best LR changes 1.10x where the rule predicts 4.00x (the median scales' ratio).
+    ...                      {"scale": [0.5, None], "n": 1, "median_scale": 0.8, "median_best_lr": 0.33}])[0])
+    By path-depth stratum: scale < 0.5: 3 cells, median scale 0.2, median best LR 0.3; scale >= 0.5: 1 cell, median scale 0.8, median best LR 0.33. Between the two, the median best LR changes 1.10x where the rule predicts 4.00x (the median scales' ratio).
     """
     live = [t for t in strata or [] if t["n"]]
     if len(live) < 2:
@@ -105,7 +105,7 @@ def _strata_lines(strata: list[dict[str, Any]] | None) -> list[str]:
     for t in live:
         lo, hi = t["scale"]
         where = f"scale >= {lo:g}" if hi is None else (f"scale < {hi:g}" if lo == 0 else f"scale {lo:g}-{hi:g}")
-        parts.append(f"{where}: {t['n']} cells, median scale {t['median_scale']:.3g}, median best LR "
+        parts.append(f"{where}: {t['n']} cell{'s' if t['n'] != 1 else ''}, median scale {t['median_scale']:.3g}, median best LR "
                      f"{t['median_best_lr']:.3g}")
     text = "By path-depth stratum: " + "; ".join(parts) + "."
     if len(live) == 2:
