@@ -24,6 +24,10 @@ Every job is stored under the protocol's label; its LR tells the grid point. The
 ``landscape_plan``) records the grid and each cell's path-depth scale, so the report needs only
 the store. A time-limited run visits cells in spread order as a retrain does; each chunk's
 cells are extended before the next chunk starts.
+
+A cell's jobs share everything but LR and seed, so with ``executor.fuse`` on the executors'
+:func:`~nasrescale.jobs.grouping.plan_units` trains each cell's grid LRs x seeds (and each
+extension round's) as one fused group; every member is stored under its own job key.
 """
 
 from __future__ import annotations
