@@ -13,7 +13,11 @@ module is that run. Per step, as ``torch.optim.SGD``::
 The schedule multiplies every member's base LRs by one factor: :meth:`FusedSGD.set_factor`
 computes ``base_lr * factor`` in double precision, as ``LambdaLR`` does, and writes the LR
 tensors (in the parameters' dtype) once per epoch. The update is a few ``torch._foreach_*``
-kernels over lists built once (like ``SGD(foreach=True)``).
+kernels over lists built once (like ``SGD(foreach=True)``): :func:`sgd_update`, run eagerly, or
+captured (:class:`CapturedUpdate`: ``torch.compile`` of it, as CUDA graphs with
+``mode="reduce-overhead"`` on CUDA) when the run compiles its network; the LRs are device tensors
+written in place, so a captured update never sees a new Python value and never recompiles for
+the schedule.
 
 >>> import torch
 >>> p = torch.nn.Parameter(torch.ones(4))   # 2 members x 2 weights
@@ -25,13 +29,18 @@ kernels over lists built once (like ``SGD(foreach=True)``).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import warnings
+from typing import Any, Callable, Sequence
 
 import torch
 
 from ..errors import ConfigError
 
-__all__ = ["FusedSGD"]
+__all__ = ["FusedSGD", "sgd_update", "CapturedUpdate", "update_for"]
+
+#: the update's signature: (params, grads, buffers, lrs, weight decays or None, the one weight decay
+#: or None, momentum, nesterov, first step)
+Update = Callable[..., None]
 
 
 def _member_values(param: torch.Tensor, values: Sequence[float], members: int) -> torch.Tensor:
@@ -47,6 +56,50 @@ def _fill(out: torch.Tensor, values: Sequence[float], members: int) -> None:
     view.copy_(column.view((members,) + (1,) * (view.dim() - 1)).expand_as(view))
 
 
+def sgd_update(params: list[torch.Tensor], grads: list[torch.Tensor], bufs: list[torch.Tensor],
+               lrs: list[torch.Tensor], wds: list[torch.Tensor] | None, uniform_wd: float | None,
+               momentum: float, nesterov: bool, first: bool) -> None:
+    """One SGD update of ``params`` in place (the module docstring's four lines), foreach kernels only:
+    ``wds`` per-member decays (``None``: the one decay ``uniform_wd``), ``bufs`` the momentum buffers
+    (unused without momentum), ``first`` the first step (``buf = d``)."""
+    if uniform_wd is not None:
+        d = torch._foreach_add(grads, params, alpha=uniform_wd) if uniform_wd else grads
+    else:
+        d = torch._foreach_addcmul(grads, params, wds)  # type: ignore[arg-type]
+    if momentum:
+        if first:
+            torch._foreach_copy_(bufs, d)
+        else:
+            torch._foreach_mul_(bufs, momentum)
+            torch._foreach_add_(bufs, d)
+        d = torch._foreach_add(d, bufs, alpha=momentum) if nesterov else bufs
+    torch._foreach_addcmul_(params, d, lrs, value=-1.0)
+
+
+class CapturedUpdate:
+    """:func:`sgd_update` through ``torch.compile(mode=mode)`` (``reduce-overhead``: a CUDA graph on
+    CUDA), eager from the first call whose compiling fails (warned once; the same arithmetic, up to
+    float rounding). ``error`` holds why it fell back (``None``: compiled)."""
+
+    def __init__(self, mode: str = "default") -> None:
+        self.mode, self.error = mode, None
+        self.compiled: Update | None = torch.compile(sgd_update, mode=mode, dynamic=False)
+
+    def __call__(self, *args: Any) -> None:
+        if self.compiled is not None:
+            try:
+                return self.compiled(*args)
+            except Exception as err:  # noqa: BLE001 - a backend that cannot compile here: eager, said once
+                self.compiled, self.error = None, f"{type(err).__name__}: {err}"[:300]
+                warnings.warn(f"the fused SGD update runs eagerly: compiling it failed ({self.error})", stacklevel=2)
+        return sgd_update(*args)
+
+
+def update_for(compile: bool, mode: str = "default") -> Update:
+    """The update a run uses: captured with ``compile`` (:class:`CapturedUpdate`), else eager."""
+    return CapturedUpdate(mode) if compile else sgd_update
+
+
 class FusedSGD:
     """SGD over stacked member parameters with per-member LR and weight decay.
 
@@ -57,20 +110,22 @@ class FusedSGD:
         members: K.
         momentum: SGD momentum (shared: it is part of the fusion key).
         nesterov: Nesterov momentum (shared).
+        update: :func:`sgd_update` (eager, the default) or a captured one (:func:`update_for`).
 
     Raises:
         ConfigError: lists of mismatched lengths.
     """
 
     def __init__(self, params: Sequence[torch.nn.Parameter], base_lrs: Sequence[Sequence[float]],
-                 weight_decays: Sequence[Sequence[float]], *, members: int, momentum: float, nesterov: bool) -> None:
+                 weight_decays: Sequence[Sequence[float]], *, members: int, momentum: float, nesterov: bool,
+                 update: Update = sgd_update) -> None:
         if not (len(params) == len(base_lrs) == len(weight_decays)):
             raise ConfigError(f"FusedSGD: {len(params)} params, {len(base_lrs)} LR rows, "
                               f"{len(weight_decays)} weight-decay rows; give one row per parameter")
         if any(len(r) != members for r in list(base_lrs) + list(weight_decays)):
             raise ConfigError(f"FusedSGD: every LR / weight-decay row needs {members} values (one per member)")
         self.params = list(params)
-        self.members, self.momentum, self.nesterov = members, momentum, nesterov
+        self.members, self.momentum, self.nesterov, self.update = members, momentum, nesterov, update
         self.base_lrs = [[float(v) for v in row] for row in base_lrs]
         self.active = [True] * members
         self.factor = 1.0
@@ -113,22 +168,12 @@ class FusedSGD:
         def pick(tensors: list) -> list:  # the lists built once, or their entries with a gradient
             return tensors if live is None else [tensors[i] for i in live]
 
-        params, grads = pick(self.params), pick(grads)
-        if self.uniform_wd is not None:
-            d = torch._foreach_add(grads, params, alpha=self.uniform_wd) if self.uniform_wd else grads
-        else:
-            d = torch._foreach_addcmul(grads, params, pick(self.wd))  # type: ignore[arg-type]
-        if self.momentum:
-            first = self.buffers is None
-            self.buffers = self.buffers or [torch.zeros_like(p) for p in self.params]
-            bufs = pick(self.buffers)
-            if first:
-                torch._foreach_copy_(bufs, d)  # first step: buf = d
-            else:
-                torch._foreach_mul_(bufs, self.momentum)
-                torch._foreach_add_(bufs, d)
-            d = torch._foreach_add(d, bufs, alpha=self.momentum) if self.nesterov else bufs
-        torch._foreach_addcmul_(params, d, pick(self.lr), value=-1.0)
+        first = self.buffers is None
+        if self.momentum and self.buffers is None:
+            self.buffers = [torch.zeros_like(p) for p in self.params]
+        self.update(pick(self.params), pick(grads), pick(self.buffers) if self.momentum else [], pick(self.lr),
+                    None if self.wd is None else pick(self.wd), self.uniform_wd, self.momentum, self.nesterov,
+                    first)
 
     def state_dict(self) -> dict[str, Any]:
         """Momentum buffers, schedule factor and frozen members (plain tensors and lists)."""

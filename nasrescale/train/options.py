@@ -53,9 +53,11 @@ class RunOptions:
         progress: show a tqdm bar over epochs.
         on_epoch: :data:`OnEpoch`, e.g. to stream curves or watch a job.
         eval_batch_size: test images per batch; ``None``: 2048 for one run, 1024 for a fused group.
-        compile: ``torch.compile`` the network (inductor caches compiled graphs on disk).
+        compile: ``torch.compile`` the network (inductor caches compiled graphs on disk) and a fused
+            group's optimizer update (:class:`~nasrescale.train.fused_sgd.CapturedUpdate`; eager
+            where compiling fails); a single run's ``torch.optim.SGD`` stays eager.
         compile_mode: :data:`COMPILE_MODES`; with ``compile``, ``reduce-overhead`` captures the
-            step's forward and backward as CUDA graphs on CUDA.
+            step's forward and backward, and a fused group's update, as CUDA graphs on CUDA.
         memory_format: :data:`MEMORY_FORMATS`; the layout of weights and inputs.
         cudnn_benchmark: on CUDA, let cuDNN time its convolution algorithms for the run's fixed
             shapes and keep the fastest (``torch.backends.cudnn.benchmark``; restored after).

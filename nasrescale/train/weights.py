@@ -8,7 +8,8 @@ any K; only this differs:
   exactly what a plain PyTorch loop would;
 * :class:`FusedWeights` (K > 1): the members packed into one
   :class:`~nasrescale.models.fused.FusedNetwork`, :class:`~nasrescale.train.fused_sgd.FusedSGD`
-  at every member's own LR under the shared cosine factor; a diverged member is frozen (LR 0,
+  at every member's own LR under the shared cosine factor (its update captured with the network
+  when the run compiles, :func:`~nasrescale.train.fused_sgd.update_for`); a diverged member is frozen (LR 0,
   its slice zeroed) while the others go on; at the end each member's weights are unpacked into
   its own model.
 
@@ -29,7 +30,7 @@ from ..errors import ConfigError
 from ..models.fused import FusedNetwork
 from ..protocol import cosine_factor
 from .checkpoint import check_resumable, describe_run, resolve_identity
-from .fused_sgd import FusedSGD
+from .fused_sgd import FusedSGD, update_for
 from .members import FusedMember, check_identities, check_members, check_param_groups, group_fingerprint, lr_rows
 from .run_setup import RunSetup
 
@@ -105,8 +106,9 @@ class FusedWeights:
             setup.device, memory_format=setup.memory_format)
         self.module, self.structure = self.fused, self.fused.net
         params, base_lrs, wds = lr_rows(members, groups, self.fused)
+        options = setup.options
         self.opt = FusedSGD(params, base_lrs, wds, members=self.k, momentum=self.protocol.momentum,
-                            nesterov=self.protocol.nesterov)
+                            nesterov=self.protocol.nesterov, update=update_for(options.compile, options.compile_mode))
         self.identities, self.fingerprint = identities, group_fingerprint(identities)
         self.run = f"fused group of {self.k}: " + "; ".join(f"seed {m.seed} {m.protocol.name}" for m in members)
         self.epochs = self.protocol.epochs

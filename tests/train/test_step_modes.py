@@ -11,6 +11,7 @@ import torch
 
 from nasrescale.errors import ConfigError
 from nasrescale.train import RunOptions
+from nasrescale.train.fused_sgd import CapturedUpdate, FusedSGD, sgd_update, update_for
 from nasrescale.train.run_setup import RunSetup
 
 from .test_engine import make_data, make_model, proto, run
@@ -87,3 +88,51 @@ def test_cuda_auto_layout_is_nchw_in_exact_fp32_and_channels_last_in_bf16() -> N
     with fp32.precision_scope():
         assert torch.backends.cudnn.benchmark is True
         assert torch.backends.cudnn.allow_tf32 is False
+
+
+@pytest.mark.skipif(_compiler_missing() is not None, reason=str(_compiler_missing()))
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_the_captured_fused_sgd_update_gives_the_eager_update(mode: str) -> None:
+    """Three members at their own LRs and weight decays, Nesterov, a schedule factor changed between
+    steps (written into the LR tensors in place: the captured update is not recompiled for it), the
+    first step (buffer = d) and the later ones: float64, equal to the eager update to 1e-12 (a fused
+    kernel may round a multiply-add once instead of twice)."""
+    g = torch.Generator().manual_seed(0)
+    shapes, k = [(6, 3, 3, 3), (6,), (3, 5)], 3
+    lrs, wds = [[0.1, 0.03, 0.5]] * len(shapes), [[5e-4, 0.0, 1e-3]] * len(shapes)
+    start = [torch.randn(s, generator=g, dtype=torch.float64) for s in shapes]
+    grads = [[torch.randn(s, generator=g, dtype=torch.float64) for s in shapes] for _ in range(4)]
+    captured = CapturedUpdate(mode)
+    runs = []
+    for update in (sgd_update, captured):
+        params = [torch.nn.Parameter(t.clone()) for t in start]
+        opt = FusedSGD(params, lrs, wds, members=k, momentum=0.9, nesterov=True, update=update)
+        for step, step_grads in enumerate(grads):
+            opt.set_factor(0.5 ** step)
+            for p, grad in zip(params, step_grads):
+                p.grad = grad.clone()
+            opt.step()
+        runs.append(params)
+    if captured.error is not None:
+        pytest.skip(f"torch.compile failed on this machine's backend: {captured.error}")
+    for before, eager, compiled in zip(start, *runs):
+        assert not torch.equal(before, eager.detach())  # the steps moved the weights
+        torch.testing.assert_close(compiled.detach(), eager.detach(), rtol=1e-12, atol=1e-12)
+
+
+def test_the_captured_update_falls_back_to_eager_when_compiling_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003 - stands for a backend that cannot compile
+        raise RuntimeError("no backend here")
+
+    captured = CapturedUpdate()
+    monkeypatch.setattr(captured, "compiled", broken)
+    p, q = torch.nn.Parameter(torch.ones(4)), torch.nn.Parameter(torch.ones(4))
+    eager = FusedSGD([p], [[0.1, 0.2]], [[0.0, 0.0]], members=2, momentum=0.9, nesterov=False)
+    fallback = FusedSGD([q], [[0.1, 0.2]], [[0.0, 0.0]], members=2, momentum=0.9, nesterov=False, update=captured)
+    p.grad, q.grad = torch.ones(4), torch.ones(4)
+    eager.step()
+    with pytest.warns(UserWarning, match="runs eagerly: compiling it failed"):
+        fallback.step()
+    assert torch.equal(q.detach(), p.detach())
+    assert captured.error == "RuntimeError: no backend here" and captured.compiled is None
+    assert update_for(False) is sgd_update and isinstance(update_for(True, "reduce-overhead"), CapturedUpdate)
