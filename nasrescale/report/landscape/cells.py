@@ -21,7 +21,7 @@ from ...store.job_status import FINAL, Status
 from ...store.read import StoreData
 from ...store.record import LANDSCAPE_PLAN_KEY
 
-__all__ = ["CellLandscape", "read_plan", "read_cells"]
+__all__ = ["CellLandscape", "read_plan", "read_cells", "cell_of"]
 
 
 @dataclass(frozen=True)
@@ -118,16 +118,30 @@ def read_cells(store: StoreData, n_boot: int = 1000) -> tuple[list[CellLandscape
         if not curve or any(k not in curve for k in grid):
             pending += 1
             continue
-        best = best_k(curve)
-        if best is None:
+        cell = cell_of(arch, float(info["lr_scale"]), float(info["sum_l3"]), curve, n_boot, elrs.get(arch, {}))
+        if cell is None:
             pending += 1
             continue
-        v, edge = vertex(curve)
-        edge = edge if best in (min(curve), max(curve)) else None
-        out.append(CellLandscape(arch, float(info["lr_scale"]), float(info["sum_l3"]), curve, best,
-                                 float(v if v is not None else best), edge, bootstrap_best(curve, n_boot),
-                                 cross_fit(curve), elrs.get(arch, {})))
+        out.append(cell)
     return out, pending
+
+
+def cell_of(arch: str, lr_scale: float, sum_l3: float, curve: dict[int, list[float]], n_boot: int = 1000,
+            elr: dict[int, tuple[float, float]] | None = None) -> CellLandscape | None:
+    """One cell's landscape from its finished grid ``curve`` (``None`` when every LR has a diverged
+    seed); ``n_boot = 0`` skips the vertex's bootstrap.
+
+    >>> c = cell_of("a", 0.5, 8.0, {0: [60.0, 61.0], 1: [64.0, 63.0], 2: [62.0, 62.5]}, n_boot=0)
+    >>> c.best, c.edge, c.cross
+    (1, None, [(1, 64.0), (1, 63.0)])
+    """
+    best = best_k(curve)
+    if best is None:
+        return None
+    v, edge = vertex(curve)
+    edge = edge if best in (min(curve), max(curve)) else None
+    return CellLandscape(arch, lr_scale, sum_l3, curve, best, float(v if v is not None else best), edge,
+                         bootstrap_best(curve, n_boot) if n_boot else None, cross_fit(curve), elr or {})
 
 
 def mean_at(cell: CellLandscape, k: int) -> float:

@@ -8,7 +8,6 @@ no verdict.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,11 @@ from ..common.provenance import provenance_lines
 from ..common.reference import load_reference, reference_spec
 from .cells import CellLandscape, read_cells, read_plan
 from .criterion import criterion_rows
+from .phrases import global_text, grid_text, strata_lines
 from .plots import plot_best_vs_rule, plot_landscapes
 from .stats import ARMS, MIN_CELLS, arm_scores, elr_stats, headroom, ranking, slope_stats, strata_stats
+from .verdict_text import bracket_lines, distortion_lines, power_lines, verdict_line
+from .verdicts import verdicts
 
 __all__ = ["analyze", "write_landscape_report", "landscape_text"]
 
@@ -34,8 +36,9 @@ def _reference(store: StoreData) -> dict[str, float] | None:
     return None if source is None else source.runs.groupby("arch")["accuracy"].mean().to_dict()
 
 
-def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
-    """Everything the report states, from the store (and the ``criterion`` runs beside it) (JSON-able)."""
+def analyze(store: StoreData, n_boot: int = 9999, n_sim: int = 200) -> dict[str, Any]:
+    """Everything the report states, from the store (and the ``criterion`` runs beside it) (JSON-able);
+    ``n_sim`` scales the verdicts' simulations (0: no verdicts)."""
     plan, settings = read_plan(store)
     cells, pending = read_cells(store, min(n_boot, 2000))
     out: dict[str, Any] = {"label": plan["label"], "seeds": plan["seeds"], "epochs": plan.get("epochs"),
@@ -55,6 +58,8 @@ def analyze(store: StoreData, n_boot: int = 9999) -> dict[str, Any]:
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
     out["strata"] = strata_stats(cells, settings.strata, settings.lr)
     out["elr"] = elr_stats(cells, settings.lr)
+    if n_sim and len(cells) >= MIN_CELLS:
+        out["verdicts"] = verdicts(cells, settings.points_per_octave, settings.lr, n_sim, min(n_boot, 2000))
     if settings.criterion:
         out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent)
     return out
@@ -88,31 +93,7 @@ def _slope_lines(res: dict[str, Any], full: bool) -> list[str]:
     return [f"Regressed on log(path-depth scale), log(each cell's best LR) has slope **{s['slope']:.2f}**{ci} "
             f"(the rule predicts 1; one LR for every cell, 0).{where} Pearson r of the logs "
             f"{_f(s['pearson_log'], 3)} (the paper reports r on log LR for its MLPs and CNNs). By the argmax "
-            f"instead of the quadratic's vertex: slope {_f(a['slope'], 3)}.", "", *_strata_lines(res.get("strata"))]
-
-
-def _strata_lines(strata: list[dict[str, Any]] | None) -> list[str]:
-    """Each path-depth stratum's median best LR, and its ratio against the rule's (two strata).
-
-    >>> print(_strata_lines([{"scale": [0.0, 0.5], "n": 3, "median_scale": 0.2, "median_best_lr": 0.3},
-    ...                      {"scale": [0.5, None], "n": 1, "median_scale": 0.8, "median_best_lr": 0.33}])[0])
-    By path-depth stratum: scale < 0.5: 3 cells, median scale 0.2, median best LR 0.3; scale >= 0.5: 1 cell, median scale 0.8, median best LR 0.33. Between the two, the median best LR changes 1.10x where the rule predicts 4.00x (the median scales' ratio).
-    """
-    live = [t for t in strata or [] if t["n"]]
-    if len(live) < 2:
-        return []
-    parts = []
-    for t in live:
-        lo, hi = t["scale"]
-        where = f"scale >= {lo:g}" if hi is None else (f"scale < {hi:g}" if lo == 0 else f"scale {lo:g}-{hi:g}")
-        parts.append(f"{where}: {t['n']} cell{'s' if t['n'] != 1 else ''}, median scale {t['median_scale']:.3g}, median best LR "
-                     f"{t['median_best_lr']:.3g}")
-    text = "By path-depth stratum: " + "; ".join(parts) + "."
-    if len(live) == 2:
-        a, b = live
-        text += (f" Between the two, the median best LR changes {b['median_best_lr'] / a['median_best_lr']:.2f}x where "
-                 f"the rule predicts {b['median_scale'] / a['median_scale']:.2f}x (the median scales' ratio).")
-    return [text, ""]
+            f"instead of the quadratic's vertex: slope {_f(a['slope'], 3)}.", "", *strata_lines(res.get("strata"))]
 
 
 def _criterion_lines(res: dict[str, Any], full: bool) -> list[str]:
@@ -130,50 +111,15 @@ def _captured_text(cap: float | None, ci: list[float] | None) -> str:
 
     >>> _captured_text(-0.5, [-1.2, 0.1])
     "The rule captures -50% [-120%, 10%] of the oracle's gain over one global LR (below 0: the rule does worse than one global LR)"
-    >>> _captured_text(None, None)[:47]
-    'The oracle gains nothing over one global LR on '
+    >>> _captured_text(None, None)[:50]
+    'The cross-fitted oracle does not beat one global L'
     """
     if cap is None:
-        return "The oracle gains nothing over one global LR on average, so the rule has no gain to capture"
+        return ("The cross-fitted oracle does not beat one global LR on average, so the rule's share of its gain is "
+                "undefined (what that estimate can and cannot say: the bracket below)")
     text = f"The rule captures {100 * cap:.0f}%" + (f" [{100 * ci[0]:.0f}%, {100 * ci[1]:.0f}%]" if ci else "")
     return text + " of the oracle's gain over one global LR" + (
         " (below 0: the rule does worse than one global LR)" if cap < 0 else "")
-
-
-def _grid_text(s: dict[str, Any]) -> str:
-    """The grid each cell starts from, as the stored settings ``s`` give it.
-
-    >>> _grid_text({"lr_min": 0.1, "lr_max": 1.6, "points_per_octave": 2, "extend": 3})
-    'every cell at every LR of a log grid from 0.1 to 1.6 (2 per octave, extended past an edge best by up to 3 rounds per cell)'
-    >>> _grid_text({"lr_min": 0.1, "points_per_octave": 2, "extend": 3, "centers": {"a": 0.4}, "center_points": 6})
-    'each cell at 6 LRs of the log grid 0.1 x 2^(k/2) around its own centre LR (2 below, 3 above; [landscape.centers]), extended past an edge best by up to 3 rounds per cell'
-    """
-    tail = f"extended past an edge best by up to {s['extend']} rounds per cell"
-    if s.get("centers"):
-        n = int(s["center_points"])
-        below = (n - 1) // 2
-        return (f"each cell at {n} LRs of the log grid {s['lr_min']:g} x 2^(k/{s['points_per_octave']}) around its own "
-                f"centre LR ({below} below, {n - 1 - below} above; [landscape.centers]), {tail}")
-    return (f"every cell at every LR of a log grid from {s['lr_min']:g} to {s['lr_max']:g} "
-            f"({s['points_per_octave']} per octave, {tail})")
-
-
-def _global_text(arm: dict[str, Any]) -> str:
-    """Which global LR the leave-one-cell-out folds chose, among the LRs every cell has.
-
-    >>> _global_text({"lr": [0.2, 0.4, 0.4], "options": [0.2, 0.2828, 0.4]})
-    'The global LR chosen: 0.4 (2 cells), 0.2 (1 cell), among the 3 grid LRs every cell has (0.2 to 0.4).'
-    >>> print(_global_text({"lr": [0.2, 0.2], "options": []}))
-    The global LR chosen: 0.2 (2 cells); no grid LR is common to every cell, so each fold chose among its own cell's LRs.
-    """
-    counts = Counter(f"{lr:.3g}" for lr in arm["lr"])
-    chosen = ", ".join(f"{lr} ({n} cell{'s' if n > 1 else ''})" for lr, n in counts.most_common())
-    options = arm.get("options") or []
-    if not options:
-        return (f"The global LR chosen: {chosen}; no grid LR is common to every cell, so each fold chose among its "
-                "own cell's LRs.")
-    return (f"The global LR chosen: {chosen}, among the {len(options)} grid LRs every cell has "
-            f"({min(options):.3g} to {max(options):.3g}).")
 
 
 def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
@@ -189,7 +135,7 @@ def _headroom_lines(res: dict[str, Any], full: bool) -> list[str]:
     lines += ["", "oracle: each cell's own best LR, chosen on its other seeds and scored on each seed (cross-fitted); "
               "global: one LR for every cell; rule: LR = c x path-depth scale at the nearest grid point. The global LR "
               "and c are chosen leave-one-cell-out (on every other cell, then scored on this one).",
-              "", _global_text(res["arms"]["global"]),
+              "", global_text(res["arms"]["global"]),
               "", _captured_text(cap, ci) + (f"; {res['rule_clipped']} rule choice(s) fell outside a cell's measured "
                                              "grid (scored at its nearest point)." if res["rule_clipped"] else "."), ""]
     return lines
@@ -246,7 +192,7 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
     name = store.record.name or run_dir.name
     s = res["settings"]
     lines = [f"# LR landscape: {name}", "",
-             f"Protocol `{res['label']}` at {res['epochs']} epoch(s), {_grid_text(s)}, seeds "
+             f"Protocol `{res['label']}` at {res['epochs']} epoch(s), {grid_text(s)}, seeds "
              f"{', '.join(map(str, res['seeds']))}. {res['cells']} cell(s) finished"
              + (f", {res['pending']} not yet" if res["pending"] else "") + ".", ""]
     if res["cells"] < 3:
@@ -266,11 +212,18 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
         lines += [f"**Slope of log(best LR) on log(path-depth scale) {_f(res['slope']['slope'], 2)} on {res['cells']} "
                   f"cells (the rule: 1; one global LR: 0); oracle - global {h['oracle-global']['mean']:+.2f} points, "
                   f"rule - global {h['rule-global']['mean']:+.2f}.**", ""]
+        if res.get("verdicts"):
+            lines += [verdict_line(res["verdicts"]), ""]
         lines += ["## Does each cell's best LR follow the path-depth rule?", ""] + _slope_lines(res, full)
         lines += _criterion_lines(res, full)
         lines += [f"![best LR vs rule]({fig.name})", "", f"![accuracy vs LR]({curves.name})", "",
                   "## Headroom: what a per-cell LR buys over one global LR", ""] + _headroom_lines(res, full)
+        if "verdicts" in res and res["verdicts"]:
+            lines += ["### The gain, bracketed and set against a null", ""] + bracket_lines(res["verdicts"])
         lines += ["## The ranking each choice of LR gives", ""] + _ranking_lines(res)
+        if "verdicts" in res and res["verdicts"]:
+            lines += ["### Does one fixed LR distort the ranking?", ""] + distortion_lines(res["verdicts"])
+            lines += ["### What this design can detect", ""] + power_lines(res["verdicts"])
         lines += ["## Effective LR at each cell's best LR", ""] + _elr_lines(res, full)
         lines += ["## Each cell", ""] + _cell_table(res, store)
     lines += provenance_lines(store)
@@ -282,7 +235,7 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
 
 def landscape_text(run_dir: Path) -> str:
     """One paragraph for the end of ``nasrescale run``."""
-    res = analyze(read_store(Path(run_dir) / "store.sqlite"), 999)
+    res = analyze(read_store(Path(run_dir) / "store.sqlite"), 999, n_sim=0)
     if res["cells"] < 3:
         return f"landscape: {res['cells']} cell(s) finished, {res['pending']} pending"
     s, h = res["slope"], res["headroom"]

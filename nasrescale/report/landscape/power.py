@@ -1,0 +1,123 @@
+"""What the distortion test can see: its power, the smallest distortion it detects, and the design
+that would detect a stated one.
+
+All by simulation from the smoothed landscape (:mod:`.model`) at the measured seed noise: the
+cells' fitted optima are spread about their median by a factor (0: one shared optimum, no
+distortion; 1: as fitted; more: larger distortions), and at each factor the *true* distortion
+is what a noise-free landscape gives: Kendall tau between the cells' accuracies at the best
+common grid LR and at their own optima, and the mean regret there (points). The power at a
+factor is the share of simulated landscapes the test calls ``distorted``
+(:func:`~.inference.verdict`). The minimum detectable distortion is where the power first
+reaches 80%, interpolated between factors. The planner (:func:`plan`) finds the factor whose
+true tau is the target, then the power of designs with more seeds or more cells (new cells
+drawn from the fitted ones, their levels jittered by a kernel bandwidth).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import stats
+
+from .inference import distortion
+from .sim import Truth, arm_scores, simulate
+
+__all__ = ["POWER", "FACTORS", "true_distortion", "power_at", "power_curve", "detectable", "plan"]
+
+#: the power a design must reach
+POWER = 0.8
+#: optimum-spread factors the power curve visits
+FACTORS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+
+
+def true_distortion(t: Truth) -> dict[str, float]:
+    """The noise-free distortion of one global LR (the best common grid point): tau against the
+    cells' own optima, and the mean regret in points."""
+    vals = t.value(t.x)
+    common = t.avail.all(axis=0) if t.avail.all(axis=0).any() else t.avail.any(axis=0)
+    j = int(np.argmax(np.where(common, vals.mean(axis=0), -np.inf)))
+    best = np.where(t.avail, vals, -np.inf).max(axis=1)
+    tau = stats.kendalltau(vals[:, j], best).statistic
+    return {"tau": float(tau) if np.isfinite(tau) else 1.0, "regret": float(np.mean(best - vals[:, j]))}
+
+
+def power_at(t: Truth, per_octave: int, reps: int, rng: np.random.Generator, margin: float,
+             n_boot: int = 500) -> dict[str, float]:
+    """Shares of ``reps`` simulated landscapes of ``t`` that the test calls distorted and equivalent."""
+    distorted = equivalent = 0
+    for _ in range(reps):
+        arms = arm_scores(simulate(t, rng, per_octave))
+        d = distortion(arms["global"], arms["oracle"], rng, n_boot)
+        distorted += d["ci95"][0] > 0
+        equivalent += -margin < d["ci90"][0] and d["ci90"][1] < margin
+    return {"distorted": distorted / reps, "equivalent": equivalent / reps}
+
+
+def power_curve(t: Truth, per_octave: int, reps: int, rng: np.random.Generator, margin: float,
+                factors: Sequence[float] = FACTORS) -> list[dict[str, float]]:
+    """Per spread factor: the true distortion and the test's power there."""
+    out = []
+    for f in factors:
+        spread = t.spread(f)
+        out.append({"factor": float(f), **true_distortion(spread),
+                    **{f"p_{k}": v for k, v in power_at(spread, per_octave, reps, rng, margin).items()}})
+    return out
+
+
+def detectable(curve: Sequence[dict[str, float]], power: float = POWER) -> dict[str, float] | None:
+    """The smallest true distortion reaching ``power`` (interpolated); ``None`` if none does.
+
+    >>> detectable([{"factor": 0, "tau": 1.0, "regret": 0.0, "p_distorted": 0.0},
+    ...             {"factor": 1, "tau": 0.8, "regret": 1.0, "p_distorted": 1.0}])
+    {'factor': 0.8, 'tau': 0.84, 'regret': 0.8}
+    """
+    for lo, hi in zip(curve, curve[1:]):
+        if hi["p_distorted"] >= power > lo["p_distorted"]:
+            w = (power - lo["p_distorted"]) / (hi["p_distorted"] - lo["p_distorted"])
+            return {k: round(lo[k] + w * (hi[k] - lo[k]), 10) for k in ("factor", "tau", "regret")}
+    if curve and curve[0]["p_distorted"] >= power:
+        return {k: curve[0][k] for k in ("factor", "tau", "regret")}
+    return None
+
+
+def _factor_for(curve: Sequence[dict[str, float]], target_tau: float) -> float | None:
+    """The spread factor at which the true tau falls to ``target_tau`` (interpolated)."""
+    for lo, hi in zip(curve, curve[1:]):
+        if lo["tau"] >= target_tau >= hi["tau"] and lo["tau"] > hi["tau"]:
+            return lo["factor"] + (lo["tau"] - target_tau) / (lo["tau"] - hi["tau"]) * (hi["factor"] - lo["factor"])
+    return None
+
+
+def _more_cells(t: Truth, n: int, rng: np.random.Generator) -> Truth:
+    """``n`` cells drawn from ``t``'s (optimum and curvature kept, the level jittered by
+    Silverman's bandwidth so drawn twice is not the same cell)."""
+    pick = rng.integers(0, len(t.level), n)
+    h = 1.06 * float(np.std(t.level)) * len(t.level) ** -0.2
+    return replace(t, level=t.level[pick] + h * rng.standard_normal(n), optimum=t.optimum[pick],
+                   curvature=t.curvature[pick], avail=t.avail[pick])
+
+
+def plan(t: Truth, per_octave: int, curve: Sequence[dict[str, float]], target_tau: float, reps: int,
+         rng: np.random.Generator, margin: float, seeds: Sequence[int] = (2, 3, 4, 6, 8),
+         cell_factors: Sequence[float] = (1.0, 1.5, 2.0)) -> dict[str, Any]:
+    """Power to detect a true tau of ``target_tau`` per design (cells x seeds), and the cheapest
+    design (fewest runs) reaching :data:`POWER`; ``factor`` ``None`` when no spread visited gives it."""
+    factor = _factor_for(curve, target_tau)
+    out: dict[str, Any] = {"target_tau": target_tau, "factor": factor, "designs": [], "cheapest": None}
+    if factor is None:
+        return out
+    base = t.spread(factor)
+    start = int(rng.integers(2**31))
+    for cf in cell_factors:
+        n = int(round(cf * len(t.level)))
+        cells = base if n == len(t.level) else _more_cells(base, n, np.random.default_rng(start))
+        for s in seeds:  # common random numbers: every design's draws start from one seed
+            truth = replace(cells, seeds=s)
+            p = power_at(truth, per_octave, reps, np.random.default_rng(start + 1), margin)["distorted"]
+            runs = int(truth.avail.sum()) * s
+            out["designs"].append({"cells": n, "seeds": s, "runs": runs, "power": p})
+    ok = [d for d in out["designs"] if d["power"] >= POWER]
+    out["cheapest"] = min(ok, key=lambda d: (d["runs"], -d["power"])) if ok else None
+    return out
