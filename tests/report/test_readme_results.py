@@ -45,3 +45,25 @@ def test_readme_landscape_sentences_quote_the_landscape_report():
               f"against {res['ranking']['seed_floor']:.2f} between two seeds"]
     missing = [q for q in quoted if q not in text]
     assert not missing, f"README.md's landscape sentences disagree with results/landscape_nb201_cpu/report.json: {missing}"
+
+
+def test_readme_landscape_verdict_quotes_the_landscape_report():
+    """README's verdict on the 6-epoch landscape (bracket, distortion test, power, controls, planner)
+    is its report.json's: each figure and word quoted from the calibrated verdicts."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    v = json.loads((ROOT / "results" / "landscape_nb201_cpu" / "report.json").read_text())["verdicts"]
+    b, d, det = v["bracket"], v["distortion"], v["detectable"]
+    best = v["plan"]["cheapest"]
+    quoted = [f"in-sample (biased up) {b['in_sample']['estimate']:+.2f}",
+              f"(null p {b['cross_fitted']['p']:.2f} and {b['in_sample']['p']:.2f})",
+              f"at {b['model']['estimate']:+.2f} [{b['model_ci'][0]:+.2f}, {b['model_ci'][1]:+.2f}]: less than "
+              f"{v['gain_margin']:g} points",
+              f"verdict is **{d['verdict']}** (gap to the seed floor {d['gap']:+.3f} [{d['ci95'][0]:+.3f}, "
+              f"{d['ci95'][1]:+.3f}])",
+              f"80 % power only from a true tau of {det['tau']:.2f} ({det['regret']:.2f} points of regret)",
+              f"detected {'none' if not v['controls_detected'] else sum(c['detected'] for c in v['controls'])} of its "
+              f"{len(v['controls'])} positive controls",
+              f"takes {best['cells']} cells x {best['seeds']} seeds"]
+    assert b["model_ci"][1] < v["gain_margin"]  # README says "less than": only where the interval allows it
+    missing = [q for q in quoted if q not in text]
+    assert not missing, f"README.md's landscape verdict disagrees with results/landscape_nb201_cpu/report.json: {missing}"
