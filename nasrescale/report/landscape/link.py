@@ -9,8 +9,9 @@ by ``nasrescale report LANDSCAPE``): the slope of log(best LR) on log(path-depth
 its CI (the rule predicts 1, one global LR 0), the paper's one-epoch criterion beside it where
 the landscape names one, and the headroom: the cross-fitted per-cell oracle and the rule, each
 against one global LR, and the ranking's movement (tau between the rankings at one global LR
-and at each cell's own LR, on single runs) beside the seed floor. Below 10 cells the figures are
-given "so far", without CIs or verdicts.
+and at each cell's own LR, on single runs) beside the seed floor, then the calibrated distortion
+verdict with its power and positive controls, and the model-based gain. Below 10 cells the
+figures are given "so far", without CIs or verdicts.
 
 >>> numbers = {"cells": 24, "epochs": 6, "slope": {"slope": 0.1, "slope_ci": [-0.2, 0.4], "rule_in_ci": False,
 ...            "global_in_ci": True}, "headroom": {"oracle-global": {"mean": 0.3, "ci": [0.1, 0.5]},
@@ -21,6 +22,12 @@ given "so far", without CIs or verdicts.
 >>> text = landscape_claim("land", numbers)
 >>> text.endswith("single runs 0.850, against 0.840 between two seeds at one LR.")
 True
+>>> numbers["verdicts"] = {"distortion": {"verdict": "undetermined at this design", "gap": 0.0, "ci95": [-0.05, 0.05]},
+...     "detectable": {"tau": 0.73, "regret": 1.41}, "controls": [{"detected": False}, {"detected": True}],
+...     "bracket": {"model": {"estimate": 0.09}, "model_ci": [0.08, 0.13]}}
+>>> print(landscape_claim("land", numbers).split("; the calibrated distortion test: ")[1])
+undetermined at this design (gap +0.000 [-0.050, +0.050]; 80% power from a true tau of 0.73, 1.41 points of regret; 1 of 2 positive controls detected); model-based gain of each cell's own LR +0.09 [+0.08, +0.13] points.
+
 >>> "slope 0.10 [-0.20, +0.40] (the rule predicts 1: outside the CI; one global LR, 0: inside)" in text
 True
 >>> "the paper's one-epoch criterion on the same cells: -0.12 [-0.28, +0.05] (val_bn);" in text
@@ -92,4 +99,18 @@ def landscape_claim(folder: str, numbers: Mapping[str, Any]) -> str:
     if tau.get("tau_single") is not None and floor is not None:
         text += (f"; Kendall tau between the rankings at one global LR and at each cell's own LR, single runs "
                  f"{tau['tau_single']:.3f}, against {floor:.3f} between two seeds at one LR")
-    return text + "."
+    return text + _verdict_text(numbers.get("verdicts")) + "."
+
+
+def _verdict_text(v: Mapping[str, Any] | None) -> str:
+    """The calibrated distortion verdict with its power and controls, and the model-based gain."""
+    if not v:
+        return ""
+    d, det, b = v["distortion"], v.get("detectable"), v["bracket"]
+    power = (f"80% power from a true tau of {det['tau']:.2f}, {det['regret']:.2f} points of regret" if det
+             else "under 80% power at every distortion simulated")
+    hits = sum(bool(c["detected"]) for c in v["controls"])
+    return (f"; the calibrated distortion test: {d['verdict']} (gap {d['gap']:+.3f} [{d['ci95'][0]:+.3f}, "
+            f"{d['ci95'][1]:+.3f}]; {power}; {hits} of {len(v['controls'])} positive controls detected); "
+            f"model-based gain of each cell's own LR {b['model']['estimate']:+.2f} [{b['model_ci'][0]:+.2f}, "
+            f"{b['model_ci'][1]:+.2f}] points")
