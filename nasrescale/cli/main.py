@@ -20,11 +20,16 @@ from ..errors import NasRescaleError
 from ..pipeline.signals import Terminated
 from . import analyze_cmd, lr_search_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
 from .paths import os_error_line
+from .torch_pair import check_torch_pair
 
 __all__ = ["main", "build_parser", "command_summary", "OneLineParser"]
 
 #: modules that contribute commands, in help order
 COMMAND_MODULES = [analyze_cmd, train_cmd, model_cmds, pipeline_cmds, rank_cmd, lr_search_cmd]
+
+#: commands that build or train networks: torch and torchvision are checked as a pair before they
+#: start (``torch_pair``); the others never import torch (``run --dry-run`` only plans)
+TORCH_COMMANDS = frozenset({"train", "summary", "diagnose", "run", "lr-search"})
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -70,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command in TORCH_COMMANDS and not getattr(args, "dry_run", False):
+            check_torch_pair()
         return int(args.func(args) or 0)
     except NasRescaleError as err:
         print(f"nasrescale {args.command}: error: {err}", file=sys.stderr)
