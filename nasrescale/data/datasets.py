@@ -135,7 +135,10 @@ def load_dataset(
     path = None if root is None else Path(root).expanduser()
     if path is None and name in _USES_DATA_ROOT:
         path = default_data_root(cache_dir)
-    if path is not None and path.suffix == ".npz" and path.is_file():  # an image pack (tools/pack_cifar10.py)
+    if path is not None and path.suffix == ".npz" and not path.is_dir():  # an image pack (tools/pack_cifar10.py)
         return apply_test_split(load_pack_file(path, name, normalization), name, test_split)
+    if path is not None and path.is_file():  # only a folder may receive --download
+        raise DataError(f"--data-path {path} is a file, not a folder nor an image pack (.npz): pass the folder "
+                        f"that holds {name}'s files, or a pack written by tools/pack_cifar10.py")
     data = loader(path, download, normalization, None if cache_dir is None else Path(cache_dir))
     return apply_test_split(data, name, test_split)

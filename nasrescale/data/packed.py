@@ -37,12 +37,47 @@ from .normalization import CIFAR10_CLASSES, crop_padding_for, resolve_normalizat
 from .types import ImageData
 
 __all__ = [
-    "PACK_VERSION", "write_npz", "pack_imagefolder", "load_pack", "load_pack_file", "load_cifar10_subset",
+    "PACK_VERSION", "PACK_ARRAYS", "read_pack_arrays", "write_npz", "pack_imagefolder", "load_pack", "load_pack_file", "load_cifar10_subset",
     "cifar10_subset_path",
 ]
 
 PACK_VERSION = 1
 _SPLITS = ("train", "test")
+#: the arrays of an image pack, as :func:`pack_imagefolder` writes them
+PACK_ARRAYS = ("version", "classes", *(f"{s}_{part}" for s in _SPLITS for part in ("bytes", "offsets", "labels", "files")))
+
+
+def _not_a_pack(path: str | Path, why: str) -> DataError:
+    return DataError(f"{path} is not an image pack (expected arrays {', '.join(PACK_ARRAYS)} in a .npz archive; "
+                     f"{why}): write one with tools/pack_cifar10.py, or pass --data-path a dataset folder")
+
+
+def read_pack_arrays(path: str | Path, names: Sequence[str] = PACK_ARRAYS) -> dict[str, np.ndarray]:
+    """The arrays ``names`` of the image pack ``path``, once it is known to hold all of :data:`PACK_ARRAYS`.
+
+    Raises:
+        DataError: "no such file" if ``path`` does not exist; "not an image pack (expected arrays
+            ...)" if it is not a ``.npz`` archive of those arrays. No file is ever unpickled.
+    """
+    if not Path(path).is_file():
+        raise DataError(f"--data-path {path}: no such file (an image pack is a .npz file written by "
+                        "tools/pack_cifar10.py; check the path)" if not Path(path).exists()
+                        else f"--data-path {path}: a folder, not an image pack (.npz) file")
+    if not zipfile.is_zipfile(path):  # numpy would take it for a pickle and advise allow_pickle
+        raise _not_a_pack(path, "this file is not a zip archive")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in PACK_ARRAYS if k not in z.files]
+            arrays = {} if missing else {k: z[k] for k in names}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        why = ("an array holds Python objects, which are never unpickled" if "pickle" in str(exc)
+               else f"{type(exc).__name__} reading it: {str(exc).splitlines()[0][:120] if str(exc) else ''}")
+        raise _not_a_pack(path, why) from None
+    if missing:
+        raise _not_a_pack(path, f"it lacks {', '.join(missing)}")
+    return arrays
+
+
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest timestamp a zip entry can hold
 
 
@@ -147,13 +182,10 @@ def load_pack(
     Raises:
         DataError: if the file is missing, not a pack, or holds an undecodable image.
     """
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            version = int(z["version"])
-            classes = [str(c) for c in z["classes"]]
-            parts = {s: (z[f"{s}_bytes"], z[f"{s}_offsets"], z[f"{s}_labels"], z[f"{s}_files"]) for s in _SPLITS}
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-        raise DataError(f"cannot read image pack {path}: {exc}") from exc
+    z = read_pack_arrays(path)
+    version = int(z["version"])
+    classes = [str(c) for c in z["classes"]]
+    parts = {s: (z[f"{s}_bytes"], z[f"{s}_offsets"], z[f"{s}_labels"], z[f"{s}_files"]) for s in _SPLITS}
     if version != PACK_VERSION:
         raise DataError(
             f"{path} is an image pack of format {version}; this nasrescale reads format {PACK_VERSION}"
@@ -214,14 +246,10 @@ def load_pack_file(path: str | Path, name: str, normalization: str | None = None
         DataError: another dataset name, an unreadable pack, or a ``cifar10`` pack that is not
             the whole of CIFAR-10.
     """
+    classes = tuple(str(c) for c in read_pack_arrays(path, ("classes",))["classes"])
     if name not in ("cifar10", "imagefolder"):
         raise DataError(f"--data-path {path}: an image pack (.npz) can be loaded as cifar10 or imagefolder, "
                         f"not {name!r}; give {name!r} its own files")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            classes = tuple(str(c) for c in z["classes"]) if "classes" in z.files else ()
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise DataError(f"cannot read image pack {path}: {exc}") from exc
     default = "cifar10" if classes == CIFAR10_CLASSES else "computed"
     data = load_pack(path, name, normalization, default_normalization=default)
     sizes = (data.train_images.shape[0], data.test_images.shape[0])

@@ -59,5 +59,5 @@ def test_pack_tool_reports_a_bad_folder(tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a zip")
-    with pytest.raises(DataError, match="cannot read image pack"):
+    with pytest.raises(DataError, match="is not an image pack"):
         load_dataset("cifar10", bad)
