@@ -136,3 +136,33 @@ def test_the_captured_update_falls_back_to_eager_when_compiling_fails(monkeypatc
     assert torch.equal(q.detach(), p.detach())
     assert captured.error == "RuntimeError: no backend here" and captured.compiled is None
     assert update_for(False) is sgd_update and isinstance(update_for(True, "reduce-overhead"), CapturedUpdate)
+
+
+@pytest.mark.skipif(_compiler_missing() is not None, reason=str(_compiler_missing()))
+def test_a_compiled_fused_group_gives_the_eager_group(recwarn: pytest.WarningsRecorder) -> None:
+    """The whole step of a fused NB201 pair at different LRs compiled (``reduce-overhead``: network
+    and SGD update; CUDA graphs on CUDA, inductor's kernels on the CPU) moves every member's weights
+    as the eager group does, up to float rounding (fp32, one epoch of 3 steps: the comparison stays tame)."""
+    from nasrescale.train import train_fused
+    from nasrescale.train.members import FusedMember
+
+    from .test_fused import make_run, toy_data
+
+    data = toy_data(n_train=40, n_test=16)
+
+    def group() -> list[FusedMember]:
+        runs = [make_run("nb201", ["epochs=1", f"lr={lr}", "precision=fp32"], seed) for lr, seed in ((0.05, 0), (0.2, 1))]
+        return [FusedMember(model, protocol, groups, seed) for (model, protocol, groups), seed in zip(runs, (0, 1))]
+
+    eager, compiled = group(), group()
+    start = [[p.detach().clone() for p in m.model.parameters()] for m in eager]
+    train_fused(eager, data, RunOptions())
+    try:
+        train_fused(compiled, data, RunOptions(compile=True, compile_mode="reduce-overhead"))
+    except Exception as err:  # noqa: BLE001 - a backend that cannot compile here is a skip, said why
+        pytest.skip(f"torch.compile failed on this machine's backend: {type(err).__name__}: {err}"[:300])
+    assert not [w for w in recwarn if "runs eagerly" in str(w.message)]  # the update was compiled, not fallen back
+    for before, a, b in zip(start, eager, compiled):
+        assert sum(not torch.equal(p0, pa.detach()) for p0, pa in zip(before, a.model.parameters())) > 10  # moved
+        for pa, pb in zip(a.model.parameters(), b.model.parameters()):
+            torch.testing.assert_close(pb.detach(), pa.detach(), rtol=1e-4, atol=1e-5)
