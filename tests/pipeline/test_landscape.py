@@ -246,6 +246,24 @@ def test_elr_stats_tell_a_constant_effective_lr_from_a_varying_nominal_one():
     assert elr_stats(cells[:2], settings.lr) is None
 
 
+def test_elr_stats_set_the_best_lrs_effective_step_against_one_fixed_lr():
+    """The control: effective steps equal at each cell's best LR and spread at one fixed LR read as
+    'more nearly constant at the best', with a bootstrap interval of the spreads' difference below 0."""
+    from nasrescale.report.landscape.cells import CellLandscape
+    from nasrescale.report.landscape.stats import elr_stats
+
+    settings = LandscapeSettings(lr_min=0.1, lr_max=1.6)
+    cells = [CellLandscape(f"a{i}", 2.0 ** -i, 1.0, {k: [50.0], 3: [49.0]}, k, float(k), None, None, None,
+                           {k: (0.05 * (1 + 0.01 * i), 0.01), 3: (0.05 * 2.0 ** (i - k), 0.01 * 1.5 ** i)})
+             for i, k in enumerate([8, 7, 6, 5, 4, 2, 1, 0])]
+    out = elr_stats(cells, settings.lr, fixed_k=3)
+    assert out["fixed_lr"] == settings.lr(3) and out["n"] == 8
+    assert out["elr_first"]["sd_log"] < 0.05 < out["fixed_first"]["sd_log"]
+    assert out["spread_diff_first"]["ci"][1] < 0
+    assert out["spread_diff_last"]["ci"][1] < 0  # constant at the best, spread by 1.5x per cell at the fixed LR
+    assert elr_stats(cells, settings.lr, fixed_k=9) is None  # no cell has a run at that LR
+
+
 def _grid_lr(lr: float, settings: LandscapeSettings) -> float:
     """The grid LR nearest ``lr``."""
     return settings.lr(round(settings.k_of(lr)))

@@ -38,8 +38,9 @@ class CellLandscape:
         edge: ``low``/``high`` when the best is still at the cell's grid edge (extension cap reached).
         vertex_ci: bootstrap 95% interval of the vertex over seeds (``None``: one seed).
         cross: per seed ``(k chosen on the other seeds, this seed's accuracy there)`` (``None``: one seed).
-        elr: ``k -> (first-epoch, last-epoch)`` median per-layer effective LR of the runs there
-            (geometric mean over seeds; absent where no run recorded one).
+        elr: ``k -> (first-epoch, last-epoch)`` effective step of the runs there, the epoch's LR
+            times the median over live layers of ``|grad W| / |W|`` (geometric mean over seeds;
+            absent where no run recorded one).
     """
 
     arch: str
@@ -68,13 +69,21 @@ def read_plan(store: StoreData) -> tuple[dict[str, Any], LandscapeSettings]:
 
 
 def _elr(record_json: Any) -> tuple[float, float] | None:
-    """A run's median per-layer ELR in its first and last recorded epoch (``None`` without one)."""
+    """A run's effective step ``lr x median over live layers of |grad W| / |W|`` in its first and
+    last recorded epoch (``lr``: that epoch's scheduled LR; a layer whose ELR is 0 is dead, its
+    weights or their gradient zero, and left out); ``None`` without one.
+
+    >>> _elr('{"history": [{"lr": 0.5, "elr": [0.2, 0.0, 0.4]}, {"lr": 0.1, "elr": [0.1, 0.0, 0.3]}]}')
+    (0.15, 0.02)
+    """
     try:
         history = json.loads(record_json).get("history") or []
     except (TypeError, ValueError, AttributeError):
         return None
-    epochs = [h["elr"] for h in history if isinstance(h, dict) and isinstance(h.get("elr"), list) and h["elr"]]
-    return (float(np.median(epochs[0])), float(np.median(epochs[-1]))) if epochs else None
+    steps = [float(h["lr"]) * float(np.median(live)) for h in history
+             if isinstance(h, dict) and isinstance(h.get("elr"), list) and isinstance(h.get("lr"), (int, float))
+             and (live := [e for e in h["elr"] if e > 0])]
+    return (round(steps[0], 12), round(steps[-1], 12)) if steps else None
 
 
 def _elrs(store: StoreData, settings: LandscapeSettings) -> dict[str, dict[int, tuple[float, float]]]:

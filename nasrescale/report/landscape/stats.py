@@ -157,19 +157,38 @@ def ranking(cells: Sequence[CellLandscape], scores: Mapping[str, Any], top_perce
     return out
 
 
-def elr_stats(cells: Sequence[CellLandscape], lr: Callable[[float], float]) -> dict[str, Any] | None:
+def _sd_log(values: Sequence[float]) -> float:
+    return float(np.std(np.log(values), ddof=1))
+
+
+def elr_stats(cells: Sequence[CellLandscape], lr: Callable[[float], float], fixed_k: int | None = None,
+              n_boot: int = 2000) -> dict[str, Any] | None:
     """Is the best *effective* LR constant across cells when the nominal one is not? The spread
     (sd of the log over cells) and the slope on log(path-depth scale) of the nominal best LR
-    (argmax) and of the median per-layer ELR of the runs there, in their first and last epoch;
-    ``None`` with fewer than 3 cells that recorded ELRs."""
-    have = [c for c in cells if c.best in c.elr]
+    (argmax) and of the effective step (:attr:`CellLandscape.elr`) of the runs there, in their
+    first and last epoch; with ``fixed_k``, the control: the same effective steps at one grid LR
+    for every cell, and the paired bootstrap interval over cells of (spread at the best LR) -
+    (spread at the fixed LR): below 0 says the effective step is the more nearly constant at each
+    cell's best. ``None`` with fewer than 3 cells that recorded ELRs."""
+    have = [c for c in cells if c.best in c.elr and (fixed_k is None or fixed_k in c.elr)]
     if len(have) < 3:
         return None
     scales = [c.lr_scale for c in have]
-    out: dict[str, Any] = {"n": len(have)}
-    for name, values in (("nominal", [lr(c.best) for c in have]), ("elr_first", [c.elr[c.best][0] for c in have]),
-                         ("elr_last", [c.elr[c.best][1] for c in have])):
+    series = {"nominal": [lr(c.best) for c in have], "elr_first": [c.elr[c.best][0] for c in have],
+              "elr_last": [c.elr[c.best][1] for c in have]}
+    if fixed_k is not None:
+        series |= {"fixed_first": [c.elr[fixed_k][0] for c in have], "fixed_last": [c.elr[fixed_k][1] for c in have]}
+    out: dict[str, Any] = {"n": len(have), "fixed_lr": None if fixed_k is None else lr(fixed_k)}
+    for name, values in series.items():
         slope, lo, hi = loglog_slope(scales, values)
-        out[name] = {"sd_log": float(np.std(np.log(values), ddof=1)), "slope": slope,
+        out[name] = {"sd_log": _sd_log(values), "slope": slope,
                      "slope_ci": None if slope is None else [lo, hi], "median": float(np.median(values))}
+    if fixed_k is not None:
+        rng = np.random.default_rng(0)
+        picks = rng.integers(0, len(have), size=(n_boot, len(have)))
+        for when in ("first", "last"):
+            best, fixed = np.log(series[f"elr_{when}"]), np.log(series[f"fixed_{when}"])
+            diffs = [np.std(best[p], ddof=1) - np.std(fixed[p], ddof=1) for p in picks if len(set(p)) > 1]
+            out[f"spread_diff_{when}"] = {"diff": out[f"elr_{when}"]["sd_log"] - out[f"fixed_{when}"]["sd_log"],
+                                          "ci": [float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))]}
     return out

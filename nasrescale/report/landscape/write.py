@@ -8,6 +8,7 @@ no verdict.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def analyze(store: StoreData, n_boot: int = 9999, n_sim: int = 200) -> dict[str,
     out["headroom"] = headroom(scores, n_boot)
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
     out["strata"] = strata_stats(cells, settings.strata, settings.lr)
-    out["elr"] = elr_stats(cells, settings.lr)
+    out["elr"] = elr_stats(cells, settings.lr, Counter(scores["global"]["k"]).most_common(1)[0][0])
     if n_sim and len(cells) >= MIN_CELLS:
         out["verdicts"] = verdicts(cells, settings.points_per_octave, settings.lr, n_sim, min(n_boot, 2000))
     if settings.criterion:
@@ -145,15 +146,29 @@ def _elr_lines(res: dict[str, Any], full: bool) -> list[str]:
     e = res.get("elr")
     if not e:
         return ["No run recorded effective LRs: nothing to say about them.", ""]
-    names = {"nominal": "nominal best LR", "elr_first": "ELR there, first epoch", "elr_last": "ELR there, last epoch"}
+    fixed = e.get("fixed_lr")
+    names = {"nominal": "nominal best LR", "elr_first": "effective step at the best LR, first epoch",
+             "elr_last": "effective step at the best LR, last epoch"}
+    if fixed is not None:
+        names |= {"fixed_first": f"effective step at one LR {fixed:.3g}, first epoch",
+                  "fixed_last": f"effective step at one LR {fixed:.3g}, last epoch"}
     rows = [[names[k], f"{e[k]['median']:.3g}", f"{e[k]['sd_log']:.2f}", _f(e[k]["slope"], 2)
              + (f" [{e[k]['slope_ci'][0]:.2f}, {e[k]['slope_ci'][1]:.2f}]" if full and e[k]["slope_ci"] else "")]
             for k in names]
-    return [f"At each cell's best LR ({e['n']} cells), the median per-layer effective LR of its scale-invariant "
-            "convs (a conv followed by a BatchNorm: its update acts through the ELR), against the nominal LR. "
-            "A smaller spread across cells than the nominal one says the best *effective* LR is the more "
-            "nearly constant.", "",
-            *md_table(["", "median over cells", "sd of log over cells", "slope on path-depth scale"], rows), ""]
+    lines = [f"The effective step of a scale-invariant conv (a conv followed by a BatchNorm: its update acts through "
+             f"it) is the epoch's scheduled LR times |grad W| / |W|, the median over the cell's live convs (dead ones, "
+             f"whose ELR is 0, left out); {e['n']} cells. At each cell's best LR against one LR for every cell (the "
+             "global LR most folds chose): a smaller spread across cells at the best LR than at the fixed one says "
+             "the best *effective* step is the more nearly constant.", "",
+             *md_table(["", "median over cells", "sd of log over cells", "slope on path-depth scale"], rows), ""]
+    for when in ("first", "last"):
+        d = e.get(f"spread_diff_{when}")
+        if d and full:
+            word = ("smaller at the best LR" if d["ci"][1] < 0 else "larger at the best LR" if d["ci"][0] > 0
+                    else "not distinguishable at these cells")
+            lines.append(f"Spread at the best LR minus spread at one LR, {when} epoch: {d['diff']:+.2f} "
+                         f"[{d['ci'][0]:+.2f}, {d['ci'][1]:+.2f}] (bootstrap over cells): {word}.")
+    return lines + [""]
 
 
 def _ranking_lines(res: dict[str, Any]) -> list[str]:
@@ -224,7 +239,7 @@ def write_landscape_report(run_dir: Path, n_boot: int = 9999) -> Path:
         if "verdicts" in res and res["verdicts"]:
             lines += ["### Does one fixed LR distort the ranking?", ""] + distortion_lines(res["verdicts"])
             lines += ["### What this design can detect", ""] + power_lines(res["verdicts"])
-        lines += ["## Effective LR at each cell's best LR", ""] + _elr_lines(res, full)
+        lines += ["## The effective step at each cell's best LR, against one fixed LR", ""] + _elr_lines(res, full)
         lines += ["## Each cell", ""] + _cell_table(res, store)
     lines += provenance_lines(store)
     atomic_write_text(run_dir / "report.json", to_json(res, indent=1))
