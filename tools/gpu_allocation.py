@@ -7,9 +7,11 @@ killed at the end of its share, and write into one output folder (``--out``, els
 (``benchmarks/train_throughput.py``: peaks per precision, like-for-like speed-ups), ``parity``
 (``benchmarks/parity.py``: 10 seeds per arm past the anneal), ``modes`` (eager vs compile vs CUDA
 graphs), ``reeval`` (``nasrescale run PIPELINE --time-limit``, its store copied into the folder
-while it runs; the science runs in its pipeline's own precision). Without a GPU, ``size`` measures what is copied to the GPU
-machine and ``collect FOLDER`` takes an output folder back into the results root; ``--dry-run``
-shrinks every step to seconds on the CPU.
+while it runs; the science runs in its pipeline's own precision). On a GPU, ``all`` follows the
+loan's plan (``allocation_plan.py``): measuring capped at about 3 minutes, what is committed for
+the GPU kind and code skipped, the rest science. Without a GPU, ``plan`` prints that plan (the
+loan's dry run), ``size`` measures what is copied to the GPU machine and ``collect FOLDER`` takes
+an output folder back into the results root; ``--dry-run`` shrinks every step to seconds on the CPU.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]  # the checkout's package, and pack_store beside this file
+import allocation_plan  # noqa: E402  (beside this file: the loan's plan)
 
 MIB = 2**20
 STEPS = ("env", "bench", "parity", "modes", "reeval")
@@ -68,12 +71,15 @@ ENV_PY = ("import os, platform, torch; cuda = torch.cuda.is_available(); print(f
 PACK_HINT = "python tools/pack_cifar10.py --src CIFAR10_JPEG_FOLDER --out .data/cifar10.npz"
 
 
-def share(args: argparse.Namespace, deadline: float, step: str, later: list[str]) -> float:
-    """Seconds for ``step``: what it wants, less what the later steps are kept; the last step the rest."""
+def share(args: argparse.Namespace, deadline: float, step: str, later: list[str],
+          want: dict[str, float] | None = None) -> float:
+    """Seconds for ``step``: what it wants, less what the later steps are kept (``want``, a plan's
+    seconds: the later steps keep theirs); the last step the rest."""
     left = deadline - time.monotonic()
     if not later:
         return max(0.0, left - (2.0 if args.dry_run else 10.0))
-    return max(0.0, min(WANT[step], left - sum(20.0 if args.dry_run else KEEP[s] for s in later)))
+    keep = KEEP if want is None else want
+    return max(0.0, min((want or WANT)[step], left - sum(20.0 if args.dry_run else keep[s] for s in later)))
 
 
 def _utc() -> str:
@@ -211,13 +217,16 @@ def limit_problems(out: Path, args: argparse.Namespace) -> list[str]:
     return problems
 
 
-def run_steps(args: argparse.Namespace, steps: list[str], out: Path) -> int:
-    """Run the steps, then write allocation.json (counted among what comes back); 0 if every step
-    was ok and the output folder fits its limits, else 1."""
+def run_steps(args: argparse.Namespace, steps: list[str], out: Path, plan: Any = None) -> int:
+    """Run the steps (with ``plan``, an ``allocation_plan.Plan``, its seconds), then write
+    allocation.json (counted among what comes back, the plan in it); 0 if every step was ok and
+    the output folder fits its limits, else 1."""
     deadline = time.monotonic() + args.budget
-    record: dict[str, Any] = {"started_at": _utc(), "dry_run": args.dry_run, "argv": sys.argv[1:], "steps": []}
+    record: dict[str, Any] = {"started_at": _utc(), "dry_run": args.dry_run, "argv": sys.argv[1:], "steps": [],
+                              **({} if plan is None else {"plan": plan.to_json()})}
+    want = None if plan is None else plan.wants()
     for i, step in enumerate(steps):
-        seconds, start = share(args, deadline, step, steps[i + 1:]), time.monotonic()
+        seconds, start = share(args, deadline, step, steps[i + 1:], want), time.monotonic()
         print(f"== gpu_allocation {step}: share {seconds:.0f} s ==", flush=True)
         try:
             status = RUNNERS[step](args, out, start + seconds, record) if seconds > 0 else "skipped: no time left"
@@ -254,9 +263,9 @@ def size(include: list[Path], max_mib: float, pipeline: Path) -> int:
           f"checkout's files and {', '.join(map(str, include))}; of it {unread:.2f} MiB in results/ folders no "
           f"step reads (every run's but {own}'s)")
     return _refuse(f"size: what must be copied is {total:.1f} MiB, over the {max_mib:g} MiB of --max-mib: delete or "
-                   f"git-ignore untracked files, include less, of results/ copy results/{own}/ alone (no "
-                   f"step reads the others: docs/gpu_allocation.md, 'What is copied'), or raise "
-                   "--max-mib") if total > max_mib else 0
+                   f"git-ignore untracked files, include less, of results/ copy results/{own}/ and "
+                   "results/gpu_allocations/ alone (no step reads the others: docs/gpu_allocation.md, 'What is "
+                   "copied'), or raise --max-mib") if total > max_mib else 0
 
 
 def _pipeline_table(pipeline: Path) -> dict[str, Any]:
@@ -276,12 +285,13 @@ def _run_name(pipeline: Path) -> str:
 
 
 def _unread_result(path: Path, own: str) -> bool:
-    """Whether ``path`` lies in a results/ folder other than the run ``own`` (and the index)."""
+    """Whether ``path`` lies in a results/ folder other than the run ``own``, the index and
+    gpu_allocations/ (the plan reads the committed figures)."""
     try:
         parts = path.resolve().relative_to(ROOT / "results").parts
     except ValueError:
         return False
-    return len(parts) > 1 and parts[0] != own
+    return len(parts) > 1 and parts[0] not in (own, "gpu_allocations")
 
 
 def collect(out: Path, results: Path, n_boot: int = 1000) -> int:
@@ -326,14 +336,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (docs/gpu_allocation.md); a negative number is refused."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("steps", nargs="+", metavar="STEP",
-                   help="env, bench, parity, modes, reeval, all; without a GPU: size, collect FOLDER")
+                   help="env, bench, parity, modes, reeval, all; without a GPU: plan, size, collect FOLDER")
     p.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: $OUT)")
     p.add_argument("--dry-run", action="store_true", help="every step tiny, on the CPU")
     p.add_argument("--data", type=Path, default=Path(".data/cifar10.npz"), metavar="FILE",
                    help="the CIFAR-10 pack, git-ignored (default .data/cifar10.npz)")
-    p.add_argument("--pipeline", default="pipelines/landscape_nb201_cpu.toml", metavar="FILE",
-                   help="the pipeline reeval runs in slices (default pipelines/landscape_nb201_cpu.toml, the "
-                        "per-cell LR landscape, fp32)")
+    p.add_argument("--pipeline", default="pipelines/landscape_nb201_full_gpu.toml", metavar="FILE",
+                   help="the pipeline reeval runs in slices (default pipelines/landscape_nb201_full_gpu.toml, the "
+                        "per-cell LR landscape at full size, fp32)")
+    p.add_argument("--gpu", metavar="NAME", help="plan: the GPU kind planned for (default: this machine's GPU, "
+                                                 "else the newest committed allocation's)")
     p.add_argument("--results", type=Path, metavar="DIR",
                    help="results root (default results/; dry run: a temp folder)")
     p.add_argument("--include", action="append", default=[], type=Path, metavar="PATH",
@@ -365,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     if args.steps[0] == "size":
         return size(args.include or [args.data], args.max_mib, Path(args.pipeline))
+    if args.steps[0] == "plan":
+        print(allocation_plan.format_plan(allocation_plan.loan_plan(args, ROOT)))
+        return 0
     if args.steps[0] == "collect":
         if len(args.steps) != 2:
             return _refuse("collect FOLDER (the output folder, copied back from the GPU machine)")
@@ -380,8 +395,16 @@ def main(argv: list[str] | None = None) -> int:
                        f"the checkout (`tools/gpu_allocation.sh size --include {args.data}` measures both)")
     if "reeval" in steps and not (ROOT / args.pipeline).is_file():
         return _refuse(f"no pipeline file {args.pipeline!r} (relative to the repository root)")
+    plan = None
+    if not args.dry_run:
+        try:
+            plan = allocation_plan.loan_plan(args, ROOT)
+        except Exception as err:  # noqa: BLE001 - without a plan the steps run as asked, with the fixed shares
+            print(f"gpu_allocation: no plan ({type(err).__name__}: {err}); the steps run as given", file=sys.stderr)
+    if plan is not None and args.steps == ["all"]:
+        steps = [step for step, _ in plan.steps]
     out.mkdir(parents=True, exist_ok=True)
-    return run_steps(args, steps, out)
+    return run_steps(args, steps, out, plan)
 
 
 if __name__ == "__main__":

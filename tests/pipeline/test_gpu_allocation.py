@@ -65,7 +65,7 @@ def test_dry_run_writes_every_step_within_the_default_limits(dry_run) -> None:  
     assert "parity engine fp32 vs reference fp32:" in parity and "undetermined (n too small)" in parity
     assert "ratio_fp32=" in (out / "modes" / "modes.txt").read_text()
     log = (out / "reeval" / "reeval.log").read_text()
-    assert "-m nasrescale run pipelines/landscape_nb201_cpu.toml --time-limit" in log
+    assert "-m nasrescale run pipelines/landscape_nb201_full_gpu.toml --time-limit" in log
     assert "landscape.reuse=none" in log  # a landscape slice trains every job it reaches
     assert not (ROOT / "results" / "gpu_slices_dryrun").exists()  # the dry run's results root was thrown away
 
@@ -76,10 +76,10 @@ def test_the_store_grew_by_one_cell_and_records_its_slice(dry_run) -> None:  # n
     with reading(out / "reeval") as store:
         rows = store.rows()
         assert store.get_meta("name") == "gpu_slices_dryrun"
-    # --cells 1: one cell of the landscape's 24 at its 8 LRs x 2 seeds (and any extension of its grid)
+    # --cells 1: one cell of the full-size landscape's 16 at its 6 LRs x 2 seeds (and any extension of its grid)
     done = [r for r in rows if r["status"] == Status.DONE]
-    assert len({r["arch"] for r in done}) == 1 and len(done) >= 16
-    assert sum(r["status"] == Status.PENDING for r in rows) == 23 * 16
+    assert len({r["arch"] for r in done}) == 1 and len(done) >= 12
+    assert sum(r["status"] == Status.PENDING for r in rows) == 15 * 12
     (record,) = visit_records(out / "reeval" / "store.sqlite")
     assert (record["jobs_run"], record["jobs_done"], record["cells_done"]) == (len(done), len(done), 1)
     assert json.loads((out / "allocation.json").read_text())["reeval"] == record
@@ -116,11 +116,11 @@ def test_size_counts_the_checkout_and_the_included_paths_against_max_mib(tmp_pat
     fits = _tool("size", "--include", str(big), "--max-mib", "100")
     assert fits.returncode == 0, fits.stderr
     assert "MiB of 100 MiB" in fits.stdout
-    assert "in results/ folders no step reads (every run's but landscape_nb201_cpu's)" in fits.stdout
+    assert "in results/ folders no step reads (every run's but landscape_nb201_full_gpu's)" in fits.stdout
     over = _tool("size", "--include", str(big))
     assert over.returncode == 2
     assert "over the 64 MiB of --max-mib" in over.stderr
-    assert "of results/ copy results/landscape_nb201_cpu/ alone" in over.stderr
+    assert "of results/ copy results/landscape_nb201_full_gpu/ and results/gpu_allocations/ alone" in over.stderr
     missing = _tool("size", "--include", str(tmp_path / "missing.npz"))
     assert missing.returncode == 2 and "missing.npz' does not exist" in missing.stderr
 
