@@ -29,7 +29,7 @@ __all__ = ["OVERHEAD_CAP_S", "PLAN_WANT", "CODE_PATHS", "EVAL_OVERHEAD", "Speed"
 #: the most seconds of a loan spent on bench, parity and modes together
 OVERHEAD_CAP_S = 180.0
 #: seconds each step is planned when it runs (env always runs; the science gets the rest)
-PLAN_WANT = {"env": 45.0, "bench": 120.0, "modes": 60.0, "parity": 180.0}
+PLAN_WANT = {"env": 45.0, "bench": 90.0, "modes": 90.0, "parity": 180.0}
 #: the order measuring steps are fitted into the cap: the speed, the precision verdict, the modes
 MEASURING = ("bench", "parity", "modes")
 #: the files that decide what bench, parity and modes measure: a change in them measures again

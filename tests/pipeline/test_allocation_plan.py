@@ -109,8 +109,8 @@ def test_a_planned_run_shares_the_budget_as_planned(tmp_path: Path) -> None:
     want, args = plan.wants(), tool.parse_args(["all"])
     start = time.monotonic() + 540.0
     assert round(tool.share(args, start, "env", ["bench", "modes", "reeval"], want)) == 45
-    assert round(tool.share(args, start - 45.0, "bench", ["modes", "reeval"], want)) == 120
-    assert round(tool.share(args, start - 165.0, "modes", ["reeval"], want)) == 60
+    assert round(tool.share(args, start - 45.0, "bench", ["modes", "reeval"], want)) == 90
+    assert round(tool.share(args, start - 135.0, "modes", ["reeval"], want)) == 90
 
 
 def test_the_dry_run_prints_the_plan_on_the_cpu(tmp_path: Path) -> None:
