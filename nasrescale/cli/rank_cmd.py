@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, notice
 from .common import add_family_options, add_results_option, deprecate_option, family_from_args, seed_int
 from .paths import require_writable
+from .store_owner import store_owner_note
 
 __all__ = ["register"]
 
@@ -110,6 +111,9 @@ def _run_report(args: argparse.Namespace) -> int:
     require_writable(run_dir.parent, "results folder")  # both checked before anything is written
     require_writable(run_dir, "run folder")
     if not args.index:
+        note = store_owner_note(args.pipeline, run_dir)  # another pipeline's store: said, as run --dry-run refuses it
+        if note:
+            notice(note)
         written = write_run_report(run_dir, n_boot=args.bootstrap, include_degenerate=args.include_degenerate,
                                    include_tuning=args.include_tuning_cells)
         print(f"wrote {written}")
