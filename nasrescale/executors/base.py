@@ -59,7 +59,7 @@ class ExecutorSettings:
         address: Ray cluster address; ``None`` starts a local Ray instance.
         max_retries: how often a job whose worker died is retried before it counts as failed.
         device: ``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``.
-        fuse: train jobs that differ only in seed, init and LR as one fused network, one
+        fuse: train jobs that differ only in seed, init, LR and weight decay as one fused network, one
             unit of work per group (``None``: :func:`nasrescale.jobs.fusion.fuse_by_default` of the
             executor's device: on for CUDA, off for the CPU, where it measured slower).
         max_fused: the most jobs in one fused group (larger groups are split evenly).

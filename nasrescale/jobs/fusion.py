@@ -1,11 +1,12 @@
 """Which training runs fuse into one network, and how a fused group's members are built.
 
 Runs fuse (train as one :class:`~nasrescale.models.fused.FusedNetwork`, see
-:func:`nasrescale.train.train_fused`) when they share everything but seed, init rule and
-LR: the architecture, the cell family, the dataset (and its test split and subsets), the model
-size, and the protocol's :func:`~nasrescale.train.members.fusion_key` (epochs, batch size,
-augmentation, schedule shape, warmup, momentum, Nesterov, weight decay, label smoothing,
-precision). A pipeline's seeds x {default, rescaled} of one cell are exactly such a group.
+:func:`nasrescale.train.train_fused`) when they share everything but seed, init rule, LR and
+weight decay: the architecture, the cell family, the dataset (and its test split and subsets),
+the model size, and the protocol's :func:`~nasrescale.train.members.fusion_key` (epochs, batch
+size, augmentation, schedule shape, warmup, momentum, Nesterov, label smoothing, precision). A
+pipeline's seeds x {default, rescaled} of one cell are exactly such a group, and so are a
+landscape cell's grid LRs x seeds.
 
 * :func:`group_key` / :func:`fusable_groups` -- group job-like objects (``arch``, ``family``,
   ``data``, ``protocol``, ``width``, ``cells``; :class:`nasrescale.jobs.job.TrainJob` has them) into
@@ -206,6 +207,6 @@ def _check_fusable(jobs: Sequence[TrainSpec]) -> None:
                               "optimizer; run it alone (TrainJob.run)")
         if group_key(job) != first:
             raise ConfigError(f"job {job.key()} ({job.arch}, protocol {job.protocol.name!r}, seed {job.seed}) cannot "
-                              f"train fused with job {jobs[0].key()}: they differ in more than seed, init and LR "
-                              "(architecture, family, data, model size, epochs, batch size, ...); group them with "
-                              "fusable_groups")
+                              f"train fused with job {jobs[0].key()}: they differ in more than seed, init, LR and "
+                              "weight decay (architecture, family, data, model size, epochs, batch size, ...); group "
+                              "them with fusable_groups")

@@ -3,7 +3,7 @@
 With ``executor.fuse`` on (``None``: :func:`fuse_by_default` of the device: on for CUDA, off for
 the CPU), every executor hands its jobs to :func:`plan_units` first: jobs whose optional
 ``fusion_key()`` method returns the same key (for a :class:`~nasrescale.jobs.job.TrainJob`: same
-architecture, family, data, size and protocol but for seed, init and LR) become one
+architecture, family, data, size and protocol but for seed, init, LR and weight decay) become one
 :class:`JobGroup` of at most ``executor.max_fused`` jobs, trained by the first job's
 ``run_group(jobs, ...)``; any other job (no ``fusion_key``, a key of ``None`` such as a
 degenerate or μP job, or alone in its group) stays itself. A group is scheduled as one unit (its

@@ -3,8 +3,8 @@ share, and its identity.
 
 A single run is a group of one member (:func:`~nasrescale.train.train`); runs fuse
 (:func:`~nasrescale.train.train_fused`) when they share the architecture, model size, data and
-:func:`fusion_key` (the protocol without its name, LR and init rules); each member keeps its own
-seed, init, LR, param groups and identity.
+:func:`fusion_key` (the protocol without its name, LR, weight decay and init rules); each member
+keeps its own seed, init, LR, weight decay, param groups and identity.
 """
 
 from __future__ import annotations
@@ -31,14 +31,18 @@ __all__ = ["FusedMember", "fusion_key", "check_param_groups", "check_trainable",
            "group_fingerprint", "check_identities"]
 
 # Protocol fields that may differ between members of one fused group (everything else is shared).
-_PER_MEMBER = {"name": "", "lr": None, "init": "default", "lr_rule": "fixed", "kernel_rule": "family"}
+_PER_MEMBER = {"name": "", "lr": None, "weight_decay": 0.0, "init": "default", "lr_rule": "fixed",
+               "kernel_rule": "family"}
 
 
 def fusion_key(protocol: Protocol) -> str:
-    """JSON of the protocol fields fused members must share (all but name, LR and init rules).
+    """JSON of the protocol fields fused members must share (all but name, LR, weight decay and init
+    rules: the fused SGD holds both per member).
 
     >>> from nasrescale.protocol import load_protocol
     >>> fusion_key(load_protocol("nb201")) == fusion_key(load_protocol("rescaled"))
+    True
+    >>> fusion_key(load_protocol("nb201", ["weight_decay=1e-3"])) == fusion_key(load_protocol("nb201"))
     True
     >>> fusion_key(load_protocol("nb201", ["epochs=12"])) == fusion_key(load_protocol("nb201"))
     False
@@ -132,7 +136,7 @@ def check_members(members: Sequence[FusedMember], data: ImageData) -> tuple[list
     for k, m in enumerate(members):
         if fusion_key(m.protocol) != key:
             raise ConfigError(f"member {k} (protocol {m.protocol.name!r}) differs from member 0 in more than "
-                              "LR and init (epochs, batch size, momentum, weight decay, schedule, augmentation, "
+                              "LR, weight decay and init (epochs, batch size, momentum, schedule, augmentation, "
                               "precision must match); train it in another group")
         if m.optimizer is not None:
             raise ConfigError(f"member {k} brings its own optimizer, which does not fuse; train it alone")

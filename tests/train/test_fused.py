@@ -233,11 +233,23 @@ def test_unfusable_groups_are_rejected(data: ImageData):
         train_fused([], data)
 
 
-def test_fusion_key_ignores_only_name_lr_and_init_rules():
+def test_fusion_key_ignores_only_name_lr_weight_decay_and_init_rules():
     base = load_protocol("nb201")
     assert fusion_key(base) == fusion_key(load_protocol("rescaled", ["lr=0.7", "kernel_rule=per_layer"]))
-    for override in ("momentum=0.8", "weight_decay=1e-4", "augment=false", "label_smoothing=0.1", "nesterov=false"):
+    assert fusion_key(base) == fusion_key(load_protocol("nb201", ["lr=0.4", "weight_decay=1e-4"]))
+    for override in ("momentum=0.8", "augment=false", "label_smoothing=0.1", "nesterov=false", "epochs=4"):
         assert fusion_key(base) != fusion_key(load_protocol("nb201", [override])), override
+
+
+def test_members_at_their_own_lr_and_weight_decay_equal_independent_runs(data: ImageData, float64: float):
+    """An LR x weight-decay grid of one cell (a protocol that scales its decay with the LR), two seeds."""
+    specs = [("nb201", ["lr=0.05", "weight_decay=5e-4"], 0), ("nb201", ["lr=0.2", "weight_decay=1.25e-4"], 0),
+             ("nb201", ["lr=0.05", "weight_decay=5e-4"], 1), ("nb201", ["lr=0.2", "weight_decay=0"], 1)]
+    refs = independent(specs, data)
+    group = members(specs)
+    results = train_fused(group, data)
+    for (ref_model, ref), member, res in zip(refs, group, results):
+        assert_same_run(ref_model, ref, member.model, res, float64)
 
 
 # --- CUDA ------------------------------------------------------------------------------------------
