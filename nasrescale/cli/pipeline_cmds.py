@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import parse_overrides
 from ..errors import ConfigError, NasRescaleError
-from ..pipeline.files import pipeline_names
+from ..pipeline.files import early_run_dir, pipeline_names
 from .common import add_results_option
 from .paths import output_file
 
@@ -166,13 +166,29 @@ def _waiting_text(labels: list[str]) -> str:
 
 
 def run_cmd(args: argparse.Namespace) -> int:
-    """Run the pipeline; print the final table; exit 1 if some jobs failed."""
+    """Run the pipeline; print the final table; exit 1 if some jobs failed.
+
+    The run folder's driver lock is taken first, before the pipeline (torch), its data or its
+    reference are loaded, so a second driver is refused at once; SIGTERM ends the run as Ctrl-C does (exit
+    143), and the lock's pid file goes with it."""
+    from ..pipeline.lock import lock_if_present  # light: no torch yet
+    from ..pipeline.signals import sigterm_as_interrupt
+
+    overrides = parse_overrides(args.set)  # --set parsed here, once
+    if args.dry_run:  # writes nothing: no lock, it may look at a folder a driver is working in
+        return _run_locked(args, overrides)
+    with sigterm_as_interrupt(), lock_if_present(early_run_dir(args.pipeline, overrides, args.results)):
+        return _run_locked(args, overrides)
+
+
+def _run_locked(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """:func:`run_cmd` once the run folder's lock is held (or, for ``--dry-run``, not needed)."""
     from ..pipeline.runner import run_pipeline  # torch: as in _run_dir
     from ..pipeline.spec import load_pipeline
     from ..report.kinds import end_of_run
     from ..store.job_status import Status
 
-    pipeline = load_pipeline(args.pipeline, parse_overrides(args.set))  # --set parsed here, once
+    pipeline = load_pipeline(args.pipeline, overrides)
     if args.dry_run:
         return _dry_run(pipeline, args.results)
     if args.time_limit is not None or args.max_cells is not None:

@@ -5,20 +5,28 @@ lock, released by the operating system when the process dies, so a killed driver
 stale lock) while a driver runs, and records its process id in ``.driver.pid`` for the message
 a second driver gets. :func:`driver_active` asks, without waiting, whether a driver holds it
 now: a job left ``running`` in the store with no driver was interrupted.
+
+The lock is taken before anything is loaded: ``nasrescale run`` takes it with
+:func:`lock_if_present` as soon as it knows the run folder (before the pipeline, its data or
+its reference are loaded), so a second driver is refused at once rather than after its checks. A
+process that holds a run folder's lock may enter :func:`driver_lock` for it again (the library's
+drivers do, under the command's lock); only another process is refused. The pid file is
+removed however the block ends; ``nasrescale run`` turns SIGTERM into an interrupt
+(:mod:`nasrescale.pipeline.signals`), so a ``kill`` or Ctrl-C leaves none behind.
 """
 
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Iterator
+from typing import ContextManager, Iterator
 
 from filelock import FileLock, Timeout
 
 from ..errors import ConfigError
 
-__all__ = ["LOCK_FILE", "PID_FILE", "driver_lock", "driver_active"]
+__all__ = ["LOCK_FILE", "PID_FILE", "driver_lock", "lock_if_present", "driver_active"]
 
 #: the lock file of a run folder
 LOCK_FILE = ".driver.lock"
@@ -28,15 +36,27 @@ PID_FILE = ".driver.pid"
 #: how long a driver waits for the lock: long enough to outlast a `status` probing it
 _WAIT_S = 2.0
 
+#: the run folders (resolved) whose lock this process holds, each with how deep it is entered
+_HELD: dict[Path, int] = {}
+
 
 @contextmanager
 def driver_lock(run_dir: Path) -> Iterator[None]:
-    """Hold the run folder's driver lock (creating the folder) for the ``with`` block.
+    """Hold the run folder's driver lock (creating the folder) for the ``with`` block; within a
+    block of this process that already holds it, only enter it again.
 
     Raises:
         ConfigError: another driver holds it (naming its process id), or the folder cannot be
             written (naming it and the operating system's reason).
     """
+    key = Path(run_dir).resolve()
+    if key in _HELD:  # this process drives the folder already: the outer block holds the lock
+        _HELD[key] += 1
+        try:
+            yield
+        finally:
+            _HELD[key] -= 1
+        return
     lock = FileLock(str(run_dir / LOCK_FILE))
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -47,12 +67,22 @@ def driver_lock(run_dir: Path) -> Iterator[None]:
     except OSError as err:
         raise ConfigError(f"cannot write the run folder {str(run_dir)!r} ({err.strerror or err}): results need "
                           "a folder that can be written; choose another results folder") from None
+    _HELD[key] = 1
     try:
         (run_dir / PID_FILE).write_text(str(os.getpid()))
         yield
     finally:
+        del _HELD[key]
         (run_dir / PID_FILE).unlink(missing_ok=True)
         lock.release()
+
+
+def lock_if_present(run_dir: Path | None) -> ContextManager[None]:
+    """:func:`driver_lock` of ``run_dir`` where that folder exists already (a run drove it before, so
+    a driver may be at work there now); nothing where it does not (or for ``None``): no folder is
+    created for a run that its checks may still refuse, and the driver takes the lock when it
+    creates the folder."""
+    return driver_lock(run_dir) if run_dir is not None and run_dir.is_dir() else nullcontext()
 
 
 def driver_active(run_dir: Path) -> bool | None:

@@ -32,12 +32,13 @@ from ..space.encodings import parse_arch
 from ..store.job_status import Status
 from ..store.binding import binding_verdict, refusal
 from ..store.integrity import READ_COLUMNS, check_connection, unpack_gzipped
-from ..store.read import run_dir_for
+from ..store.layout import run_dir_for
 from ..store.record import base_lr_key
 from ..store.write import Store
 from .execute import RunJobs, run_jobs, run_search
-from .lock import driver_lock
+from .lock import driver_lock, lock_if_present
 from .preflight import check_data, check_executor, check_reference
+from .signals import sigterm_as_interrupt
 from .identity import ANALYSIS_ONLY, identity_grows, strip_keys
 from .spec import Pipeline
 from .stages import resolve_lrs, tuning_cells
@@ -130,10 +131,13 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
             is written).
     """
     run_dir = run_dir_for(pipeline.name, results)
-    plan = plan_pipeline(pipeline, run_dir=run_dir)
-    check_store(pipeline, plan.archs, run_dir)  # refused read-only: the store's file is not even opened to write
-    with driver_lock(run_dir):
-        return _drive(pipeline, run_dir, plan.archs, plan.jobs, plan.extra, progress, executor)
+    # a driver at work in the folder refuses this one before anything is loaded; SIGTERM ends the
+    # run as Ctrl-C does, so the lock's pid file goes with it
+    with sigterm_as_interrupt(), lock_if_present(run_dir):
+        plan = plan_pipeline(pipeline, run_dir=run_dir)
+        check_store(pipeline, plan.archs, run_dir)  # refused read-only: the store's file is not even opened to write
+        with driver_lock(run_dir):
+            return _drive(pipeline, run_dir, plan.archs, plan.jobs, plan.extra, progress, executor)
 
 
 def check_store(pipeline: Pipeline, archs: list[str], run_dir: Path) -> None:

@@ -27,10 +27,10 @@ from ..errors import ConfigError
 from ..executors.base import Executor
 from ..jobs.job import TrainJob
 from ..store.job_status import FINAL
-from ..store.read import run_dir_for
+from ..store.layout import run_dir_for
 from ..store.write import Store
 from .execute import Pace, RunJobs, job_rows, run_chunks, run_jobs
-from .lock import driver_lock
+from .lock import driver_lock, lock_if_present
 from .order import spread_order, visit_cells
 from .runner import bind_store, check_store, plan_pipeline
 from .signals import INTERRUPTED, TERMINATED, Terminated, sigterm_as_interrupt
@@ -104,21 +104,22 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
                           f"{pipeline.kind.name} pipeline; run it without --time-limit/--max-cells")
     start = time.monotonic()
     run_dir = run_dir_for(pipeline.name, results)
-    plan = plan_pipeline(pipeline, run_dir=run_dir)
-    check_store(pipeline, plan.archs, run_dir)  # refused read-only, before the store is opened to write
-    summary = SliceSummary(run_dir, cells_total=len(plan.archs))
-    with driver_lock(run_dir), sigterm_as_interrupt():
-        store = Store(run_dir / "store.sqlite")
-        try:
-            bind_store(store, pipeline, plan.archs, plan.extra)
-            run = pipeline.kind.runs(pipeline, store, functools.partial(
-                run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints", progress=progress,
-                executor=executor))
-            ctx = _Slice(store, pipeline, plan.archs, summary, start, start + deadline_s, max_cells,
-                         max(1, chunk_cells or pipeline.executor.jobs_per_gpu), log, after_chunk, visit)
-            _run_recorded(ctx, run, progress)
-        finally:
-            store.close()
+    with sigterm_as_interrupt(), lock_if_present(run_dir):  # a driver at work there: refused before anything loads
+        plan = plan_pipeline(pipeline, run_dir=run_dir)
+        check_store(pipeline, plan.archs, run_dir)  # refused read-only, before the store is opened to write
+        summary = SliceSummary(run_dir, cells_total=len(plan.archs))
+        with driver_lock(run_dir):
+            store = Store(run_dir / "store.sqlite")
+            try:
+                bind_store(store, pipeline, plan.archs, plan.extra)
+                run = pipeline.kind.runs(pipeline, store, functools.partial(
+                    run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
+                    progress=progress, executor=executor))
+                ctx = _Slice(store, pipeline, plan.archs, summary, start, start + deadline_s, max_cells,
+                             max(1, chunk_cells or pipeline.executor.jobs_per_gpu), log, after_chunk, visit)
+                _run_recorded(ctx, run, progress)
+            finally:
+                store.close()
     return summary
 
 

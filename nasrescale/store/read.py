@@ -36,6 +36,7 @@ from ..errors import ConfigError, DataError
 from ..space.benchmark import dataset_classes
 from .integrity import check_store_file, unpack_gzipped
 from .job_status import Status
+from .layout import run_dir_for
 from .migration import parse_record
 from .record import RunRecord
 from .write import Store
@@ -67,16 +68,6 @@ class StoreData:
     def protocols(self) -> list[str]:
         """The protocol labels in the store, in order of first appearance."""
         return list(dict.fromkeys(self.jobs["protocol"].dropna().astype(str)))
-
-
-def run_dir_for(name: str | Path, results: str | Path | None = None) -> Path:
-    """The run folder of pipeline ``name``: ``<results or ./results>/<name>`` (the one place that
-    builds it; the store is ``store.sqlite`` in it).
-
-    >>> run_dir_for("quickstart", "/tmp/res").as_posix()
-    '/tmp/res/quickstart'
-    """
-    return Path(results if results is not None else "results") / name
 
 
 def store_path(pipeline: str | Path, results: str | Path | None = None) -> Path:
