@@ -67,3 +67,28 @@ def test_readme_landscape_verdict_quotes_the_landscape_report():
     assert b["model_ci"][1] < v["gain_margin"]  # README says "less than": only where the interval allows it
     missing = [q for q in quoted if q not in text]
     assert not missing, f"README.md's landscape verdict disagrees with results/landscape_nb201_cpu/report.json: {missing}"
+
+
+def test_readme_criterion_sentences_quote_the_censored_fits():
+    """README's criterion figures (each function once, the censored slope, the path count) are the
+    lr_validation reports' own."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+
+    def censored(run: str) -> dict:
+        return json.loads((ROOT / "results" / run / "report.json").read_text())["censored"]
+
+    bn, nobn = censored("lr_validation_nb201_cpu"), censored("lr_validation_nb201_nobn_cpu")
+    every = [f for f in bn["fits"] if f["fit"].startswith("every cell")][0]
+    every_nobn = [f for f in nobn["fits"] if f["fit"].startswith("every cell")][0]
+    two = nobn["two_predictors"]
+    quoted = [f"({bn['cells']} cells: {bn['clones_dropped']} are isomorphic",
+              f"slope on the rule's scale is {every['slope']:+.2f} [{every['slope_ci'][0]:+.2f}, "
+              f"{every['slope_ci'][1]:+.2f}]",
+              f"is {every_nobn['slope']:+.2f} [{every_nobn['slope_ci'][0]:+.2f}, {every_nobn['slope_ci'][1]:+.2f}]",
+              f"R^2 {nobn['r2']['path_count']:.2f} against {nobn['r2']['lr_scale']:.2f}",
+              f"log P {two['path_count']:+.2f} [{two['path_count_ci'][0]:+.2f}, {two['path_count_ci'][1]:+.2f}] "
+              f"with log scale {two['lr_scale']:+.2f} [{two['lr_scale_ci'][0]:+.2f}, {two['lr_scale_ci'][1]:+.2f}]"]
+    assert every["slope_ci"][1] < 0  # README says "against the rule, not flat"
+    assert every_nobn["slope_ci"][0] < 0 < 1 < every_nobn["slope_ci"][1]  # "it holds both 1 and 0"
+    missing = [q for q in quoted if q not in text]
+    assert not missing, f"README.md's criterion sentences disagree with the lr_validation reports: {missing}"

@@ -13,9 +13,14 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from ...errors import NasRescaleError
 from ...lrsearch.stats import loglog_slope
+from ...space.families import CellFamily
+from ...space.isomorphism import first_of_each_class
 from ...store.read import store_path
+from ..lr_validation.censored import tobit
 from ..lr_validation.write import load_analysis
 from .cells import CellLandscape
 
@@ -23,21 +28,30 @@ __all__ = ["criterion_rows"]
 
 
 def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], note: str = "",
-         run: str | None = None) -> dict[str, Any]:
+         run: str | None = None, censor: dict[str, int] | None = None) -> dict[str, Any]:
     """One table row; ``of``: ``criterion`` (an lr_validation run's maximal LRs, ``run`` naming
-    it) or ``landscape``."""
+    it) or ``landscape``; ``censor``: ``arch -> -1 / +1`` where an LR only bounds the cell's
+    (a censored fit then, :func:`~nasrescale.report.lr_validation.censored.tobit`)."""
     archs = sorted(lrs)
-    slope, lo, hi = loglog_slope([scales[a] for a in archs], [lrs[a] for a in archs])
-    row = {"of": of, "source": source, "n": len(archs), "slope": slope,
-           "slope_ci": None if slope is None else [lo, hi], "note": note}
+    if censor and any(censor.get(a) for a in archs) and len(archs) >= 3:
+        fit = tobit(np.c_[np.ones(len(archs)), [math.log(scales[a]) for a in archs]],
+                    np.log([lrs[a] for a in archs]), np.array([censor.get(a, 0) for a in archs]))
+        slope, ci = fit["coef"][1], fit["ci"][1]
+    else:
+        slope, lo, hi = loglog_slope([scales[a] for a in archs], [lrs[a] for a in archs])
+        ci = None if slope is None else [lo, hi]
+    row = {"of": of, "source": source, "n": len(archs), "slope": slope, "slope_ci": ci, "note": note}
     return row | ({"run": run} if run is not None else {})
 
 
 def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Callable[[float], float],
-                   results: Path) -> list[dict[str, Any]]:
+                   results: Path, family: CellFamily | None = None) -> list[dict[str, Any]]:
     """Per named ``lr_validation`` run, its slope on the cells it shares with the landscape, after
-    the landscape's own on them (once for runs that share the same cells)."""
-    mine = {c.arch: lr(c.vertex) for c in cells}
+    the landscape's own on them (once for runs that share the same cells). With ``family``, a cell
+    isomorphic to an earlier one is counted once; a maximal LR at its grid's edge is a bound
+    (censored fit)."""
+    kept = first_of_each_class([c.arch for c in cells], family)[0] if family is not None else None
+    mine = {c.arch: lr(c.vertex) for c in cells if kept is None or c.arch in kept}
     scales = {c.arch: c.lr_scale for c in cells}
     rows: list[dict[str, Any]] = []
     shown: list[set[str]] = []
@@ -52,9 +66,10 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
         theirs = {p["arch"]: p["measured_lr"] for p in res["points"] if p["arch"] in mine and not p["base"]
                   and p["measured_lr"] and math.isfinite(p["measured_lr"])}
         edge = sum(1 for p in res["points"] if p["arch"] in theirs and p["edge"])
+        censor = {p["arch"]: {"low": -1, "high": 1}[p["edge"]] for p in res["points"] if p["arch"] in theirs and p["edge"]}
         if set(theirs) not in shown:  # once per set of shared cells
             shown.append(set(theirs))
             rows.append(_row("landscape", "landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
         rows.append(_row("criterion", f"{name} (maximal LR, one epoch)", theirs, scales,
-                         f"{edge} still at a grid edge" if edge else "", run=name))
+                         f"{edge} at a grid edge: a bound (censored fit)" if edge else "", run=name, censor=censor))
     return rows

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...fileio import atomic_write_text
+from ...space.registry import get_family
 from ...ranking.text import to_json
 from ...store.read import StoreData, read_store
 from ..common.names import short_names
@@ -62,7 +63,8 @@ def analyze(store: StoreData, n_boot: int = 9999, n_sim: int = 200) -> dict[str,
     if n_sim and len(cells) >= MIN_CELLS:
         out["verdicts"] = verdicts(cells, settings.points_per_octave, settings.lr, n_sim, min(n_boot, 2000))
     if settings.criterion:
-        out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent)
+        out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent,
+                                          get_family(store.record.family_or("nb201")))
     return out
 
 

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ...errors import DataError
+from ...errors import DataError, NasRescaleError
 from ...fileio import atomic_write_text
 from ...lrsearch.search import LOSS_KINDS
 from ...lrsearch.select import SELECTION_RULES
@@ -26,6 +26,8 @@ from ...store.job_status import FINAL
 from ...store.migration import parse_record
 from ...store.read import reading
 from ...store.record import VALIDATION_PLAN_KEY
+from ..common.markdown import md_table
+from .censored import criterion_fits
 from .plots import plot_curves, plot_predicted_measured
 
 __all__ = ["write_validation_report", "summary_text", "load_analysis", "PAPER_R"]
@@ -126,6 +128,34 @@ def _stats_table(meta: dict[str, Any], res: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _censored_lines(res: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    """Censored fits with clones counted once, and the path count beside the scale (sets ``res["censored"]``)."""
+    from ...space.registry import get_family
+
+    try:
+        family = get_family(_family(meta))
+    except NasRescaleError:  # a family this install does not ship: no topology to read
+        return []
+    c = res["censored"] = criterion_fits(res["points"], family)
+    rows = [[f["fit"], str(f["n"]), str(f["censored"]), "-" if f["slope"] is None else
+             f"{f['slope']:+.2f}" + (f" [{f['slope_ci'][0]:+.2f}, {f['slope_ci'][1]:+.2f}]" if f["slope_ci"] else "")]
+            for f in c["fits"]]
+    r2, two = c["r2"], c.get("two_predictors")
+    lines = ["### Censored fits, each function once, and the path count", "",
+             f"Each cell isomorphic to one before it (the base first) is counted once ({c['clones_dropped']} left out); "
+             f"a maximal LR at its grid's edge is kept as the bound it is ({c['censored']} such cell(s)), in a "
+             "censored-normal (Tobit) fit of log(maximal LR) on log(path-depth scale) (the rule: slope 1):", "",
+             *md_table(["cells", "n", "censored", "slope [95% CI]"], rows), ""]
+    if r2["path_count"] is not None and r2["lr_scale"] is not None:
+        lines.append(f"Which explains the maximal LR: R^2 of log(maximal LR) on log(number of input-output paths P) "
+                     f"{r2['path_count']:.2f}, on log(path-depth scale) {r2['lr_scale']:.2f} ({r2['n']} measured cells).")
+    if two and two["path_count_ci"] and two["lr_scale_ci"]:
+        lines.append(f"Both in one censored fit: log P {two['path_count']:+.2f} [{two['path_count_ci'][0]:+.2f}, "
+                     f"{two['path_count_ci'][1]:+.2f}], log scale {two['lr_scale']:+.2f} [{two['lr_scale_ci'][0]:+.2f}, "
+                     f"{two['lr_scale_ci'][1]:+.2f}] (the rule: P 0, scale 1).")
+    return lines + [""]
+
+
 def _sensitivity(plan: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     """Pearson r (log LR) of the same runs read under every rule x loss: how much the figure
     depends on the choice of "maximal LR" (no new training)."""
@@ -211,6 +241,7 @@ def write_validation_report(run_dir: Path) -> Path:
              "`sum L^3` is the sum over input-output paths of the path depth cubed."
              + (" A measured LR still at its grid's edge only bounds the maximal LR, so the last row leaves "
                 "those points out too." if res["at_edge"] else ""), "",
+             *_censored_lines(res, meta),
              f"![predicted vs measured]({fig.name})", "", f"![loss vs LR per architecture]({curves.name})", "",
              "## How much the figure depends on the definition of the maximal LR", "",
              "The same runs, read under each rule and training-loss definition (`nasrescale.lrsearch.select`):", ""]
