@@ -2,10 +2,7 @@
 for ``status --commands``, the ``nasrescale train`` command of each job (:mod:`nasrescale.store.reproduce`).
 
 Reads the store read-only (:func:`~nasrescale.store.read.reading`), so it works while the driver
-is still writing.
-
->>> _clock(3725.4)
-'1:02:05'
+is still writing. The ETA and its basis come from :mod:`nasrescale.store.eta`.
 """
 
 from __future__ import annotations
@@ -13,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from .eta import estimate_eta, eta_text
 from .read import reading
 from .job_status import FINAL, Status
 from .reproduce import command_text, not_rerunnable, stored_pipeline, train_command
-from .write import Store
 
 __all__ = ["status_text", "commands_text"]
 
@@ -42,9 +39,7 @@ def status_text(run_dir: Path, driver: bool | None = None,
             lines.append(f"  no driver is running: {stale} job(s) were interrupted (killed mid-run); "
                          "run the pipeline again to finish them")
         lines += _label_lines(rows, group)
-        eta = _eta_seconds(store)
-        lines.append("  ETA: " + ("unknown (no job finished yet)" if eta is None else _clock(eta))
-                     + " of sequential job time")
+        lines.append("  ETA: " + eta_text(estimate_eta(store, driver)))
         for r in rows:
             if r["status"] == Status.FAILED:
                 lines.append(f"  failed {r['key']} ({r['arch']}, {r['protocol']}, seed {r['seed']}): "
@@ -80,24 +75,3 @@ def commands_text(run_dir: Path) -> str:
             lines.append(f"# not rerunnable by nasrescale train: {why}" if why else
                          command_text(train_command(job, pipeline)))
     return "\n".join(lines)
-
-
-def _eta_seconds(store: Store) -> float | None:
-    """Remaining time: remaining jobs' cost x (wall time per unit cost of the finished ones)."""
-    done_cost = done_wall = todo_cost = 0.0
-    for row in store.rows():
-        cost = float(store.job_json(row["key"]).get("cost") or 0.0)
-        if row["status"] in FINAL:
-            if cost > 0 and row["wall_time_s"]:
-                done_cost, done_wall = done_cost + cost, done_wall + row["wall_time_s"]
-        elif row["status"] != Status.FAILED:
-            todo_cost += cost
-    if todo_cost == 0:
-        return 0.0
-    return None if done_cost == 0 else todo_cost * done_wall / done_cost
-
-
-def _clock(seconds: float) -> str:
-    """``h:mm:ss`` of ``seconds``."""
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
