@@ -5,11 +5,11 @@ rest on science (``reeval``). A measuring step already committed under ``results
 for the same GPU kind and the same code (:func:`code_digest` of the files that decide what it
 measures) is skipped; the others are fitted into the cap in the order ``bench`` (the speed the
 science is sized by), ``parity`` (the precision verdict), ``modes``, and what does not fit waits for
-a later loan. The science slice is sized by the
-speed committed for that GPU kind: the per-job seconds of a committed slice of the same pipeline,
-else the best fused training speed of a committed ``bench.json`` in the pipeline's precision, plus
-:data:`EVAL_OVERHEAD` for evaluation and start-up. ``tools/gpu_allocation.sh plan`` prints the plan
-on any machine; ``all`` on a GPU runs it.
+a later loan. The science slice is sized by the speed committed for that GPU kind: the per-job
+seconds of a committed slice of the same pipeline, else the best fused training speed of a
+committed ``bench.json`` in the pipeline's precision, plus :data:`EVAL_OVERHEAD` for evaluation
+and start-up. ``tools/gpu_allocation.sh plan`` prints the plan on any machine; ``all`` on a GPU
+runs it.
 """
 
 from __future__ import annotations
@@ -177,6 +177,7 @@ class Plan:
         return dict(self.steps)
 
     def to_json(self) -> dict[str, Any]:
+        """The plan as allocation.json records it (a later loan reads ``gpu_kind``, ``code``, ``pipeline``)."""
         return asdict(self)
 
 

@@ -136,3 +136,22 @@ def test_the_default_science_is_the_stage_3_landscape_at_full_size() -> None:
     jobs = full.jobs(full.arch_list())
     assert len(jobs) == 16 * 6 * 2 and jobs[0].protocol.precision == "fp32"
     assert load_tool("gpu_allocation").parse_args(["all"]).pipeline == "pipelines/landscape_nb201_full_gpu.toml"
+
+
+def test_all_on_a_gpu_follows_the_plan_and_records_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``all`` without --dry-run (here with no time: every step skipped, nothing trains) runs the
+    plan's steps, and allocation.json holds the plan a later loan reads."""
+    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # main sets it: restored after
+    tool, out, results = load_tool("gpu_allocation"), tmp_path / "out", tmp_path / "results"
+    committed(results / "gpu_allocations", "20270101T000000Z", steps={"parity": "ok"}, kind="H100",
+              code=plan_tool.code_digest(ROOT))
+    argv = ["all", "--out", str(out), "--budget", "0", "--data", "pyproject.toml", "--results", str(results),
+            "--gpu", "NVIDIA H100 80GB HBM3"]
+    assert tool.main(argv) == 1  # no step ran ok: no time
+    summary = json.loads((out / "allocation.json").read_text())
+    assert [s["step"] for s in summary["steps"]] == ["env", "bench", "modes", "reeval"]  # parity: committed
+    assert all(s["status"] == "skipped: no time left" for s in summary["steps"])
+    plan = summary["plan"]
+    assert (plan["gpu_kind"], plan["code"], plan["pipeline"]) == ("H100", plan_tool.code_digest(ROOT),
+                                                                  "landscape_nb201_full_gpu")
+    assert plan["skipped"] == {"parity": "committed in 20270101T000000Z"}
