@@ -41,8 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("archs", nargs="*", metavar="ARCH",
                    help="architecture in any of the family's encodings (NB201-style families: NB201 string, digit "
-                        "string, JSON edge list; darts, darts5: a genotype or a published one's name; nb101: "
-                        "matrix-and-ops JSON); - reads stdin")
+                        "string, JSON edge list; darts, darts5, darts_large: a genotype or a published one's name, "
+                        "any case; nb101: matrix-and-ops JSON); - reads stdin")
     add_family_options(p)
     retire_cells_path(p)
     p.add_argument("--json", action="store_true", help="one JSON object per line per architecture")

@@ -47,7 +47,7 @@ from ..errors import ArchError
 from .codecs import Encoding, register_encoding
 from .encodings import format_arch, parse_arch
 from .families import CellFamily
-from .genotypes import GENOTYPES, genotype_family
+from .genotypes import GENOTYPES, closest_genotype, find_genotype, genotype_family, op_family
 
 __all__ = ["DARTS_V2", "parse_genotype", "format_genotype", "tokenize"]
 
@@ -154,7 +154,8 @@ class _Parser:
 
 
 def _read(text: str) -> dict[str, Any]:
-    text = GENOTYPES.get(text, text)
+    name = find_genotype(text)
+    text = GENOTYPES[name] if name else text
     if text.startswith("{"):
         try:
             doc = json.loads(text)
@@ -164,10 +165,20 @@ def _read(text: str) -> dict[str, Any]:
             raise ArchError("genotype JSON must be an object with keys normal, normal_concat, reduce, reduce_concat")
         return doc
     if not text.startswith("Genotype"):
-        raise ArchError(f"genotype: {text[:40]!r} is not a DARTS genotype; write Genotype(normal=[('op', input), ...], "
-                        "normal_concat=[...], reduce=[...], reduce_concat=[...]), the same fields as a JSON object, "
-                        f"or a published one by name ({', '.join(GENOTYPES)})")
+        raise ArchError(_not_a_genotype(text))
     return _Parser(tokenize(text)).genotype()
+
+
+def _not_a_genotype(text: str) -> str:
+    """The refusal of a text that is neither a genotype nor a published name: the closest name, if any."""
+    shown = text if len(text) <= 40 else text[:39] + "…"
+    closest = closest_genotype(text) if re.fullmatch(r"[\w.-]{1,40}", text.strip()) else None
+    if closest:
+        return (f"genotype: {shown!r} is not a published genotype's name; did you mean {closest}? "
+                f"(names, any case: {', '.join(GENOTYPES)})")
+    return (f"genotype: {shown!r} is not a DARTS genotype; write Genotype(normal=[('op', input), ...], "
+            "normal_concat=[...], reduce=[...], reduce_concat=[...]), the same fields as a JSON object, "
+            f"or a published one by name, any case ({', '.join(GENOTYPES)})")
 
 
 def _ops_of(cell: str, entries: Any, family: CellFamily, steps: int) -> list[tuple[int, int, str]]:
@@ -177,8 +188,8 @@ def _ops_of(cell: str, entries: Any, family: CellFamily, steps: int) -> list[tup
         hint = ""
         if isinstance(entries, list) and len(entries) % 2 == 0 and len(entries) >= 2:
             hint = (f"; {len(entries)} pairs make a {len(entries) // 2}-step genotype: use --family "
-                    f"{genotype_family(len(entries) // 2)} (shipped: darts 4 steps, darts5 5 steps; ENAS, NASNet, "
-                    "AmoebaNet have 5)")
+                    f"{genotype_family(len(entries) // 2)} (shipped: darts and darts_large 4 steps, darts5 5 "
+                    "steps; ENAS, NASNet, AmoebaNet, PNASNet have 5)")
         raise ArchError(f"genotype {cell}: expected a list of {2 * steps} (op, input) pairs, two per intermediate "
                         f"node of family {family.name}'s {steps} steps, got {got}{hint}")
     reserved = family.structure.reserved_ops
@@ -191,7 +202,9 @@ def _ops_of(cell: str, entries: Any, family: CellFamily, steps: int) -> list[tup
         op, source = entry
         if op in reserved or op not in family.op_names:
             allowed = ", ".join(n for n in family.op_names if n not in reserved)
-            raise ArchError(f"genotype {cell}[{i}]: unknown op {op!r}; allowed: {allowed}")
+            elsewhere = op_family(op) if isinstance(op, str) else None
+            hint = f"; {op} is an op of family {elsewhere}: use --family {elsewhere}" if elsewhere else ""
+            raise ArchError(f"genotype {cell}[{i}]: unknown op {op!r} in family {family.name} (allowed: {allowed}){hint}")
         if not 0 <= source < node:
             raise ArchError(f"genotype {cell}[{i}]: input {source} of node {node} must be in 0..{node - 1} "
                             "(0, 1: the cell's inputs; k: intermediate node k)")

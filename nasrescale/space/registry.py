@@ -11,7 +11,7 @@ Families are read, in this order (a later file replaces an earlier family of the
 Each family's base architecture is parsed and must not be degenerate.
 
 >>> sorted(load_families())
-['cnn_dag', 'darts', 'darts5', 'mlp_chain', 'mlp_dag', 'nb101', 'nb201']
+['cnn_dag', 'darts', 'darts5', 'darts_large', 'mlp_chain', 'mlp_dag', 'nb101', 'nb201']
 """
 
 from __future__ import annotations
