@@ -216,3 +216,34 @@ def test_a_cuda_epoch_and_evaluation_never_sync_the_host(k: int, warmup: bool):
     assert len(elr.end_epoch()[0]["elr"]) == len(elr.weights) > 0
     assert elr.warming == warmup or bool(elr.done.all())
     assert totals[:k, 1].sum().item() <= 24 * k
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_an_epoch_reads_nothing_back_to_the_host_per_step(k: int, monkeypatch: pytest.MonkeyPatch):
+    """The CPU stand-in for the CUDA check above: during an epoch of 3 steps (the ELR warm-up's
+    per-step work included) no tensor is read into Python (``item``, ``tolist``, ``float``, ``int``,
+    ``bool``, ``numpy``); the sums are read once, after it."""
+    data, device = toy_data(), torch.device("cpu")
+    members = [member(s, ["warmup_rule=elr_subcritical", "lr=4.0"]) for s in range(k)]
+    setup = RunSetup(device, data, members[0].protocol, options=RunOptions())
+    weights = PlainWeights(members[0], data, setup) if k == 1 else FusedWeights(members, data, setup)
+    images = DeviceImages(data.train_images, data.train_labels, 2, device)
+    draws = [EpochDraw(len(images), setup.generator(epoch_seed(m.seed, 0)), setup) for m in members]
+    weights.start_epoch(0)
+    weights.module.train()
+    elr = ElrControl(weights.structure, k, members[0].protocol, device)
+    elr.start_epoch(weights.param_lrs(elr.weights))
+    batches, active = Batches(draws, images, setup), torch.ones(k, dtype=torch.bool)
+    reads: list[str] = []
+    for name in ("item", "tolist", "__float__", "__int__", "__bool__", "numpy"):
+        real = getattr(torch.Tensor, name)
+
+        def counted(self, *args, _name=name, _real=real):  # noqa: ANN001, ANN002, ANN202
+            reads.append(_name)
+            return _real(self, *args)
+
+        monkeypatch.setattr(torch.Tensor, name, counted)
+    sums, seen, _ = train_epoch(weights.module, weights.opt, batches, active, 0.0, elr)
+    monkeypatch.undo()
+    assert reads == []
+    assert seen == 40 and sums.shape == (3, k) and torch.isfinite(sums).all()
