@@ -78,8 +78,9 @@ def sgd_update(params: list[torch.Tensor], grads: list[torch.Tensor], bufs: list
 
 class CapturedUpdate:
     """:func:`sgd_update` through ``torch.compile(mode=mode)`` (``reduce-overhead``: a CUDA graph on
-    CUDA), eager from the first call whose compiling fails (warned once; the same arithmetic, up to
-    float rounding). ``error`` holds why it fell back (``None``: compiled)."""
+    CUDA where inductor captures the in-place update, else its fused kernels; never measured on a
+    GPU yet), eager from the first call whose compiling fails (warned once; the same arithmetic, up
+    to float rounding). ``error`` holds why it fell back (``None``: compiled)."""
 
     def __init__(self, mode: str = "default") -> None:
         self.mode, self.error = mode, None
