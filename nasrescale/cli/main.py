@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command in TORCH_COMMANDS and not getattr(args, "dry_run", False):
-            check_torch_pair()
+            check_torch_pair(import_vision=args.command != "summary")  # summary reads no images
         return int(args.func(args) or 0)
     except NasRescaleError as err:
         print(f"nasrescale {args.command}: error: {err}", file=sys.stderr)

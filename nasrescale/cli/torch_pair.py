@@ -106,8 +106,10 @@ def _first_line(err: BaseException, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def check_torch_pair() -> None:
-    """Import torch and torchvision once, refusing a missing, broken or mismatched pair.
+def check_torch_pair(import_vision: bool = True) -> None:
+    """Check the installed pair's versions and import torch (and torchvision, with
+    ``import_vision``: about 2 s more where the command would not import it), refusing a missing,
+    broken or mismatched pair.
 
     Raises:
         TorchInstallError: one line naming the two versions found, what is wrong, and the
@@ -121,7 +123,7 @@ def check_torch_pair() -> None:
     problem = pair_problem(torch_v, vision_v, sys.platform.startswith("linux"))
     if problem:
         raise TorchInstallError(f"{found} do not work together ({problem}); {mend}")
-    for module in ("torch", "torchvision"):
+    for module in ("torch", "torchvision") if import_vision else ("torch",):
         try:
             importlib.import_module(module)
         except Exception as err:  # ImportError, or torchvision's RuntimeError about its C++ ops

@@ -42,8 +42,8 @@ def one_line_refusal(capsys, *argv: str) -> str:
 
 def test_a_torchvision_whose_import_fails_is_one_line_with_the_mend(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torchvision", None)  # `import torchvision` raises ImportError
-    err = one_line_refusal(capsys, "summary", "3_33_333")
-    assert err.startswith(f"nasrescale summary: error: {FOUND}: import torchvision failed (ModuleNotFoundError: import of torchvision halted")
+    err = one_line_refusal(capsys, "diagnose", "3_33_333")
+    assert err.startswith(f"nasrescale diagnose: error: {FOUND}: import torchvision failed (ModuleNotFoundError: import of torchvision halted")
     assert "mend with: python -m pip install --force-reinstall torch==" in err
 
 
@@ -61,8 +61,8 @@ def test_the_issues_pair_is_refused_before_importing_anything(monkeypatch, capsy
     monkeypatch.setattr(torch_pair, "_installed", versions.get)
     monkeypatch.setattr(torch_pair.sys, "platform", "linux")
     monkeypatch.setattr(torch_pair.importlib, "import_module", pytest.fail)
-    err = one_line_refusal(capsys, "run", "quickstart")
-    assert err == ("nasrescale run: error: torch 2.13.0+cpu, torchvision 0.28.0 do not work together (torch is "
+    err = one_line_refusal(capsys, "train", "3_33_333")
+    assert err == ("nasrescale train: error: torch 2.13.0+cpu, torchvision 0.28.0 do not work together (torch is "
                    "the +cpu build, torchvision the CUDA build from PyPI (no +label); both must come from one "
                    "index); mend with: python -m pip install --force-reinstall torch==2.13.0 "
                    '"torchvision==0.28.*" --index-url https://download.pytorch.org/whl/cpu\n')
@@ -78,6 +78,15 @@ def test_commands_that_build_nothing_do_not_check_the_pair(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "torchvision", None)
     code, out, _ = cli(capsys, "analyze", "3_33_333")
     assert code == 0 and "sum L^3 126" in out
+
+
+def test_summary_checks_the_versions_but_imports_no_torchvision(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "torchvision", None)  # summary reads no images: it runs
+    code, out, _ = cli(capsys, "summary", "3_33_333")
+    assert code == 0 and "1,531,546" in out
+    monkeypatch.setattr(torch_pair, "_installed", {"torch": "2.14.1", "torchvision": "0.28.0"}.get)
+    err = one_line_refusal(capsys, "summary", "3_33_333")
+    assert "torchvision 0.28 is built for torch 2.13, not 2.14" in err
 
 
 @pytest.mark.parametrize("torch_version,vision", [("2.3.0", "0.18"), ("2.3.1+cpu", "0.18"), ("2.13.0", "0.28"),
