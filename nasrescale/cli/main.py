@@ -6,7 +6,7 @@ inside ``func``, never at the top of their module, so that ``nasrescale --help``
 ``analyze`` start fast (``tests/cli/test_cli_startup.py``).
 
 Exit codes: 0 success; 2 bad input, a path that cannot be read or written included (one line on
-stderr, no traceback); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM during a slice).
+stderr, no traceback); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM during a run).
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ __all__ = ["main", "build_parser", "command_summary", "OneLineParser"]
 COMMAND_MODULES = [analyze_cmd, train_cmd, model_cmds, pipeline_cmds, rank_cmd, lr_search_cmd]
 
 #: commands that build or train networks: torch and torchvision are checked as a pair before they
-#: start (``torch_pair``); the others never import torch (``run --dry-run`` only plans)
-TORCH_COMMANDS = frozenset({"train", "summary", "diagnose", "run", "lr-search"})
+#: start (``torch_pair``); the others never import torch. ``run`` checks the pair itself, once it
+#: holds its run folder's lock, so that a second driver is refused before torch is imported
+#: (``run --dry-run`` only plans)
+TORCH_COMMANDS = frozenset({"train", "summary", "diagnose", "lr-search"})
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -82,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nasrescale {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
-        if isinstance(err, Terminated):  # SIGTERM during a slice (kill, scancel, a SLURM time limit)
+        if isinstance(err, Terminated):  # SIGTERM during a run (kill, scancel, a SLURM time limit)
             print(f"nasrescale {args.command}: terminated (SIGTERM)", file=sys.stderr)
             return 143
         print(f"nasrescale {args.command}: interrupted", file=sys.stderr)

@@ -13,6 +13,7 @@ from ..config import parse_overrides
 from ..errors import ConfigError, NasRescaleError
 from ..pipeline.files import early_run_dir, pipeline_names
 from .common import add_results_option
+from .torch_pair import check_torch_pair
 from .paths import output_file
 
 __all__ = ["register", "slice_line"]
@@ -178,6 +179,7 @@ def run_cmd(args: argparse.Namespace) -> int:
     if args.dry_run:  # writes nothing: no lock, it may look at a folder a driver is working in
         return _run_locked(args, overrides)
     with sigterm_as_interrupt(), lock_if_present(early_run_dir(args.pipeline, overrides, args.results)):
+        check_torch_pair()  # imports torch: after the lock, so a second driver is refused without it
         return _run_locked(args, overrides)
 
 

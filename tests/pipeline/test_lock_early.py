@@ -25,14 +25,10 @@ from pipeline_helpers import private_cache, tiny_pipeline  # noqa: F401  (fixtur
 ROOT = Path(__file__).resolve().parents[2]
 
 #: ``nasrescale run ARGV`` in a fresh interpreter; prints its exit code and which of the modules
-#: that load pipelines, data and torch were imported. The torch/torchvision install check
-#: (``cli.torch_pair``, where the command line has one) imports both on purpose and is left out:
-#: this is about what ``run`` itself loads before it looks at the lock
+#: that load torch (the torch/torchvision install check included), pipelines and data were imported
 REFUSED = """
 import json, sys
 from nasrescale.cli import main as cli
-if hasattr(cli, "check_torch_pair"):
-    cli.check_torch_pair = lambda: None
 code = cli.main(sys.argv[1:])
 loaded = ["torch", "nasrescale.pipeline.spec", "nasrescale.data.datasets"]
 print(json.dumps({"code": code, "loaded": [m for m in loaded if m in sys.modules]}))
