@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError, notice
+from ..ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
 from .common import add_family_options, add_results_option, deprecate_option, family_from_args, seed_int
 from .paths import require_writable
 from .store_owner import store_owner_note
@@ -39,8 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--diverged", choices=("chance", "drop"), default="chance",
                    help="diverged runs count as chance accuracy (default) or are dropped")
     add_results_option(p, writes=False)
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the 95%% CIs (0: none; default 1000)")
+    p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOT, metavar="N",
+                   help=f"bootstrap resamples for the 95%% CIs and the top-K%% bands (0: none; default {DEFAULT_BOOT})")
     boot = p.add_argument("--bootstrap-seed", type=seed_int, default=0, metavar="S",
                           help="seed of the bootstrap resampling (default 0); not a training seed")
     deprecate_option(p, "--seed", boot)
@@ -64,7 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="only regenerate the results index <results>/README.md of the committed runs (a report "
                         "of a committed run also refreshes it)")
     add_results_option(r, writes=False)
-    r.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    r.add_argument("--bootstrap", type=int, default=DEFAULT_BOOT, metavar="N",
+                   help=f"bootstrap resamples of the CIs of tau, the correlations and the differences, and of the "
+                        f"top-K%% bands (default {DEFAULT_BOOT}); the CIs of the mean gains that the verdicts read "
+                        f"always take {VERDICT_BOOT:,}, as in README's Results table")
     r.add_argument("--include-degenerate", action="store_true", help=_DEGENERATE_HELP)
     r.add_argument("--include-tuning-cells", action="store_true",
                    help="count the LR tuning's cells and the cells isomorphic to them in every statistic, as a "

@@ -29,6 +29,7 @@ from ..space.encodings import parse_arch
 from ..space.isomorphism import first_of_each_class
 from ..space.registry import get_family
 from ..space.topology import is_degenerate
+from .boot_counts import DEFAULT_BOOT
 from .rank import (K_PERCENTS, TopkBy, bootstrap_cis, kendall_tau, precision_at_k, seed_noise, summary_stats,
                    topk_curve, topk_mask)
 from .sources import Source
@@ -155,7 +156,7 @@ def _per_run_tau(wa: pd.DataFrame, wb: pd.DataFrame) -> dict | None:
 
 
 def compare(a: Source, b: Source, *, policy: DivergedPolicy = "chance", topk_by: TopkBy = "first",
-            n_boot: int = 1000, seed: int = 0, ks: tuple = K_PERCENTS,
+            n_boot: int = DEFAULT_BOOT, seed: int = 0, ks: tuple = K_PERCENTS,
             include_degenerate: bool = False, include_isomorphic: bool = False) -> tuple[dict, pd.DataFrame]:
     """Every ranking statistic between sources ``a`` and ``b`` (differences are b - a).
 

@@ -32,12 +32,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .boot_counts import VERDICT_BOOT  # bootstrap resamples behind a verdict's CI
 from .resample import MIN_ROWS
 
 __all__ = ["VERDICT_BOOT", "MAX_DROPPED", "EDGE", "mean_ci", "influential", "verdict", "paired_robust"]
 
-#: bootstrap resamples behind a verdict's CI
-VERDICT_BOOT = 9999
 #: the most cells the influence check drops
 MAX_DROPPED = 3
 #: a CI bound within this share of the CI's width of 0 is "at the edge"

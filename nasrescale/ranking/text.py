@@ -8,7 +8,7 @@ from typing import Any
 
 from .bands import MIN_TOPK_ROWS, null_tau_sd
 
-__all__ = ["format_table", "fmt", "to_json", "JSON_DIGITS", "degenerate_note", "isomorphic_note", "few_rows_note"]
+__all__ = ["format_table", "interval_note", "fmt", "to_json", "JSON_DIGITS", "degenerate_note", "isomorphic_note", "few_rows_note"]
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -96,7 +96,7 @@ def format_table(result: dict) -> str:
         lines.append(isomorphic_note(result))
     if result["n"] < 3:
         lines.append("fewer than 3 architectures to rank: rank statistics are undefined")
-    lines += ["", f"{'statistic':<22}{'value':>10}  95% CI ({s['bootstrap']} bootstrap resamples)"]
+    lines += ["", f"{'statistic':<22}{'value':>10}  95% CI (BCa, {s['bootstrap']} bootstrap resamples)"]
     rows = [("Kendall tau-b", "kendall_tau", 3), ("Spearman rho", "spearman", 3), ("Pearson r", "pearson", 3),
             ("mean diff (B - A)", "mean_diff", 2), ("median diff (B - A)", "median_diff", 2)]
     for name, key, digits in rows:
@@ -130,7 +130,22 @@ def format_table(result: dict) -> str:
     note = few_rows_note(result["topk"])
     if note:
         lines.append(note)
+    if s["bootstrap"]:
+        lines.append(interval_note(result["n"]))
     return "\n".join(lines)
+
+
+def interval_note(n: int) -> str:
+    """What ``rank``'s two kinds of interval are: a statistic's CI and a top-K% row's band.
+
+    >>> interval_note(49).split(";")[0]
+    'CI: the 95% BCa bootstrap interval of a statistic over all 49 architectures (percentile where BCa degenerates or above 2,000 architectures)'
+    """
+    return (f"CI: the 95% BCa bootstrap interval of a statistic over all {n} architectures (percentile where BCa "
+            "degenerates or above 2,000 architectures); band: the 95% percentile bootstrap interval of tau within "
+            "a top-K% subset, its architectures resampled. At K = 100 the row's tau is Kendall tau-b above: its band "
+            "and its CI differ only by the interval's method (BCa corrects the bootstrap distribution's bias and "
+            "skew, the percentile band does not).")
 
 
 #: significant digits of a float in JSON output (reports, ``--json``): far below any figure's

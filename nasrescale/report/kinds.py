@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
 from ..registry import Registry
 from ..store.read import read_store
 from .calibration.write import calibration_text, proxy_validity, write_calibration_report
@@ -54,7 +55,7 @@ def register_report(report: KindReport) -> KindReport:
     return REPORTS.add(report.name, report)
 
 
-def write_run_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
+def write_run_report(run_dir: Path, *, n_boot: int = DEFAULT_BOOT, include_degenerate: bool = False,
                      include_tuning: bool = False) -> Path:
     """``report.md`` of the run in ``run_dir``, by its stored kind (``include_degenerate``: count
     degenerate cells in the statistics, ``include_tuning``: count the LR tuning's cells and those
@@ -92,4 +93,4 @@ register_report(KindReport("calibration", calibration_text, lambda run_dir, n_bo
 register_report(KindReport("trend", trend_text, lambda run_dir, n_boot, degenerate, tuning:
                            write_trend_report(run_dir, n_boot=n_boot)))
 register_report(KindReport("landscape", landscape_text, lambda run_dir, n_boot, degenerate, tuning:
-                           write_landscape_report(run_dir, n_boot=max(n_boot, 9999))))
+                           write_landscape_report(run_dir, n_boot=max(n_boot, VERDICT_BOOT))))

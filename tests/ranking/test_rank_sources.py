@@ -16,6 +16,7 @@ from nasrescale.ranking.compare import aggregate, compare
 from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.errors import ConfigError, DataError
 from nasrescale.ranking.rank import kendall_tau
+from nasrescale.ranking.text import interval_note
 from nasrescale.space.benchmark import benchmark_accuracies, nats_bench_accuracies, read_accuracy_csv
 from nasrescale.ranking.sources import load_source
 
@@ -214,6 +215,23 @@ def test_cli_json_and_table(run, capsys):
     assert "matched" in text
     assert "degenerate 1" in text
     assert "subset by both" in text
+
+
+def test_the_table_says_what_its_ci_and_its_band_are(run, capsys):
+    """`rank` prints tau with a CI and, in the top-K% table, with a band: the output says which is
+    which, and that at K = 100 they are intervals of the same tau (issue 63)."""
+    results, _, _ = run
+    assert main(["rank", "syn:default", "syn:rescaled", "--results", str(results), "--bootstrap", "50"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    row = next(line.split() for line in lines if line.split()[:1] == ["100"])  # top 100%: every cell ranked
+    n = int(row[1])
+    assert any(line.endswith("95% CI (BCa, 50 bootstrap resamples)") for line in lines)
+    assert lines[-1] == interval_note(n) and lines[-1].startswith(f"CI: the 95% BCa bootstrap interval of a statistic "
+                                                                  f"over all {n} architectures")
+    tau = next(line for line in lines if line.startswith("Kendall tau-b")).split()[2]
+    assert row[2] == tau  # the K = 100 row is the same tau: band and CI differ only by their method
+    assert main(["rank", "syn:default", "syn:rescaled", "--results", str(results), "--bootstrap", "0"]) == 0
+    assert "band:" not in capsys.readouterr().out  # no bootstrap, no intervals to explain
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,14 +1,22 @@
 """README's Results table is the committed reports' (issue 52): every row of it is generated from
 results/nb201_cifar10_cpu/report.json and results/nb201_trend_cpu/report.json; the landscape
-sentences quote results/landscape_nb201_cpu/report.json."""
+sentences quote results/landscape_nb201_cpu/report.json. The legend under it defines every
+verdict word, cell set and arm, with the resample count `report --help` quotes (issue 63)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
+import re
+import tomllib
 from pathlib import Path
 
-from nasrescale.report.readme_table import END, START
+import pytest
+
+from nasrescale.cli.main import build_parser
+from nasrescale.ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
+from nasrescale.report.readme_table import ARMS, END, START, results_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,3 +100,80 @@ def test_readme_criterion_sentences_quote_the_censored_fits():
     assert every_nobn["slope_ci"][0] < 0 < 1 < every_nobn["slope_ci"][1]  # "it holds both 1 and 0"
     missing = [q for q in quoted if q not in text]
     assert not missing, f"README.md's criterion sentences disagree with the lr_validation reports: {missing}"
+
+
+# -- the table defines its words (issue 63) ----------------------------------------------------
+def _shown() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return text.split(START, 1)[1].split(END, 1)[0].strip().splitlines()
+
+
+def _rows() -> list[list[str]]:
+    lines = [line for line in _shown() if line.startswith("| ") and not line.startswith("| effect")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+
+def test_each_row_names_its_cell_set_and_its_verdict_says_what_its_ci_says():
+    rows = _rows()
+    assert rows and all(re.fullmatch(r"\d+ cells, (2×2|trend)", row[2]) for row in rows), [r[2] for r in rows]
+    for _, pair, _, gain, _, _, word in rows:
+        low, high = (float(v) for v in re.search(r"\[([-+.\d]+), ([-+.\d]+)\]", gain).groups())
+        holds = low <= 0 <= high
+        assert word != "at the edge", "the table says on which side of 0 the CI is"
+        if "holds 0" in word:
+            assert holds, (pair, gain, word)
+        else:  # excludes 0 (barely, driven, better, worse)
+            assert not holds, (pair, gain, word)
+    words = {row[-1] for row in rows}
+    assert {"CI barely holds 0", "CI barely excludes 0", "CI holds 0"} <= words  # as the committed reports stand
+
+
+def test_the_legend_defines_every_verdict_word_and_arm_the_table_uses():
+    legend = "\n".join(_shown())
+    for word in ("*B better* / *B worse*", "*driven by N cell(s)*", "*CI barely excludes 0* / *CI barely holds 0*",
+                 "*CI holds 0*", "*2×2*", "*trend*"):
+        assert word in legend, word
+    arms = {arm for row in _rows() for arm in row[1].split(" - ")}
+    assert arms == {"default", "rescaled", "flat", "principled", "tuned", "scaled", "principled_x1"}
+    for arm in arms:
+        assert f"- `{arm}`: " in legend, arm
+    study = json.loads((ROOT / "results" / "nb201_cifar10_cpu" / "report.json").read_text())
+    with pytest.raises(ValueError, match="arm\\(s\\) mystery that nasrescale.report.readme_table.ARMS does not define"):
+        results_table({**study, "two_by_two": {"effects": [{**study["two_by_two"]["effects"][0], "b": "mystery"}]}})
+
+
+def _protocol_entry(arm: str) -> tuple[dict, dict]:
+    """``[protocols.<arm>]`` of the study's or the trend's pipeline file, and the shipped protocol it names."""
+    for name in ("nb201_cifar10_cpu", "nb201_trend_cpu"):
+        doc = tomllib.loads((ROOT / "pipelines" / f"{name}.toml").read_text())
+        if arm in doc.get("protocols", {}):
+            entry = doc["protocols"][arm]
+            return entry, tomllib.loads((ROOT / "protocols" / f"{entry['protocol']}.toml").read_text())["protocol"]
+    raise AssertionError(f"no [protocols.{arm}] in the study's or the trend's pipeline")
+
+
+def test_each_arm_is_defined_as_its_pipeline_runs_it():
+    for arm, (init_text, lr_text) in ARMS.items():
+        entry, protocol = _protocol_entry(arm)
+        init = entry.get("init", protocol["init"])
+        assert ("PyTorch init" in init_text) == (init == "default"), arm
+        assert init == "default" or f"`{init}`" in init_text, arm
+        assert ("path-depth" in lr_text) == (protocol["lr_rule"] == "path_depth"), arm
+        assert ("multiplier tuned" in lr_text) == bool(entry.get("tune")), arm
+        assert ("search" in lr_text) == (entry.get("base_lr") == "search"), arm
+
+
+def test_readme_and_report_help_quote_the_resample_counts_the_committed_reports_used():
+    study = json.loads((ROOT / "results" / "nb201_cifar10_cpu" / "report.json").read_text())
+    trend = json.loads((ROOT / "results" / "nb201_trend_cpu" / "report.json").read_text())
+    robust = [e["robust"] for e in study["two_by_two"]["effects"]] + [p["robust"] for p in trend["pairs"]]
+    assert {r["n_boot"] for r in robust} == {VERDICT_BOOT}
+    assert {p["settings"]["bootstrap"] for p in study["pairs"].values()} == {DEFAULT_BOOT}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert readme.count(f"{VERDICT_BOOT:,} resamples") >= 2  # the Results prose and the legend
+    assert re.findall(r"([\d,]+) resamples", readme) == [f"{VERDICT_BOOT:,}"] * len(re.findall(r"[\d,]+ resamples", readme))
+    parser = build_parser()
+    report = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["report"]
+    boot = next(a for a in report._actions if "--bootstrap" in a.option_strings)
+    assert boot.default == DEFAULT_BOOT and f"always take {VERDICT_BOOT:,}" in boot.help
+    assert f"`nasrescale report --bootstrap`, default {DEFAULT_BOOT:,}" in readme

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ranking.boot_counts import VERDICT_BOOT
 from ...ranking.compare import aggregate
 from ...store.job_status import Status
 from ...store.read import StoreData
@@ -214,8 +215,8 @@ class Statistics(_Lines):
         return ["Differences are B - A in accuracy points; diverged runs count as chance accuracy; degenerate cells "
                 + ("are counted in every statistic" if run.include_degenerate else "are left out of every statistic")
                 + "; isomorphic cells (one function, several strings) count once"
-                + f"; CIs are paired bootstrap over architectures ({run.n_boot} resamples, but 9,999 for the mean "
-                "gains the verdicts read; seed 0; BCa, or "
+                + f"; CIs are paired bootstrap over architectures ({run.n_boot} resamples, but {VERDICT_BOOT:,} for the "
+                "mean gains the verdicts read; seed 0; BCa, or "
                 "percentile where BCa degenerates or above 2,000 architectures); the top-K% subset is chosen by "
                 "the first source (A), and every top-K% column and curve (the seed noise too) is computed on it, "
                 "with 95% percentile bootstrap bands; top-K% subsets of fewer than 10 cells are not read as figures.",
