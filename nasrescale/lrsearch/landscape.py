@@ -68,6 +68,9 @@ class LandscapeSettings:
             writes the table from a finished landscape). Empty: the one grid for every cell.
         center_points: points of a centred grid: ``(center_points - 1) // 2`` below the centre,
             the rest above it.
+        recipe: ``RUN:LABEL`` names of stored protocol arms (e.g. ``nb201_cifar10_cpu:default``,
+            the benchmark's recipe) whose runs of the same cells and seeds the report tests as
+            one more fixed arm (analysis only: never changes a stored result).
 
     >>> s = LandscapeSettings(lr_min=0.1, points_per_octave=2, centers={"a": 0.4}, center_points=6)
     >>> s.initial_ks("a"), LandscapeSettings().initial_ks("a") == LandscapeSettings().ks()
@@ -89,6 +92,7 @@ class LandscapeSettings:
     criterion: tuple[str, ...] = ()
     centers: dict[str, float] = field(default_factory=dict)
     center_points: int = 6
+    recipe: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not (self.lr_min > 0 and math.isfinite(self.lr_min)) or not math.isfinite(self.lr_max):

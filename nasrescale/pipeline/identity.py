@@ -50,7 +50,8 @@ def _budgets_grow(before: Any, after: Any) -> bool:
 #: ``archs.unique`` (the identity holds the ``arch_list`` they produced)
 ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
                  "archs.sample_degenerate", "archs.unique", "trend.reuse", "trend.noise", "trend.top_percent",
-                 "landscape.reuse", "landscape.study", "landscape.top_percent", "landscape.criterion")
+                 "landscape.reuse", "landscape.study", "landscape.top_percent", "landscape.criterion",
+                 "landscape.recipe")
 
 
 def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from ..registry import Registry
 from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
-from .landscape import check_landscape, extend_cells, landscape_plan
+from .landscape import check_landscape, extend_cells, landscape_plan, refresh_analysis
 from .trend import check_reuse, reusing, trend_plan
 from .validation import extend_validation, validation_plan
 from .protocols import ProtocolEntry, protocol_keys
@@ -155,6 +155,7 @@ register_kind(PipelineKind("trend", needs_base_lr=True, searches=True, slices=Tr
 # -- landscape ----------------------------------------------------------------------------
 def _landscape_after(pipeline: Pipeline, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
                      progress: bool) -> tuple[int, int, int]:
+    refresh_analysis(pipeline, store)
     return extend_cells(pipeline, archs, store, run, progress)
 
 

@@ -51,7 +51,7 @@ from .protocols import protocol_keys
 from .trend import check_reuse
 
 __all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META",
-           "resolved_settings"]
+           "resolved_settings", "refresh_analysis", "ANALYSIS_SETTINGS"]
 
 #: store meta holding the plan: settings, protocol label, seeds and each cell's topology figures
 PLAN_META = LANDSCAPE_PLAN_KEY
@@ -154,3 +154,24 @@ def extend_cells(pipeline: Any, archs: Sequence[str], store: Store, run: RunJobs
 
 def _announce(jobs: list[TrainJob]) -> str:
     return f"extending {len({j.arch for j in jobs})} cell(s) past an edge best: {len(jobs)} more runs"
+
+
+#: settings that only say how stored runs are read: a rerun brings the stored plan's up to date
+ANALYSIS_SETTINGS = ("reuse", "study", "top_percent", "criterion", "recipe")
+
+
+def refresh_analysis(pipeline: Any, store: Store) -> bool:
+    """Write the pipeline's analysis-only ``[landscape]`` settings (:data:`ANALYSIS_SETTINGS`) into
+    the stored plan, so the report reads the ones the user ran with last; the grid, the cells and
+    every stored result are left as they are. Whether the plan changed."""
+    raw = store.meta().get(PLAN_META)
+    if raw is None:
+        return False
+    plan = json.loads(raw)
+    now = dataclasses.asdict(resolved_settings(pipeline))
+    fresh = {k: now[k] for k in ANALYSIS_SETTINGS if plan["settings"].get(k) != now[k]}
+    if not fresh:
+        return False
+    plan["settings"].update(fresh)
+    store.set_meta(PLAN_META, json.dumps(plan, sort_keys=True))
+    return True

@@ -23,6 +23,7 @@ from nasrescale.lrsearch.landscape import LandscapeSettings, cell_grid
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.report.landscape.cells import read_cells, read_plan
 from nasrescale.report.landscape.criterion import criterion_rows
+from nasrescale.report.landscape.verdicts import TAU_MARGIN
 from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.space.registry import get_family
 from nasrescale.space.topology import lr_scale
@@ -75,6 +76,7 @@ init = "in_degree_source"
 
 @pytest.fixture
 def fake_training(monkeypatch):
+    monkeypatch.setattr("nasrescale.report.landscape.verdicts.N_SIM", 20)  # the verdicts' own tests size theirs
     monkeypatch.setattr(TrainJob, "run", fake_run)
     monkeypatch.setattr(TrainJob, "fusion_key", lambda self: None)
 
@@ -140,6 +142,33 @@ def test_landscape_end_to_end_extends_edges_and_recomputes(tmp_path, capsys, fak
     assert low["n"] + high["n"] == len(curves) and high["n"] > 0
     assert low["median_best_lr"] == pytest.approx(np.median([v for v, s in zip(vertices, scales) if s < 0.5]), rel=1e-9)
     assert "By path-depth stratum: scale < 0.5: " in (run_dir / "report.md").read_text()
+
+
+def test_a_rerun_brings_the_plans_analysis_settings_up_to_date_and_reads_the_recipe(tmp_path, capsys, fake_training):
+    """Analysis-only keys changed between runs (criterion, recipe) reach the stored plan without
+    touching a stored result; the recipe arm is read from the named run's protocol label, and a
+    name that cannot be read is reported, not fatal."""
+    table = "lr_min = 0.1\nlr_max = 0.2\npoints_per_octave = 2\nextend = 4\nstrata = [0.5]"
+    results = str(tmp_path / "res")
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, table)), "--results", results, "--quiet")
+    assert code == 0, err
+    run_dir = tmp_path / "res" / "land"
+    before = read_store(run_dir / "store.sqlite").jobs[["key", "test_accuracy"]].sort_values("key").to_dict("records")
+    recipe = table + '\nrecipe = ["land:flat", "nosuch"]'
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, recipe)), "--results", results, "--quiet")
+    assert code == 0, err
+    store = read_store(run_dir / "store.sqlite")
+    assert read_plan(store)[1].recipe == ("land:flat", "nosuch")
+    assert store.jobs[["key", "test_accuracy"]].sort_values("key").to_dict("records") == before
+    res = json.loads((run_dir / "report.json").read_text())
+    assert "RUN:LABEL" in res["verdicts"]["recipe"]["error"]  # 'nosuch' names no protocol label
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, table + '\nrecipe = ["land:flat"]')),
+                       "--results", results, "--quiet")
+    assert code == 0, err
+    r = json.loads((run_dir / "report.json").read_text())["verdicts"]["recipe"]
+    assert r["n"] == len(ARCHS)
+    assert r["verdict"] in ("distorted", "undetermined at this design", f"equivalent within {TAU_MARGIN:g}")
+    assert "the benchmark's recipe (land:flat; 12 cells)" in (run_dir / "report.md").read_text()
 
 
 def test_a_time_limited_run_extends_each_chunk_of_cells(tmp_path, capsys, fake_training):

@@ -65,6 +65,7 @@ def read_plan(store: StoreData) -> tuple[dict[str, Any], LandscapeSettings]:
     raw = dict(plan["settings"])
     raw["strata"] = tuple(raw.get("strata") or ())
     raw["criterion"] = tuple(raw.get("criterion") or ())
+    raw["recipe"] = tuple(raw.get("recipe") or ())
     return plan, LandscapeSettings(**raw)
 
 

@@ -62,6 +62,10 @@ def distortion_lines(v: Mapping[str, Any]) -> list[str]:
     """The test on one global LR and on the positive controls, with the verdict."""
     rows = [["one global LR (the test)", f"{v['distortion']['tau']:.3f}", f"{v['distortion']['floor']:.3f}",
              f"{v['distortion']['gap']:+.3f}{_ci(v['distortion']['ci95'], '+.3f')}", v["distortion"]["verdict"]]]
+    r = v.get("recipe")
+    if r and "error" not in r:
+        rows.append([f"the benchmark's recipe ({', '.join(r['names'])}; {r['n']} cells)", f"{r['tau']:.3f}",
+                     f"{r['floor']:.3f}", f"{r['gap']:+.3f}{_ci(r['ci95'], '+.3f')}", r["verdict"]])
     rows += [[c["arm"], f"{c['tau']:.3f}", f"{c['floor']:.3f}", f"{c['gap']:+.3f}{_ci(c['ci95'], '+.3f')}",
               "detected" if c["detected"] else "not detected"] for c in v["controls"]]
     lines = ["The gap is the two rankings' own seed-to-seed tau (the seed floor, averaged over the two arms) minus "
@@ -73,6 +77,8 @@ def distortion_lines(v: Mapping[str, Any]) -> list[str]:
              "LR choices whose distortion this landscape's own data show.", "",
              *md_table(["fixed arm", "tau vs each cell's own LR", "seed floor", "gap [95% CI]", "verdict"], rows), "",
              verdict_line(v), ""]
+    if r and "error" in r:
+        lines += [f"The recipe arm ({', '.join(r['names'])}) is not tested: {r['error']}.", ""]
     if not v["controls_detected"]:
         lines += ["The test detected none of its positive controls: at this design it cannot tell a distortion we know "
                   "is there from seed noise, so this report makes no claim that the ranking is not distorted.", ""]

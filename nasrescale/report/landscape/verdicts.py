@@ -21,7 +21,7 @@ from .power import POWER, detectable, plan, power_at, power_curve, true_distorti
 from .sim import CHANCE, arm_scores, fixed_scores, to_grid
 from .stats import arm_scores as rule_arm_scores
 
-__all__ = ["TAU_MARGIN", "GAIN_MARGIN", "TARGET_TAU", "verdicts"]
+__all__ = ["TAU_MARGIN", "GAIN_MARGIN", "TARGET_TAU", "N_SIM", "verdicts"]
 
 #: equivalence margin of the distortion gap (tau)
 TAU_MARGIN = 0.05
@@ -29,6 +29,8 @@ TAU_MARGIN = 0.05
 GAIN_MARGIN = 0.5
 #: the true tau (fixed LR against each cell's own) the planner sizes designs to detect
 TARGET_TAU = 0.90
+#: simulated landscapes per null, per point of the power curve and per design, in a report
+N_SIM = 200
 
 
 def _controls(cells: Sequence[CellLandscape], g: Any, per_octave: int, pooled_k: float,
@@ -46,8 +48,21 @@ def _controls(cells: Sequence[CellLandscape], g: Any, per_octave: int, pooled_k:
     return out
 
 
+def _recipe(recipe: dict[str, Any] | None, oracle: np.ndarray, rng: np.random.Generator, n_boot: int,
+            detected: bool) -> dict[str, Any] | None:
+    """The recipe arm's distortion test on the cells it has (:mod:`.recipe`), or why there is none."""
+    if not recipe:
+        return None
+    if "error" in recipe or len(recipe["rows"]) < 3:
+        return {"names": recipe["names"], "n": len(recipe.get("rows", [])),
+                "error": recipe.get("error", "fewer than 3 of the landscape's cells have every seed's run")}
+    d = distortion(recipe["scores"], oracle[recipe["rows"]], rng, n_boot)
+    return {"names": recipe["names"], "n": len(recipe["rows"]), **d,
+            "verdict": verdict(d["ci95"], d["ci90"], TAU_MARGIN, detected)}
+
+
 def verdicts(cells: Sequence[CellLandscape], per_octave: int, lr: Callable[[float], float], n_sim: int = 200,
-             n_boot: int = 2000, seed: int = 0) -> dict[str, Any] | None:
+             n_boot: int = 2000, seed: int = 0, recipe: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Everything :mod:`.verdict_text` prints (``None`` below 2 seeds); ``n_sim``: the simulated
     landscapes per null, per point of the power curve and per design the planner tries."""
     g = to_grid(cells, per_octave)
@@ -67,6 +82,7 @@ def verdicts(cells: Sequence[CellLandscape], per_octave: int, lr: Callable[[floa
     detected = any(c["detected"] for c in controls)
     d = distortion(arms["global"], arms["oracle"], rng, n_boot)
     d["verdict"] = verdict(d["ci95"], d["ci90"], TAU_MARGIN, detected)
+    out["recipe"] = _recipe(recipe, arms["oracle"], rng, n_boot, detected)
     truth = truth_of(fit, ref, g, sigma)
     curve = power_curve(truth, per_octave, n_sim, rng, TAU_MARGIN)
     null = power_at(null_truth(fit, ref, g, sigma), per_octave, n_sim, rng, TAU_MARGIN)

@@ -25,9 +25,11 @@ from ..common.reference import load_reference, reference_spec
 from .cells import CellLandscape, read_cells, read_plan
 from .criterion import criterion_rows
 from .phrases import global_text, grid_text, strata_lines
+from .recipe import recipe_scores
 from .plots import plot_best_vs_rule, plot_landscapes
 from .stats import ARMS, MIN_CELLS, arm_scores, elr_stats, headroom, ranking, slope_stats, strata_stats
 from .verdict_text import bracket_lines, distortion_lines, power_lines, verdict_line
+from . import verdicts as verdicts_module
 from .verdicts import verdicts
 
 __all__ = ["analyze", "write_landscape_report", "landscape_text"]
@@ -38,9 +40,9 @@ def _reference(store: StoreData) -> dict[str, float] | None:
     return None if source is None else source.runs.groupby("arch")["accuracy"].mean().to_dict()
 
 
-def analyze(store: StoreData, n_boot: int = 9999, n_sim: int = 200) -> dict[str, Any]:
+def analyze(store: StoreData, n_boot: int = 9999, n_sim: int | None = None) -> dict[str, Any]:
     """Everything the report states, from the store (and the ``criterion`` runs beside it) (JSON-able);
-    ``n_sim`` scales the verdicts' simulations (0: no verdicts)."""
+    ``n_sim`` scales the verdicts' simulations (0: no verdicts; default :data:`~.verdicts.N_SIM`)."""
     plan, settings = read_plan(store)
     cells, pending = read_cells(store, min(n_boot, 2000))
     out: dict[str, Any] = {"label": plan["label"], "seeds": plan["seeds"], "epochs": plan.get("epochs"),
@@ -60,8 +62,12 @@ def analyze(store: StoreData, n_boot: int = 9999, n_sim: int = 200) -> dict[str,
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
     out["strata"] = strata_stats(cells, settings.strata, settings.lr)
     out["elr"] = elr_stats(cells, settings.lr, Counter(scores["global"]["k"]).most_common(1)[0][0])
+    n_sim = verdicts_module.N_SIM if n_sim is None else n_sim
     if n_sim and len(cells) >= MIN_CELLS:
-        out["verdicts"] = verdicts(cells, settings.points_per_octave, settings.lr, n_sim, min(n_boot, 2000))
+        recipe = (recipe_scores(settings.recipe, cells, plan["seeds"], store.path.parent.parent)
+                  if settings.recipe else None)
+        out["verdicts"] = verdicts(cells, settings.points_per_octave, settings.lr, n_sim, min(n_boot, 2000),
+                                   recipe=recipe)
     if settings.criterion:
         out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent,
                                           get_family(store.record.family_or("nb201")))
