@@ -33,8 +33,9 @@ LOCK_FILE = ".driver.lock"
 #: the process id of the driver holding the lock (removed when it lets go)
 PID_FILE = ".driver.pid"
 
-#: how long a driver waits for the lock: long enough to outlast a `status` probing it
-_WAIT_S = 2.0
+#: how long a driver waits for the lock: far longer than a `status` probing it holds it (the
+#: instant of one try), short enough that a second driver is refused within a second
+_WAIT_S = 0.5
 
 #: the run folders (resolved) whose lock this process holds, each with how deep it is entered
 _HELD: dict[Path, int] = {}
