@@ -141,7 +141,7 @@ def test_landscape_end_to_end_extends_edges_and_recomputes(tmp_path, capsys, fak
     low, high = res["strata"]
     assert low["n"] + high["n"] == len(curves) and high["n"] > 0
     assert low["median_best_lr"] == pytest.approx(np.median([v for v, s in zip(vertices, scales) if s < 0.5]), rel=1e-9)
-    assert "By path-depth stratum: scale < 0.5: " in (run_dir / "report.md").read_text()
+    assert "By path-depth stratum: scale < 0.5 (" in (run_dir / "report.md").read_text()
 
 
 def test_a_rerun_brings_the_plans_analysis_settings_up_to_date_and_reads_the_recipe(tmp_path, capsys, fake_training):
@@ -253,7 +253,7 @@ extend = 4
     argmin = argmin[argmin["arch"] != format_arch(parse_arch(NB201.base, NB201), NB201)]  # the base is no landscape cell
     scales = [lr_scale(parse_arch(a, NB201), NB201) for a in argmin["arch"]]
     assert theirs["slope"] == pytest.approx(stats.linregress(np.log(scales), np.log(argmin["lr"])).slope, abs=1e-4)
-    assert "The paper's own criterion" in (tmp_path / "res" / "land" / "report.md").read_text()
+    assert "The paper's one-epoch criterion" in (tmp_path / "res" / "land" / "report.md").read_text()
     # two criterion runs on the same cells: the landscape's row once, before them
     land_store = read_store(tmp_path / "res" / "land" / "store.sqlite")
     cells, _ = read_cells(land_store)

@@ -9,6 +9,7 @@ accuracy-optimal LR on the same cells.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -44,6 +45,26 @@ def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], 
     return row | ({"run": run} if run is not None else {})
 
 
+def _optimizer(meta: dict[str, str]) -> str:
+    """The optimizer a criterion run trained with, in words (from its stored pipeline).
+
+    >>> _optimizer({"pipeline": '{"protocols": {"p": {"momentum": 0.0, "nesterov": false, "weight_decay": 0.0, "batch_size": 128}}}'})
+    'SGD, batch 128'
+    >>> _optimizer({"pipeline": '{"protocols": {"p": {"momentum": 0.9, "nesterov": true, "weight_decay": 0.0005, "batch_size": 256}}}'})
+    'SGD, Nesterov momentum 0.9, weight decay 0.0005, batch 256'
+    """
+    try:
+        p = next(iter(json.loads(meta["pipeline"])["protocols"].values()))
+    except (KeyError, ValueError, StopIteration, TypeError):
+        return "optimizer not recorded"
+    parts = ["SGD"]
+    if p.get("momentum"):
+        parts.append(f"{'Nesterov ' if p.get('nesterov') else ''}momentum {p['momentum']:g}")
+    if p.get("weight_decay"):
+        parts.append(f"weight decay {p['weight_decay']:g}")
+    return ", ".join(parts + [f"batch {p.get('batch_size')}"])
+
+
 def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Callable[[float], float],
                    results: Path, family: CellFamily | None = None) -> list[dict[str, Any]]:
     """Per named ``lr_validation`` run, its slope on the cells it shares with the landscape, after
@@ -58,7 +79,7 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
     for name in names:
         try:
             run_dir = store_path(name, results).parent
-            _, res = load_analysis(run_dir)
+            meta, res = load_analysis(run_dir)
         except (NasRescaleError, OSError) as err:
             rows.append({"of": "criterion", "run": name, "source": name, "n": 0, "slope": None, "slope_ci": None,
                          "note": f"not read: {err}"})
@@ -70,6 +91,6 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
         if set(theirs) not in shown:  # once per set of shared cells
             shown.append(set(theirs))
             rows.append(_row("landscape", "landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
-        rows.append(_row("criterion", f"{name} (maximal LR, one epoch)", theirs, scales,
+        rows.append(_row("criterion", f"{name} (maximal LR, one epoch, {_optimizer(meta)})", theirs, scales,
                          f"{edge} at a grid edge: a bound (censored fit)" if edge else "", run=name, censor=censor))
     return rows

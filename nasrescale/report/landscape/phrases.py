@@ -24,14 +24,26 @@ def strata_lines(strata: list[dict[str, Any]] | None) -> list[str]:
     for t in live:
         lo, hi = t["scale"]
         where = f"scale >= {lo:g}" if hi is None else (f"scale < {hi:g}" if lo == 0 else f"scale {lo:g}-{hi:g}")
-        parts.append(f"{where}: {t['n']} cell{'s' if t['n'] != 1 else ''}, median scale {t['median_scale']:.3g}, median best LR "
-                     f"{t['median_best_lr']:.3g}")
+        parts.append(f"{where}{_holds(t)}: {t['n']} cell{'s' if t['n'] != 1 else ''}, median scale "
+                     f"{t['median_scale']:.3g}, median best LR {t['median_best_lr']:.3g}")
     text = "By path-depth stratum: " + "; ".join(parts) + "."
     if len(live) == 2:
         a, b = live
         text += (f" Between the two, the median best LR changes {b['median_best_lr'] / a['median_best_lr']:.2f}x where "
                  f"the rule predicts {b['median_scale'] / a['median_scale']:.2f}x (the median scales' ratio).")
     return [text, ""]
+
+
+def _holds(t: dict[str, Any]) -> str:
+    """What a stratum holds, where the cells' convs are known: all conv-free, all conv-bearing, or how many carry one.
+
+    >>> _holds({"n": 3, "conv_bearing": 0}), _holds({"n": 3, "conv_bearing": 3}), _holds({"n": 3, "conv_bearing": 1})
+    (' (conv-free)', ' (every cell with a conv)', ' (1 with a conv)')
+    """
+    if "conv_bearing" not in t:
+        return ""
+    k = t["conv_bearing"]
+    return " (conv-free)" if k == 0 else " (every cell with a conv)" if k == t["n"] else f" ({k} with a conv)"
 
 
 def grid_text(s: dict[str, Any]) -> str:

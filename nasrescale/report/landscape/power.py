@@ -82,11 +82,12 @@ def detectable(curve: Sequence[dict[str, float]], power: float = POWER) -> dict[
     return None
 
 
-def _factor_for(curve: Sequence[dict[str, float]], target_tau: float) -> float | None:
-    """The spread factor at which the true tau falls to ``target_tau`` (interpolated)."""
-    for lo, hi in zip(curve, curve[1:]):
-        if lo["tau"] >= target_tau >= hi["tau"] and lo["tau"] > hi["tau"]:
-            return lo["factor"] + (lo["tau"] - target_tau) / (lo["tau"] - hi["tau"]) * (hi["factor"] - lo["factor"])
+def _factor_for(t: Truth, target_tau: float, top: float = 8.0, steps: int = 161) -> float | None:
+    """The smallest optimum-spread factor at which ``t``'s true tau falls to ``target_tau`` or
+    below (scanned in steps of ``top / (steps - 1)``); ``None`` if none up to ``top`` does."""
+    for f in np.linspace(0.0, top, steps):
+        if true_distortion(t.spread(float(f)))["tau"] <= target_tau:
+            return float(f)
     return None
 
 
@@ -99,25 +100,28 @@ def _more_cells(t: Truth, n: int, rng: np.random.Generator) -> Truth:
                    curvature=t.curvature[pick], avail=t.avail[pick])
 
 
-def plan(t: Truth, per_octave: int, curve: Sequence[dict[str, float]], target_tau: float, reps: int,
-         rng: np.random.Generator, margin: float, seeds: Sequence[int] = (2, 3, 4, 6, 8),
-         cell_factors: Sequence[float] = (1.0, 1.5, 2.0)) -> dict[str, Any]:
+def plan(t: Truth, per_octave: int, target_tau: float, reps: int, rng: np.random.Generator, margin: float,
+         seeds: Sequence[int] = (2, 3, 4, 6, 8), cell_factors: Sequence[float] = (1.0, 1.5, 2.0)) -> dict[str, Any]:
     """Power to detect a true tau of ``target_tau`` per design (cells x seeds), and the cheapest
-    design (fewest runs) reaching :data:`POWER`; ``factor`` ``None`` when no spread visited gives it."""
-    factor = _factor_for(curve, target_tau)
+    design (fewest runs) reaching :data:`POWER`. Each cell set (the fitted one, or cells drawn from
+    it) is spread until its own true tau is the target, so every design faces the same distortion;
+    ``factor``: the fitted cells' spread factor there (``None``: no spread up to 8 gives it)."""
+    factor = _factor_for(t, target_tau)
     out: dict[str, Any] = {"target_tau": target_tau, "factor": factor, "designs": [], "cheapest": None}
     if factor is None:
         return out
-    base = t.spread(factor)
     start = int(rng.integers(2**31))
     for cf in cell_factors:
         n = int(round(cf * len(t.level)))
-        cells = base if n == len(t.level) else _more_cells(base, n, np.random.default_rng(start))
+        cells = t if n == len(t.level) else _more_cells(t, n, np.random.default_rng(start))
+        f = factor if cells is t else _factor_for(cells, target_tau)
+        if f is None:
+            continue
         for s in seeds:  # common random numbers: every design's draws start from one seed
-            truth = replace(cells, seeds=s)
+            truth = replace(cells.spread(f), seeds=s)
             p = power_at(truth, per_octave, reps, np.random.default_rng(start + 1), margin)["distorted"]
-            runs = int(truth.avail.sum()) * s
-            out["designs"].append({"cells": n, "seeds": s, "runs": runs, "power": p})
+            out["designs"].append({"cells": n, "seeds": s, "runs": int(truth.avail.sum()) * s, "power": p,
+                                   "true_tau": true_distortion(truth)["tau"]})
     ok = [d for d in out["designs"] if d["power"] >= POWER]
     out["cheapest"] = min(ok, key=lambda d: (d["runs"], -d["power"])) if ok else None
     return out

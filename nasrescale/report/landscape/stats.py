@@ -49,15 +49,18 @@ def slope_stats(cells: Sequence[CellLandscape], lr: Callable[[float], float], wh
     return out
 
 
-def strata_stats(cells: Sequence[CellLandscape], strata: Sequence[float], lr: Callable[[float], float]) -> list[dict[str, Any]]:
-    """Per path-depth stratum (``strata``: thresholds), its cells, median scale and median best LR (vertex)."""
+def strata_stats(cells: Sequence[CellLandscape], strata: Sequence[float], lr: Callable[[float], float],
+                 conv: Callable[[str], bool] | None = None) -> list[dict[str, Any]]:
+    """Per path-depth stratum (``strata``: thresholds), its cells, median scale and median best LR
+    (vertex), and with ``conv`` (``arch -> whether a conv lies on a live edge``) how many carry one."""
     edges = [0.0, *strata, math.inf]
     out = []
     for lo, hi in zip(edges, edges[1:]):
         sub = [c for c in cells if lo <= c.lr_scale < hi]
         out.append({"scale": [lo, hi if math.isfinite(hi) else None], "n": len(sub),
                     "median_scale": float(np.median([c.lr_scale for c in sub])) if sub else None,
-                    "median_best_lr": float(np.median([lr(c.vertex) for c in sub])) if sub else None})
+                    "median_best_lr": float(np.median([lr(c.vertex) for c in sub])) if sub else None}
+                   | ({"conv_bearing": sum(conv(c.arch) for c in sub)} if conv is not None else {}))
     return out
 
 

@@ -101,11 +101,13 @@ def power_lines(v: Mapping[str, Any]) -> list[str]:
     p = v["plan"]
     if p["factor"] is None:
         return lines + [f"No spread simulated gives a true tau of {p['target_tau']:g}: no design planned.", ""]
-    rows = [[str(d["cells"]), str(d["seeds"]), str(d["runs"]), f"{100 * d['power']:.0f}%"] for d in p["designs"]]
+    rows = [[str(d["cells"]), str(d["seeds"]), str(d["runs"]), f"{d['true_tau']:.3f}", f"{100 * d['power']:.0f}%"]
+            for d in p["designs"]]
     best = p["cheapest"]
     verdict = (f"the cheapest design reaching {100 * v['power_target']:.0f}%: {best['cells']} cells x {best['seeds']} "
                f"seeds ({best['runs']} runs)." if best else
                f"no design tried reaches {100 * v['power_target']:.0f}%.")
-    return lines + [f"Designs to detect a true tau of {p['target_tau']:g} (spread factor {p['factor']:.2f}) at the "
-                    f"measured noise, each cell on its grid here; {verdict}", "",
-                    *md_table(["cells", "seeds", "runs", "power"], rows), ""]
+    return lines + [f"Designs to detect a true tau of {p['target_tau']:g} (here spread factor {p['factor']:.2f}) at the "
+                    "measured noise, each cell on its grid here; more cells are drawn from the fitted ones and spread "
+                    f"until their own true tau is the target; {verdict}", "",
+                    *md_table(["cells", "seeds", "runs", "true tau", "power"], rows), ""]

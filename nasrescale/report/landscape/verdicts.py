@@ -68,26 +68,28 @@ def verdicts(cells: Sequence[CellLandscape], per_octave: int, lr: Callable[[floa
     g = to_grid(cells, per_octave)
     if g.Y.shape[2] < 2:
         return None
-    rng = np.random.default_rng(seed)
-    out: dict[str, Any] = {"bracket": bracket(cells, per_octave, rng, n_null=n_sim),
+    def rng(stage: int) -> np.random.Generator:  # one stream per stage: adding an arm moves no other figure
+        return np.random.default_rng([seed, stage])
+
+    out: dict[str, Any] = {"bracket": bracket(cells, per_octave, rng(0), n_null=n_sim),
                            "tau_margin": TAU_MARGIN, "gain_margin": GAIN_MARGIN, "power_target": POWER}
     fit, ref = fit_grid(g)
     sigma, _ = pure_noise([(g.x, g.Y[i][g.avail[i]]) for i in range(len(g.Y))])
     pooled_k = (fit.pooled_optimum() + ref) * per_octave
     arms = arm_scores(g)
     controls = []
-    for name, scores in _controls(cells, g, per_octave, pooled_k, lr):
-        d = distortion(scores, arms["oracle"], rng, n_boot)
+    for i, (name, scores) in enumerate(_controls(cells, g, per_octave, pooled_k, lr)):
+        d = distortion(scores, arms["oracle"], rng(10 + i), n_boot)
         controls.append({"arm": name, **d, "detected": d["ci95"][0] > 0})
     detected = any(c["detected"] for c in controls)
-    d = distortion(arms["global"], arms["oracle"], rng, n_boot)
+    d = distortion(arms["global"], arms["oracle"], rng(1), n_boot)
     d["verdict"] = verdict(d["ci95"], d["ci90"], TAU_MARGIN, detected)
-    out["recipe"] = _recipe(recipe, arms["oracle"], rng, n_boot, detected)
+    out["recipe"] = _recipe(recipe, arms["oracle"], rng(2), n_boot, detected)
     truth = truth_of(fit, ref, g, sigma)
-    curve = power_curve(truth, per_octave, n_sim, rng, TAU_MARGIN)
-    null = power_at(null_truth(fit, ref, g, sigma), per_octave, n_sim, rng, TAU_MARGIN)
+    curve = power_curve(truth, per_octave, n_sim, rng(3), TAU_MARGIN)
+    null = power_at(null_truth(fit, ref, g, sigma), per_octave, n_sim, rng(4), TAU_MARGIN)
     out.update({"distortion": d, "controls": controls, "controls_detected": detected,
                 "fitted": true_distortion(truth), "power_curve": curve, "null_rates": null,
                 "detectable": detectable(curve),
-                "plan": plan(truth, per_octave, curve, TARGET_TAU, n_sim, rng, TAU_MARGIN)})
+                "plan": plan(truth, per_octave, TARGET_TAU, n_sim, rng(5), TAU_MARGIN)})
     return out

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ...fileio import atomic_write_text
+from ...space.encodings import parse_arch
 from ...space.registry import get_family
+from ...space.topology import effective_edges
 from ...ranking.text import to_json
 from ...store.read import StoreData, read_store
 from ..common.names import short_names
@@ -60,7 +62,7 @@ def analyze(store: StoreData, n_boot: int = 9999, n_sim: int | None = None) -> d
     out["rule_clipped"] = scores["clipped"]
     out["headroom"] = headroom(scores, n_boot)
     out["ranking"] = ranking(cells, scores, settings.top_percent, _reference(store))
-    out["strata"] = strata_stats(cells, settings.strata, settings.lr)
+    out["strata"] = strata_stats(cells, settings.strata, settings.lr, _conv_of(store))
     out["elr"] = elr_stats(cells, settings.lr, Counter(scores["global"]["k"]).most_common(1)[0][0])
     n_sim = verdicts_module.N_SIM if n_sim is None else n_sim
     if n_sim and len(cells) >= MIN_CELLS:
@@ -72,6 +74,12 @@ def analyze(store: StoreData, n_boot: int = 9999, n_sim: int | None = None) -> d
         out["criterion"] = criterion_rows(settings.criterion, cells, settings.lr, store.path.parent.parent,
                                           get_family(store.record.family_or("nb201")))
     return out
+
+
+def _conv_of(store: StoreData) -> Callable[[str], bool]:
+    """``arch -> whether a parametric op (a conv) lies on one of its live edges``, in the store's family."""
+    family = get_family(store.record.family_or("nb201"))
+    return lambda arch: any(family.op(op).parametric for _, _, op in effective_edges(parse_arch(arch, family), family))
 
 
 def _cell_json(c: CellLandscape, lr: Any) -> dict[str, Any]:
@@ -111,7 +119,8 @@ def _criterion_lines(res: dict[str, Any], full: bool) -> list[str]:
     rows = [[r["source"], str(r["n"]), _f(r["slope"], 2)
              + (f" [{r['slope_ci'][0]:.2f}, {r['slope_ci'][1]:.2f}]" if full and r["slope_ci"] else ""), r["note"]]
             for r in res["criterion"]]
-    return ["The paper's own criterion (one epoch at constant LR, argmin of the training loss) on the same cells:",
+    return ["The paper's one-epoch criterion (constant LR, argmin of the training loss), each run with the optimizer "
+            "its row names (the paper's own is plain SGD at batch 128), on the same cells:",
             "", *md_table(["best LR by", "cells", "slope on path-depth scale", "note"], rows), ""]
 
 
