@@ -25,9 +25,11 @@ from ..ranking.paired import EDGE, MAX_DROPPED
 from .common.markdown import md_table
 from .common.robust import ci_text, robust_cells
 
-__all__ = ["START", "END", "ARMS", "results_rows", "results_table", "legend", "replace_table"]
+__all__ = ["START", "END", "ARMS", "detectable", "results_rows", "results_table", "legend", "replace_table"]
 
 START, END = "<!-- results-table:start -->", "<!-- results-table:end -->"
+#: normal quantiles of a two-sided 5% test and of 80% power
+_Z975, _Z80 = 1.959963984540054, 0.8416212335729143
 
 #: every arm the table may name: (init, LR rule and where its LR comes from), as
 #: docs/protocols.md and the study's and trend's pipeline files define them (a test reads those)
@@ -55,13 +57,27 @@ def _word(robust: Mapping[str, Any], b: str) -> str:
     return robust_cells({"b": b, "robust": robust}, False)[3]
 
 
+def detectable(ci: Any) -> float | None:
+    """The smallest true mean gain a row detects at 80% power (two-sided 5%), from its 95% CI's
+    width (normal approximation: (z_0.975 + z_0.8) x the CI's half-width / z_0.975).
+
+    >>> round(detectable([-1.96, 1.96]), 4), detectable(None)
+    (2.8016, None)
+    """
+    if not ci:
+        return None
+    return (_Z975 + _Z80) * (ci[1] - ci[0]) / (2 * _Z975)
+
+
 def _row(effect: str, pair: str, cells: str, robust: Mapping[str, Any] | None, b: str) -> list[str]:
     if not robust or robust.get("mean") is None:
-        return [effect, pair, cells, "-", "-", "-", "-"]
+        return [effect, pair, cells, "-", "-", "-", "-", "-"]
     few = (robust.get("n") or 0) < MIN_TOPK_ROWS
     median, _, gains, word = robust_cells({"b": b, "robust": robust}, few)
     gain = f"{robust['mean']:+.2f}" + ("" if few else f" {ci_text(robust.get('ci'))}")
-    return [effect, pair, f"{robust.get('n')} cells, {cells}", gain, median, gains, word if few else _word(robust, b)]
+    mde = None if few else detectable(robust.get("ci"))
+    return [effect, pair, f"{robust.get('n')} cells, {cells}", gain, "-" if mde is None else f"±{mde:.2f}", median,
+            gains, word if few else _word(robust, b)]
 
 
 def results_rows(study: Mapping[str, Any], trend: Mapping[str, Any] | None = None) -> list[list[str]]:
@@ -96,7 +112,9 @@ def legend(rows: list[list[str]], study: Mapping[str, Any], trend: Mapping[str, 
         "**Reading the table.** *gain*: B − A in accuracy points, the mean over the row's cells; its 95% CI is a "
         f"paired BCa bootstrap over those cells at {VERDICT_BOOT:,} resamples (every report's verdicts take this "
         f"count; `nasrescale report --bootstrap`, default {DEFAULT_BOOT:,}, sets only the CIs of τ and the "
-        "correlations). *median*: the median per-cell B − A. *cells that gain*: cells where B − A > 0.",
+        "correlations). *detectable*: the smallest true mean gain the row detects at 80% power (two-sided 5%), "
+        "from its CI's width (normal approximation): a row whose CI holds 0 rules out only gains larger than that. "
+        "*median*: the median per-cell B − A. *cells that gain*: cells where B − A > 0.",
         "",
         "*Verdicts* ([docs/reports.md](docs/reports.md)):",
         f"- *B better* / *B worse*: the CI excludes 0 by more than {edge} of its width, and still does with the 1 "
@@ -105,7 +123,8 @@ def legend(rows: list[list[str]], study: Mapping[str, Any], trend: Mapping[str, 
         "them);",
         f"- *CI barely excludes 0* / *CI barely holds 0*: a CI bound lies within {edge} of the CI's width of 0, on the "
         "side said: too close to 0 to call a difference either way (the reports' \"at the edge\");",
-        "- *CI holds 0*: no difference this budget can tell from zero;",
+        "- *CI holds 0*: no difference these cells can tell from zero; gains up to the *detectable* one are not "
+        "ruled out;",
         f"- *-*: fewer than {MIN_TOPK_ROWS} cells, no CI and no verdict.",
         "",
         _cell_sets(study, trend),
@@ -134,7 +153,7 @@ def _cell_sets(study: Mapping[str, Any], trend: Mapping[str, Any] | None) -> str
     """The sentence on the rows' cell sets (the ``cells`` column)."""
     text = (f"*cells*: the cells both arms of the row finished, each isomorphism class once and degenerate cells left "
             f"out; *2×2* rows are the study's ([{study.get('name')}](results/{study.get('name')}/report.md)), the LR "
-            "tuning's cells and the cells isomorphic to them left out too")
+            "tuning's cells and the cells isomorphic to them left out too" + _interim(study))
     if trend:
         text += (f"; *trend* rows are the trend's {trend.get('cells')} cells "
                  f"([{trend.get('name')}](results/{trend.get('name')}/report.md)), at each of its budgets: another "
@@ -142,10 +161,24 @@ def _cell_sets(study: Mapping[str, Any], trend: Mapping[str, Any] | None) -> str
     return text + "."
 
 
+def _interim(study: Mapping[str, Any]) -> str:
+    """The study's progress where it has not finished every declared cell (its 2x2 rows are interim).
+
+    >>> _interim({"cells": {"finished": 58, "declared": 100}}), _interim({"cells": {"finished": 9, "declared": 9}})
+    ('; interim: the study has finished 58 of its 100 cells', '')
+    """
+    cells = study.get("cells") or {}
+    done, declared = cells.get("finished"), cells.get("declared")
+    if done is None or declared is None or done >= declared:
+        return ""
+    return f"; interim: the study has finished {done} of its {declared} cells"
+
+
 def results_table(study: Mapping[str, Any], trend: Mapping[str, Any] | None = None) -> list[str]:
     """The Markdown table of :func:`results_rows`, then a blank line and its :func:`legend`."""
     rows = results_rows(study, trend)
-    table = md_table(["effect", "B - A", "cells", "gain [95% CI]", "median", "cells that gain", "verdict"], rows)
+    table = md_table(["effect", "B - A", "cells", "gain [95% CI]", "detectable", "median", "cells that gain", "verdict"],
+                     rows)
     return [*table, "", *legend(rows, study, trend)]
 
 

@@ -119,8 +119,10 @@ def _rows() -> list[list[str]]:
 def test_each_row_names_its_cell_set_and_its_verdict_says_what_its_ci_says():
     rows = _rows()
     assert rows and all(re.fullmatch(r"\d+ cells, (2×2|trend)", row[2]) for row in rows), [r[2] for r in rows]
-    for _, pair, _, gain, _, _, word in rows:
+    for _, pair, _, gain, mde, _, _, word in rows:
         low, high = (float(v) for v in re.search(r"\[([-+.\d]+), ([-+.\d]+)\]", gain).groups())
+        # the detectable gain is the CI's width in power terms: (1.96 + 0.84) / 1.96 of its half-width
+        assert float(mde.lstrip("±")) == pytest.approx((high - low) / 2 * 2.8016 / 1.96, abs=0.011), (pair, gain, mde)
         holds = low <= 0 <= high
         assert word != "at the edge", "the table says on which side of 0 the CI is"
         if "holds 0" in word:
