@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..errors import ConfigError, notice
@@ -73,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--include-tuning-cells", action="store_true",
                    help="count the LR tuning's cells and the cells isomorphic to them in every statistic, as a "
                         "sensitivity check (default: left out, and the report names them)")
+    r.add_argument("--json", action="store_true",
+                   help="print the report's figures (its report.json: for a landscape, the calibrated verdicts "
+                        "too) to stdout, the paths written to stderr")
     r.set_defaults(func=_run_report)
 
 
@@ -120,8 +124,13 @@ def _run_report(args: argparse.Namespace) -> int:
             notice(note)
         written = write_run_report(run_dir, n_boot=args.bootstrap, include_degenerate=args.include_degenerate,
                                    include_tuning=args.include_tuning_cells)
-        print(f"wrote {written}")
+        print(f"wrote {written}", file=sys.stderr if args.json else sys.stdout)
     index = refresh_index(run_dir) if not args.index else write_index(run_dir.parent)
     if index is not None:  # a local run is not in the index: it stays as it is
-        print(f"wrote {index}")
+        print(f"wrote {index}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        figures = run_dir / "report.json"
+        if not figures.is_file():
+            raise ConfigError(f"{run_dir}: this kind of report writes no report.json; drop --json")
+        print(figures.read_text().rstrip())
     return 0

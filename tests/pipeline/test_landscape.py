@@ -169,6 +169,11 @@ def test_a_rerun_brings_the_plans_analysis_settings_up_to_date_and_reads_the_rec
     assert r["n"] == len(ARCHS)
     assert r["verdict"] in ("distorted", "undetermined at this design", f"equivalent within {TAU_MARGIN:g}")
     assert "the benchmark's recipe (land:flat; 12 cells)" in (run_dir / "report.md").read_text()
+    code, out, err = cli(capsys, "report", "land", "--results", results, "--json")
+    assert code == 0, err
+    printed = json.loads(out)  # stdout is the report's figures only; the paths written go to stderr
+    assert printed["verdicts"]["recipe"]["n"] == len(ARCHS) and "wrote" in err
+    assert {"bracket", "distortion", "controls", "power_curve", "detectable", "plan"} <= set(printed["verdicts"])
 
 
 def test_a_time_limited_run_extends_each_chunk_of_cells(tmp_path, capsys, fake_training):
