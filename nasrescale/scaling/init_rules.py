@@ -13,8 +13,8 @@ which optimizer trains it:
 :func:`init_model` is the one way a run's network is made: seed, build, apply the rule, derive
 the LR plan -- used by a single job and by every member of a fused group alike.
 
->>> INIT_RULE_NAMES
-('default', 'in_degree', 'in_degree_source', 'spectral', 'mup')
+>>> INIT_RULE_NAMES[0], "in_degree_source" in INIT_RULE_NAMES  # PyTorch's own first; one entry per rule
+('default', True)
 >>> get_init_rule("mup").fusable, get_init_rule("in_degree").scales_lr
 (False, False)
 """

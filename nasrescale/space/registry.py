@@ -10,8 +10,8 @@ Families are read, in this order (a later file replaces an earlier family of the
 
 Each family's base architecture is parsed and must not be degenerate.
 
->>> sorted(load_families())
-['cnn_dag', 'darts', 'darts5', 'darts_large', 'mlp_chain', 'mlp_dag', 'nb101', 'nb201']
+>>> {"nb201", "darts"} <= set(load_families())  # two of the shipped families (one file each in cells/)
+True
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from nasrescale.protocol import SCHEDULES
+from nasrescale.scaling.lr_rules import LR_RULES
+from nasrescale.space.edge_factors import KERNEL_RULES
 
 from pipeline_helpers import cli, one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
 
@@ -94,11 +97,14 @@ def test_a_pipeline_takes_both_protocols_and_its_dry_run_writes_nothing(capsys, 
     ("mlp_dag", MLP, 'protocol = "elr_warmup"', "protocols.w.warmup_rule: 'elr_subcritical' warms up"),
     ("nb201", "3_13_011", 'protocol = "nb201"\ninit = "xavier"', "protocols.w.init: expected one of"),
     ("nb201", "3_13_011", 'protocol = "nb201"\nlr_rule = "sqrt"',
-     "protocols.w.lr_rule: expected one of 'fixed', 'path_depth' (the registered LR rules), got 'sqrt'"),
+     "protocols.w.lr_rule: expected one of " + ", ".join(map(repr, LR_RULES.names()))
+     + " (the registered LR rules), got 'sqrt'"),
     ("nb201", "3_13_011", 'protocol = "rescaled"\nbase_lr = 0.4\nkernel_rule = "max"',
-     "protocols.w.kernel_rule: expected 'family' (the family's own rule) or one of 'none', 'network', 'per_layer'"),
+     "protocols.w.kernel_rule: expected 'family' (the family's own rule) or one of "
+     + ", ".join(map(repr, KERNEL_RULES.names()))),
     ("nb201", "3_13_011", 'protocol = "nb201"\nschedule = "step"',
-     "protocols.w.schedule: expected one of 'cosine', 'constant' (the registered schedules), got 'step'"),
+     "protocols.w.schedule: expected one of " + ", ".join(map(repr, SCHEDULES.names()))
+     + " (the registered schedules), got 'step'"),
 ])
 def test_a_pipeline_with_a_bad_protocol_stops_before_anything_is_stored(capsys, tmp_path, family, arch, body, key):
     path = _pipeline(tmp_path, family, [arch], {"w": body})

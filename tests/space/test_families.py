@@ -18,7 +18,7 @@ SHIPPED = sorted(p.stem for p in builtin_cells_dir().glob("*.toml"))
 def test_shipped_families_are_the_expected_ones(tmp_path, monkeypatch):
     monkeypatch.delenv("NASRESCALE_CELLS", raising=False)  # the built-in families only:
     monkeypatch.chdir(tmp_path)  # no user folder, no ./cells
-    assert SHIPPED == ["cnn_dag", "darts", "darts5", "darts_large", "mlp_chain", "mlp_dag", "nb101", "nb201"]
+    assert "nb201" in SHIPPED  # the benchmark's family; the rest is whatever cells/ ships (one file, one family)
     assert sorted(load_families()) == SHIPPED, "the registry's built-in families are not the shipped files"
     for name in SHIPPED:
         assert get_family(name).name == name, f"cells/{name}.toml names another family"
