@@ -23,13 +23,11 @@ from ..ranking.bands import MIN_TOPK_ROWS
 from ..ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
 from ..ranking.paired import EDGE, MAX_DROPPED
 from .common.markdown import md_table
-from .common.robust import ci_text, robust_cells
+from .common.robust import ci_text, detectable, robust_cells
 
-__all__ = ["START", "END", "ARMS", "detectable", "results_rows", "results_table", "legend", "replace_table"]
+__all__ = ["START", "END", "ARMS", "results_rows", "results_table", "legend", "replace_table"]
 
 START, END = "<!-- results-table:start -->", "<!-- results-table:end -->"
-#: normal quantiles of a two-sided 5% test and of 80% power
-_Z975, _Z80 = 1.959963984540054, 0.8416212335729143
 
 #: every arm the table may name: (init, LR rule and where its LR comes from), as
 #: docs/protocols.md and the study's and trend's pipeline files define them (a test reads those)
@@ -54,19 +52,9 @@ def _word(robust: Mapping[str, Any], b: str) -> str:
     if robust.get("verdict") == "edge" and robust.get("ci"):
         low, high = robust["ci"]
         return "CI barely holds 0" if low <= 0 <= high else "CI barely excludes 0"
+    if robust.get("verdict") == "none":
+        return "CI holds 0"  # its margin is the table's own *detectable* column
     return robust_cells({"b": b, "robust": robust}, False)[3]
-
-
-def detectable(ci: Any) -> float | None:
-    """The smallest true mean gain a row detects at 80% power (two-sided 5%), from its 95% CI's
-    width (normal approximation: (z_0.975 + z_0.8) x the CI's half-width / z_0.975).
-
-    >>> round(detectable([-1.96, 1.96]), 4), detectable(None)
-    (2.8016, None)
-    """
-    if not ci:
-        return None
-    return (_Z975 + _Z80) * (ci[1] - ci[0]) / (2 * _Z975)
 
 
 def _row(effect: str, pair: str, cells: str, robust: Mapping[str, Any] | None, b: str) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["ci_text", "verdict_words", "verdict_cell", "companions", "robust_sentence", "robust_cells"]
+__all__ = ["ci_text", "detectable", "verdict_words", "verdict_cell", "companions", "robust_sentence", "robust_cells"]
 
 
 def ci_text(ci: Any) -> str:
@@ -45,7 +45,25 @@ def verdict_words(robust: Mapping[str, Any], b: str, names: Mapping[str, str] | 
         cells = robust.get("driven_by") or []
         return (f"driven by {len(cells)} cell{'' if len(cells) == 1 else 's'} ({_cells(cells, names)}): "
                 "without them the CI reaches 0")
-    return "no difference this budget can tell from zero"
+    mde = detectable(robust.get("ci"))
+    return "no difference this budget can tell from zero" + (
+        f" (it would detect a true gain of ±{mde:.2f} at 80% power)" if mde is not None else "")
+
+
+#: normal quantiles of a two-sided 5% test and of 80% power
+_Z975, _Z80 = 1.959963984540054, 0.8416212335729143
+
+
+def detectable(ci: Any) -> float | None:
+    """The smallest true mean gain a comparison detects at 80% power (two-sided 5%), from its 95% CI's
+    width (normal approximation: (z_0.975 + z_0.8) x the CI's half-width / z_0.975).
+
+    >>> round(detectable([-1.96, 1.96]), 4), detectable(None)
+    (2.8016, None)
+    """
+    if not isinstance(ci, (list, tuple)) or None in ci:
+        return None
+    return (_Z975 + _Z80) * (ci[1] - ci[0]) / (2 * _Z975)
 
 
 def companions(robust: Mapping[str, Any], names: Mapping[str, str] | None = None) -> str:
@@ -92,7 +110,9 @@ def verdict_cell(robust: Mapping[str, Any], b: str, few: bool) -> str:
     """
     if few or not robust:
         return "-"
-    return {"better": f"{b} better", "worse": f"{b} worse", "edge": "at the edge", "none": "CI holds 0",
+    mde = detectable(robust.get("ci"))
+    none = "CI holds 0" + (f" (detects ±{mde:.2f})" if mde is not None else "")
+    return {"better": f"{b} better", "worse": f"{b} worse", "edge": "at the edge", "none": none,
             "driven": f"driven by {len(robust.get('driven_by') or [])} cell(s)"}.get(robust.get("verdict"), "-")
 
 
