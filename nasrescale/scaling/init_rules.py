@@ -58,6 +58,7 @@ class InitRule:
         fusable: runs may train as members of one fused network (plain SGD per member).
         scales_lr: the protocol's ``lr`` is a base LR that the rule scales, even under the
             ``fixed`` LR rule.
+        description: the rule in words, as a report's method table prints it (empty: its name).
     """
 
     name: str
@@ -65,10 +66,18 @@ class InitRule:
     optimizer: Callable[..., torch.optim.Optimizer] | None = None
     fusable: bool = True
     scales_lr: bool = False
+    description: str = ""
 
 
-def _weight_rule(name: str, scales_lr: bool = False) -> InitRule:
-    return InitRule(name, lambda model, rebuild, protocol, width: apply_init(model, name), scales_lr=scales_lr)
+def _weight_rule(name: str, description: str = "", scales_lr: bool = False) -> InitRule:
+    return InitRule(name, lambda model, rebuild, protocol, width: apply_init(model, name), scales_lr=scales_lr,
+                    description=description)
+
+
+#: the weight rules of :data:`~.init.INIT_RULES` in words, registered with them
+_WEIGHT_RULE_WORDS = {"default": "PyTorch default",
+                      "in_degree": "`in_degree`: by the target layer's in-degree (the paper's text)",
+                      "in_degree_source": "`in_degree_source`: by the source node's in-degree (the released code)"}
 
 
 def _mup_prepare(model: nn.Module, rebuild: Callable[[int], nn.Module], protocol: Protocol, width: int) -> Any:
@@ -85,7 +94,7 @@ def register_init_rule(rule: InitRule) -> InitRule:
 
 
 for _name in INIT_RULES:  # spectral also multiplies each weight's LR by fan_out / fan_in
-    register_init_rule(_weight_rule(_name, scales_lr=_name == "spectral"))
+    register_init_rule(_weight_rule(_name, _WEIGHT_RULE_WORDS.get(_name, ""), scales_lr=_name == "spectral"))
 register_init_rule(InitRule("mup", _mup_prepare, optimizer=musgd, fusable=False, scales_lr=True))
 
 #: every valid ``protocol.init``, in order

@@ -50,10 +50,12 @@ class LrRule:
         name: the value.
         arch_scale: the per-architecture factor (see :data:`ArchScale`); ``None``: the
             protocol's ``lr`` is every architecture's LR, with no kernel factor.
+        description: the rule in words, as a report's method table prints it.
     """
 
     name: str
     arch_scale: ArchScale | None = None
+    description: str = ""
 
     @property
     def scales(self) -> bool:
@@ -72,8 +74,8 @@ def register_lr_rule(rule: LrRule) -> LrRule:
     return LR_RULES.add(rule.name, rule)
 
 
-register_lr_rule(LrRule("fixed"))
-register_lr_rule(LrRule("path_depth", lr_scale))
+register_lr_rule(LrRule("fixed", description="one global LR"))
+register_lr_rule(LrRule("path_depth", lr_scale, description="base LR x the cell's path-depth scale"))
 
 #: the registered rule of a name; an unknown name is a ConfigError listing the registered ones
 get_lr_rule = LR_RULES.get

@@ -27,7 +27,8 @@ from typing import Mapping
 
 from ...errors import NasRescaleError
 from ...protocol import FAMILY_KERNEL_RULE
-from ...scaling.lr_rules import scales_per_arch
+from ...registry import Registry
+from ...scaling.lr_rules import LR_RULES, scales_per_arch
 from ...space.edge_factors import KERNEL_RULES
 from ...space.registry import get_family
 from ...store.record import ProtocolRecord, RunRecord
@@ -94,11 +95,9 @@ def method_rows(record: RunRecord) -> list[list[str]]:
     return rows
 
 
-#: each init rule in words
-_INITS = {"default": "PyTorch default", "in_degree": "`in_degree`: by the target layer's in-degree (the paper's text)",
-          "in_degree_source": "`in_degree_source`: by the source node's in-degree (the released code)"}
-#: each LR rule in words
-_RULES = {"fixed": "one global LR", "path_depth": "base LR x the cell's path-depth scale"}
+def _words(registry: Registry, name: str) -> str:
+    """A registered rule's own description (``name`` in code font where it has none or is not registered)."""
+    return (registry.get(name).description if name in registry else "") or f"`{name}`"
 
 
 def protocol_rows(record: RunRecord) -> list[list[str]]:
@@ -110,11 +109,13 @@ def protocol_rows(record: RunRecord) -> list[list[str]]:
     ...     "flat": {"init": "in_degree_source", "lr_rule": "fixed", "lr": 0.1, "tune": True}}}))[0]
     ['`rescaled`', "`in_degree`: by the target layer's in-degree (the paper's text)", "base LR x the cell's path-depth scale", '0.46']
     """
+    from ...scaling.init_rules import INIT_REGISTRY  # torch: imported when a report is written
+
     rows = []
     for label, p in record.protocols.items():
         init, rule = p.init or "default", p.lr_rule or "fixed"
         lr_text = f"{p.lr:g}" if p.lr is not None else f"`{'search' if p.searched else '-'}`"
-        rows.append([f"`{label}`", _INITS.get(init, f"`{init}`"), _RULES.get(rule, f"`{rule}`"),
+        rows.append([f"`{label}`", _words(INIT_REGISTRY, init), _words(LR_RULES, rule),
                      lr_text + (", tuned at this budget" if p.tuned else "")])
     return rows
 
