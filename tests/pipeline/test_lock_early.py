@@ -36,9 +36,12 @@ print(json.dumps({"code": code, "loaded": [m for m in loaded if m in sys.modules
 
 #: ``nasrescale run ARGV[1:]`` whose driver, once it holds the store (lock taken, pid written),
 #: touches the file ARGV[0] and waits there for a signal
+# a shell that starts a command in the background without job control hands it SIGINT ignored;
+# a run in a terminal has Python's own handler (Ctrl-C is KeyboardInterrupt), which the child restores
 STOPPED = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from nasrescale.cli.main import main
 from nasrescale.pipeline import runner
 
