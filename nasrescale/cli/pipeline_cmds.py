@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="override a pipeline key, e.g. --set budget.epochs=3 or --set executor.kind=ray (repeatable)")
     add_results_option(p, writes=True)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--threads", metavar="N", type=_positive_int,
+                   help="intra-op threads per CPU job (default: the cores shared among the jobs that run at once; 1 "
+                        "where other work shares the machine: docs/benchmarks.md); = --set executor.threads=N")
     p.add_argument("--time-limit", metavar="DURATION", type=parse_duration,
                    help="run cells until this much time has passed (e.g. 3h, 90m, 5400s), then stop; cells go in "
                         "spread order with every protocol and seed of a cell together, so what is finished is a "
@@ -175,7 +178,7 @@ def run_cmd(args: argparse.Namespace) -> int:
     from ..pipeline.lock import lock_if_present  # light: no torch yet
     from ..pipeline.signals import sigterm_as_interrupt
 
-    overrides = parse_overrides(args.set)  # --set parsed here, once
+    overrides = parse_overrides(args.set + ([f"executor.threads={args.threads}"] if args.threads else []))
     if args.dry_run:  # writes nothing: no lock, it may look at a folder a driver is working in
         return _run_locked(args, overrides)
     with sigterm_as_interrupt(), lock_if_present(early_run_dir(args.pipeline, overrides, args.results)):

@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="FILE.json", type=output_file, help="also write the full result (with history) here")
     p.add_argument("--history", action="store_true", help="include the per-epoch history in the printed JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--threads", type=int_at_least(1), metavar="N",
+                   help="intra-op CPU threads (default: every core; 1 where other work shares the machine: "
+                        "docs/benchmarks.md)")
     add_fuse_options(p)
     p.set_defaults(func=run_train)
 
@@ -76,6 +79,9 @@ def train_job(args: argparse.Namespace) -> Any:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
+    from ..executors.threads import cpu_threads, use_threads  # the executors load torch: only to train
+
+    use_threads(cpu_threads(args.threads))
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast

@@ -63,6 +63,8 @@ class ExecutorSettings:
             unit of work per group (``None``: :func:`nasrescale.jobs.fusion.fuse_by_default` of the
             executor's device: on for CUDA, off for the CPU, where it measured slower).
         max_fused: the most jobs in one fused group (larger groups are split evenly).
+        threads: intra-op threads per CPU job (``None``: the cores shared among the jobs that run
+            at once, :func:`~nasrescale.executors.threads.cpu_threads`; Ray: ``cpus_per_job``).
     """
 
     kind: str = "local"
@@ -73,6 +75,7 @@ class ExecutorSettings:
     device: Literal["auto", "cpu", "cuda"] = "auto"
     fuse: bool | None = None
     max_fused: int = DEFAULT_MAX_MEMBERS
+    threads: int | None = None
 
     def __post_init__(self) -> None:
         executor_entry(self.kind)  # an unknown kind: ConfigError listing the registered ones
@@ -84,6 +87,9 @@ class ExecutorSettings:
             raise ConfigError(f"executor.max_retries: must be >= 0, got {self.max_retries}")
         if self.max_fused < 1:
             raise ConfigError(f"executor.max_fused: must be >= 1, got {self.max_fused}")
+        if self.threads is not None and self.threads < 1:
+            raise ConfigError(f"executor.threads: intra-op threads per CPU job, >= 1, got {self.threads} "
+                              "(leave it out for the default: the cores shared among the jobs that run at once)")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ..jobs.grouping import plan_units
 from ..train.options import RunOptions
 from .base import ExecutorSettings, OnOutcome, RunnableJob, execute_all, unit_keys
 from .common import JobWrapper, deliver
+from .threads import cpu_threads, use_threads
 
 __all__ = ["LocalExecutor"]
 
@@ -64,6 +65,8 @@ class LocalExecutor:
     def run(self, jobs: Sequence[RunnableJob], on_outcome: OnOutcome,
             on_start: Callable[[str], None] | None = None) -> None:
         """Run every job; report each :class:`Outcome` as it ends (failures included)."""
+        if str(self.device).startswith("cpu"):
+            use_threads(cpu_threads(self.settings.threads))
         units = plan_units(jobs, fuse=self.settings.fuse, device=self.device, max_members=self.settings.max_fused)
         ordered = sorted(units, key=lambda u: -u.cost())
         total = sum(len(unit_keys(u)) for u in ordered)

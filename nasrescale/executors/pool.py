@@ -42,6 +42,7 @@ from ..jobs.grouping import plan_units
 from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
 from .common import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .threads import cpu_threads
 
 __all__ = ["PoolExecutor", "pool_devices", "pin_gpu"]
 
@@ -156,7 +157,7 @@ class PoolExecutor:
                                                     for i, j in enumerate(ordered)]
         heapq.heapify(queue)
         free = list(self.devices)
-        threads = max(1, (os.cpu_count() or 1) // max(1, self.devices.count("cpu")))
+        threads = cpu_threads(self.settings.threads, self.devices.count("cpu"))
         kill_keys = kill_hook_keys()
         running: dict[Connection, tuple[Any, Any, str, int, float, int]] = {}
         failed = 0

@@ -54,6 +54,7 @@ from ..jobs.grouping import plan_units
 from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
 from .common import WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .threads import use_threads
 
 __all__ = ["RayExecutor", "import_ray", "start_local_ray", "default_temp_dir", "check_reachable"]
 
@@ -155,10 +156,13 @@ def _restore_env(saved: dict[str, str | None]) -> None:
 
 
 def _task(job: RunnableJob, device: str, checkpoint_dir: Path | None,
-          kill_keys: frozenset[str]) -> list[Outcome]:
-    """Ray task body: run one unit (job or fused group); raise :class:`WorkerFault` so Ray
-    retries worker faults."""
+          kill_keys: frozenset[str], threads: int = 1) -> list[Outcome]:
+    """Ray task body: run one unit (job or fused group) with ``threads`` intra-op threads on the
+    CPU; raise :class:`WorkerFault` so Ray retries worker faults."""
     import ray  # optional: the ray extra; this body only runs in a Ray worker
+
+    if device == "cpu":
+        use_threads(threads)
 
     try:  # the attempt number is not public API; the count is informative only
         attempt = ray._private.worker.global_worker.core_worker.get_current_task_attempt_number() + 1
@@ -252,7 +256,8 @@ class RayExecutor:
                 while queue or inflight:
                     while queue and len(inflight) < slots:
                         job = queue.pop()
-                        inflight[remote.remote(job, device, self.checkpoint_dir, kill_keys)] = job
+                        inflight[remote.remote(job, device, self.checkpoint_dir, kill_keys,
+                                               self.settings.threads or max(1, int(self.settings.cpus_per_job)))] = job
                         if on_start is not None:
                             for key in unit_keys(job):
                                 on_start(key)

@@ -20,7 +20,8 @@ def _counted(values: list[str]) -> str:
 
 
 def provenance(store: StoreData) -> dict[str, str]:
-    """Device, torch, CUDA, precision and data copy of a store's finished jobs (counts when mixed)."""
+    """Device, torch, CUDA, precision, the CPU jobs' intra-op threads and the data copy of a store's
+    finished jobs (counts when mixed)."""
     records = [r for r in job_records(store, final_only=True) if not r.get("degenerate")]
     prov = [r.get("provenance") or {} for r in records]
     slices = _slices(store)
@@ -31,6 +32,8 @@ def provenance(store: StoreData) -> dict[str, str]:
         "torch": _counted([str(p.get("torch") or "") for p in prov]),
         "CUDA": _counted([str(p.get("cuda") or "") for p in prov if str(p.get("device", "")).startswith("cuda")]),
         "precision": _counted([precision_label(r) for r in records]),
+        "CPU threads per job": _counted([str(p.get("threads") or "") for p in prov
+                                         if not str(p.get("device", "")).startswith("cuda")]),
         "data": f"{store.record.dataset or '?'}" + (f" from `{where}`" if where else "")
                 + (f"; {copy}" if copy else ""),
     }
