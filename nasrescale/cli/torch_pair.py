@@ -118,6 +118,8 @@ def check_torch_pair(import_vision: bool = True) -> None:
     torch_v, vision_v = _installed("torch"), _installed("torchvision")
     found = f"torch {torch_v or '(not installed)'}, torchvision {vision_v or '(not installed)'}"
     mend = f"mend with: {mend_command(torch_v)}"
+    if torch_v and "+" in torch_v:  # a PyTorch index build: that index may be out of reach
+        mend += " (where that index cannot be reached: python -m pip install --force-reinstall --upgrade torch torchvision)"
     if torch_v is None or vision_v is None:
         raise TorchInstallError(f"{found}: both are needed; {mend}")
     problem = pair_problem(torch_v, vision_v, sys.platform.startswith("linux"))

@@ -65,7 +65,8 @@ def test_the_issues_pair_is_refused_before_importing_anything(monkeypatch, capsy
     assert err == ("nasrescale train: error: torch 2.13.0+cpu, torchvision 0.28.0 do not work together (torch is "
                    "the +cpu build, torchvision the CUDA build from PyPI (no +label); both must come from one "
                    "index); mend with: python -m pip install --force-reinstall torch==2.13.0 "
-                   '"torchvision==0.28.*" --index-url https://download.pytorch.org/whl/cpu\n')
+                   '"torchvision==0.28.*" --index-url https://download.pytorch.org/whl/cpu (where that index '
+                   'cannot be reached: python -m pip install --force-reinstall --upgrade torch torchvision)\n')
 
 
 def test_a_missing_torchvision_names_both_packages(monkeypatch, capsys):
