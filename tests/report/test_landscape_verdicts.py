@@ -119,8 +119,12 @@ def test_a_report_that_missed_its_controls_claims_no_absence_of_distortion():
     v = verdicts(cells, PER_OCTAVE, lambda k: 0.1 * 2 ** (k / PER_OCTAVE), n_sim=20, n_boot=300)
     assert v is not None and len(v["controls"]) >= 2
     text = "\n".join(distortion_lines(v))
-    if not v["controls_detected"]:
-        assert not v["distortion"]["verdict"].startswith("equivalent")
-        assert "makes no claim that the ranking is not distorted" in text
+    assert v["controls_detected"] or not v["distortion"]["verdict"].startswith("equivalent")
+    assert ("makes no claim that the ranking is not distorted" in text) == (not v["controls_detected"])
     assert v["distortion"]["verdict"] in text
+    missed = {**v, "controls_detected": False, "controls": [{**c, "detected": False} for c in v["controls"]],
+              "distortion": {**v["distortion"], "verdict": verdict(v["distortion"]["ci95"], [-0.01, 0.01],
+                                                                   TAU_MARGIN, False)}}
+    assert missed["distortion"]["verdict"] != f"equivalent within {TAU_MARGIN:g}"  # a tight CI, yet no equivalence
+    assert "makes no claim that the ranking is not distorted" in "\n".join(distortion_lines(missed))
     assert to_grid(cells, PER_OCTAVE).Y.shape == (24, 8, 2)
