@@ -16,7 +16,6 @@ import numpy as np
 
 from .cells import CellLandscape
 from .inference import bracket, distortion, fit_grid, null_truth, truth_of, verdict
-from .model import pure_noise
 from .power import POWER, detectable, plan, power_at, power_curve, true_distortion
 from .sim import CHANCE, arm_scores, fixed_scores, to_grid
 from .stats import arm_scores as rule_arm_scores
@@ -74,7 +73,7 @@ def verdicts(cells: Sequence[CellLandscape], per_octave: int, lr: Callable[[floa
     out: dict[str, Any] = {"bracket": bracket(cells, per_octave, rng(0), n_null=n_sim),
                            "tau_margin": TAU_MARGIN, "gain_margin": GAIN_MARGIN, "power_target": POWER}
     fit, ref = fit_grid(g)
-    sigma, _ = pure_noise([(g.x, g.Y[i][g.avail[i]]) for i in range(len(g.Y))])
+    sigma = out["bracket"]["sigma_seed"]  # the model-free seed noise every simulation uses
     pooled_k = (fit.pooled_optimum() + ref) * per_octave
     arms = arm_scores(g)
     controls = []
