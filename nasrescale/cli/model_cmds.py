@@ -121,24 +121,25 @@ def _diagnosed(text: str | None) -> list[tuple[str, Any]]:
             weight rule (μP, trained with its own optimizer).
     """
     from ..protocol import load_protocol, protocol_names  # cheap, but with the torch-backed imports for symmetry
-    from ..scaling.init import INIT_RULES
+    from ..scaling.init import weight_rules
 
-    names = list(INIT_RULES) if text is None else [r.strip() for r in text.split(",") if r.strip()]
+    known = weight_rules()
+    names = list(known) if text is None else [r.strip() for r in text.split(",") if r.strip()]
     if not names:
-        raise NasRescaleError(f"--inits: no rule given; known rules: {', '.join(INIT_RULES)}")
+        raise NasRescaleError(f"--inits: no rule given; known rules: {', '.join(known)}")
     out = []
     for name in names:
-        if name in INIT_RULES:
+        if name in known:
             out.append((name, None))
         elif name in protocol_names():
             protocol = load_protocol(name)
-            if protocol.init not in INIT_RULES:
+            if protocol.init not in known:
                 raise NasRescaleError(f"--inits: protocol {name!r} uses init rule {protocol.init!r}, which trains with "
-                                      f"its own optimizer; diagnose measures the weight init rules ({', '.join(INIT_RULES)}) "
+                                      f"its own optimizer; diagnose measures the weight init rules ({', '.join(known)}) "
                                       "and the protocols built on them")
             out.append((name, protocol))
         else:
-            raise NasRescaleError(f"--inits: unknown rule {name}; known: {', '.join(INIT_RULES)}, or a shipped protocol "
+            raise NasRescaleError(f"--inits: unknown rule {name}; known: {', '.join(known)}, or a shipped protocol "
                                   f"({', '.join(protocol_names())})")
     return out
 

@@ -51,7 +51,6 @@ that base, so their factor relative to it is 1.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Protocol
 
@@ -61,8 +60,10 @@ from torch import nn
 from ..errors import ConfigError
 from ..space.families import CellFamily
 from ..space.edge_factors import KERNEL_RULES, edge_kernel_factors, init_divisors, kernel_factor
+from .init_registry import INIT_REGISTRY, WeightSite
+from .init_spec import InitSpec
 
-__all__ = ["InitSpec", "ParamScale", "MappedNetwork", "SCALED_INIT_RULES", "build_scaling_map"]
+__all__ = ["InitSpec", "ParamScale", "MappedNetwork", "build_scaling_map"]
 
 
 class MappedNetwork(Protocol):
@@ -81,45 +82,7 @@ class MappedNetwork(Protocol):
 
     def named_modules(self) -> Iterator[tuple[str, nn.Module]]: ...
 
-#: init rules the map describes (``default`` is PyTorch's own init: nothing to describe)
-SCALED_INIT_RULES = ("in_degree", "in_degree_source", "spectral")
-
 _WEIGHTED = (nn.Conv2d, nn.Linear)
-
-
-@dataclass(frozen=True)
-class InitSpec:
-    """How one parameter is initialized under one rule.
-
-    Attributes:
-        constant: fill value (biases 0, BatchNorm weight 1 / bias 0); ``None`` for a drawn weight.
-        divisor: ``d`` in ``std = sqrt(2 / (fan * d)) ** power``.
-        fan_mode: ``fan_in`` or ``fan_out``.
-        power: 1 (He) or 2 (the released code's readout, ``std = 2 / fan``).
-        spectral: draw at the spectral scale instead, ``sqrt(2 / fan_in) * min(1, sqrt(fan_out /
-            fan_in))`` (``divisor``, ``fan_mode`` and ``power`` are then unused).
-    """
-
-    constant: float | None = None
-    divisor: float = 1.0
-    fan_mode: str = "fan_in"
-    power: int = 1
-    spectral: bool = False
-
-    def std(self, weight_shape: tuple[int, ...]) -> float:
-        """Standard deviation of the draw for a weight of ``weight_shape``.
-
-        >>> InitSpec(divisor=2).std((8, 4, 3, 3)) == math.sqrt(2 / (4 * 9 * 2))
-        True
-        >>> InitSpec(spectral=True).std((10, 40)) == math.sqrt(2 / 40) * math.sqrt(10 / 40)  # fan_out < fan_in
-        True
-        """
-        receptive = math.prod(weight_shape[2:])
-        fan_in, fan_out = weight_shape[1] * receptive, weight_shape[0] * receptive
-        if self.spectral:
-            return math.sqrt(2.0 / fan_in) * min(1.0, math.sqrt(fan_out / fan_in))
-        fan = fan_in if self.fan_mode == "fan_in" else fan_out
-        return math.sqrt(2.0 / (fan * self.divisor)) ** self.power
 
 
 @dataclass(frozen=True)
@@ -131,10 +94,11 @@ class ParamScale:
         role: ``stem``, ``edge``, ``skeleton``, ``readout`` or ``norm``.
         edge: the cell edge ``(u, v)`` for role ``edge``, else ``None``.
         kernel: the owning conv's kernel size ``q`` (``None`` if not a conv).
-        init: init rule -> :class:`InitSpec`.
+        init: init rule -> :class:`InitSpec`, for every registered rule that draws weights
+            (:data:`~nasrescale.models.init_registry.INIT_REGISTRY` entries with a ``weight_spec``).
         lr_factors: kernel rule -> LR factor (paper eq. 9).
-        rule_lr: init rule -> the LR factor that rule brings (``spectral``: ``fan_out / fan_in``
-            of a weight, 1 otherwise); a rule not listed brings 1.
+        rule_lr: init rule -> the LR factor that rule brings (its entry's ``lr_factor``;
+            ``spectral``: ``fan_out / fan_in`` of a weight); a rule not listed brings 1.
     """
 
     module: str
@@ -181,6 +145,7 @@ def build_scaling_map(net: MappedNetwork) -> dict[str, ParamScale]:
     # outside cell-edge convs: the one network-wide factor under `network`, else 1
     shared = {rule: kernel_factor(graph, family, rule) for rule in KERNEL_RULES}
     released = net.released_fan_mode
+    rules = [rule for rule in INIT_REGISTRY.values() if rule.weight_spec is not None]
     entries: dict[str, ParamScale] = {}
     for mod_name, m in net.named_modules():
         own = list(m.named_parameters(recurse=False))
@@ -188,10 +153,9 @@ def build_scaling_map(net: MappedNetwork) -> dict[str, ParamScale]:
             continue
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
             for p_name, _ in own:
-                value = 1.0 if p_name == "weight" else 0.0
-                spec = InitSpec(constant=value)
+                spec = InitSpec(constant=1.0 if p_name == "weight" else 0.0)
                 entries[f"{mod_name}.{p_name}"] = ParamScale(mod_name, "norm", None, None,
-                                                             dict.fromkeys(SCALED_INIT_RULES, spec),
+                                                             {r.name: spec for r in rules},
                                                              {r: shared[r] for r in KERNEL_RULES})
             continue
         if m not in roles:
@@ -201,22 +165,17 @@ def build_scaling_map(net: MappedNetwork) -> dict[str, ParamScale]:
                 "readout in skeleton_init_divisors(), and uses only BatchNorm besides")
         role, edge, (d_target, d_source) = roles[m]
         kernel = max(m.kernel_size) if isinstance(m, nn.Conv2d) else None
-        if role == "readout":
-            weight_init = {"in_degree": InitSpec(divisor=float(m.weight.shape[1])),  # variance 2 / n^2
-                           "in_degree_source": InitSpec(fan_mode=released, power=2)}  # std 2 / fan
-        else:
-            weight_init = {"in_degree": InitSpec(divisor=d_target),
-                           "in_degree_source": InitSpec(divisor=d_source, fan_mode=released)}
-        weight_init["spectral"] = InitSpec(spectral=True)
+        site = WeightSite(role, d_target, d_source, released, tuple(m.weight.shape))
+        weight_init = {r.name: r.weight_spec(site) for r in rules}  # type: ignore[misc]
+        weight_lr = {r.name: r.lr_factor(site) for r in rules if r.lr_factor is not None}
         factors = {}
         for rule, entry in KERNEL_RULES.items():
             per_edge = entry.per_edge and role == "edge" and kernel is not None
             factors[rule] = edge_factors[rule].get(edge, 1.0) if per_edge else shared[rule]
-        spectral_lr = m.weight.shape[0] / m.weight.shape[1]  # fan_out / fan_in (the k^2 cancels)
         for p_name, _ in own:
             weight = p_name == "weight"
-            init = weight_init if weight else dict.fromkeys(SCALED_INIT_RULES, InitSpec(constant=0.0))
+            init = weight_init if weight else {r.name: InitSpec(constant=0.0) for r in rules}
             entries[f"{mod_name}.{p_name}"] = ParamScale(mod_name, role, edge, kernel, init, factors,
-                                                         {"spectral": spectral_lr if weight else 1.0})
+                                                         weight_lr if weight else {})
     return entries
 

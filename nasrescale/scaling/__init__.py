@@ -7,10 +7,10 @@ protocol's ``init`` may take are registered in :mod:`nasrescale.scaling.init_rul
 ``lr_rule`` in :mod:`nasrescale.scaling.lr_rules`.
 """
 
-from .init import INIT_RULES, apply_init
+from .init import apply_init, weight_rules
 from .lr import LrPlan, lr_plan, param_groups
 from .lr_rules import LR_RULES, LrRule, register_lr_rule
 from .init_rules import INIT_REGISTRY, INIT_RULE_NAMES, InitRule, get_init_rule, init_model
 
-__all__ = ["INIT_RULES", "apply_init", "LrPlan", "lr_plan", "param_groups", "LR_RULES", "LrRule", "register_lr_rule",
+__all__ = ["apply_init", "weight_rules", "LrPlan", "lr_plan", "param_groups", "LR_RULES", "LrRule", "register_lr_rule",
            "INIT_REGISTRY", "INIT_RULE_NAMES", "InitRule", "get_init_rule", "init_model"]

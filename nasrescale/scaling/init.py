@@ -1,5 +1,8 @@
 """Initialization rules, applied in place to a built :class:`~nasrescale.models.CellNetwork`.
 
+The rules are entries of the one init registry
+(:data:`~nasrescale.models.init_registry.INIT_REGISTRY`); the built-in weight rules:
+
 * ``default`` -- PyTorch's default init, untouched (the NB201 benchmark's init).
 * ``in_degree`` -- docs/design.md §2 / paper Appendix A eq. 17: a weight is drawn
   ``N(0, 2 / (fan_in * d))`` with ``d`` the in-degree of the node it writes into (cell edge
@@ -38,11 +41,10 @@ import torch
 from torch import nn
 
 from ..errors import ConfigError
+from ..models.init_registry import INIT_REGISTRY, weight_rules
 from ..models.network import CellNetwork
 
-__all__ = ["INIT_RULES", "apply_init", "require_cell_network"]
-
-INIT_RULES = ("default", "in_degree", "in_degree_source", "spectral")
+__all__ = ["apply_init", "weight_rules", "require_cell_network"]
 
 
 def require_cell_network(model: object, caller: str) -> CellNetwork:
@@ -62,14 +64,18 @@ def require_cell_network(model: object, caller: str) -> CellNetwork:
 def apply_init(model: nn.Module, rule: str) -> nn.Module:
     """Initialize ``model`` (a :class:`CellNetwork`) in place under ``rule``; returns it.
 
+    ``rule`` is one of :func:`weight_rules` (a registered rule without a ``prepare`` of its own);
+    a rule with none of its own draws (``default``) leaves PyTorch's init.
+
     Raises:
-        ConfigError: if ``rule`` is unknown (naming the known rules) or ``model`` is not a
+        ConfigError: if ``rule`` is not a weight rule (naming the known ones) or ``model`` is not a
             :class:`CellNetwork`.
     """
-    if rule not in INIT_RULES:
-        raise ConfigError(f"unknown init rule {rule!r}; known rules: {', '.join(INIT_RULES)}")
+    known = weight_rules()
+    if rule not in known:
+        raise ConfigError(f"unknown init rule {rule!r}; known rules: {', '.join(known)}")
     net = require_cell_network(model, "apply_init")
-    if rule == "default":
+    if INIT_REGISTRY.get(rule).weight_spec is None:
         return net
     scales = net.scaling_map()
     for name, param in net.named_parameters():

@@ -1,4 +1,5 @@
-"""The init rules a protocol may name (``protocol.init``), as one registry.
+"""The init rules a protocol may name (``protocol.init``), as one registry
+(:data:`~nasrescale.models.init_registry.INIT_REGISTRY`, re-exported here with its entry type).
 
 Each :class:`InitRule` says how a freshly built network is put into its parametrization and
 which optimizer trains it:
@@ -28,12 +29,12 @@ import networkx as nx
 import torch
 from torch import nn
 
-from ..registry import Registry
 from ..data.types import ImageData
 from ..models import build_model, macro_settings
 from ..protocol import Protocol
 from ..space.families import CellFamily
-from .init import INIT_RULES, apply_init
+from ..models.init_registry import INIT_REGISTRY, InitRule, register_init_rule
+from .init import apply_init
 from .lr import LrPlan, lr_plan, param_groups
 from .lr_rules import LR_RULES, get_lr_rule, kernel_rule_of
 from .mup_param import mup_parametrize, musgd
@@ -41,61 +42,13 @@ from .mup_param import mup_parametrize, musgd
 __all__ = ["InitRule", "INIT_REGISTRY", "INIT_RULE_NAMES", "register_init_rule", "get_init_rule", "has_base_lr",
            "check_rules", "InitializedModel", "init_model"]
 
-#: ``prepare(model, rebuild, protocol, width)``: puts a built ``model`` in place into the rule's
-#: parametrization; ``rebuild(width)`` builds the same network at another width
-Prepare = Callable[[nn.Module, Callable[[int], nn.Module], Protocol, int], Any]
-
-
-@dataclass(frozen=True)
-class InitRule:
-    """One value of ``protocol.init``.
-
-    Attributes:
-        name: the value.
-        prepare: initializes a built network in place (see :data:`Prepare`).
-        optimizer: ``factory(param_groups, lr=, momentum=, nesterov=, weight_decay=)``;
-            ``None``: ``torch.optim.SGD``.
-        fusable: runs may train as members of one fused network (plain SGD per member).
-        scales_lr: the protocol's ``lr`` is a base LR that the rule scales, even under the
-            ``fixed`` LR rule.
-        description: the rule in words, as a report's method table prints it (empty: its name).
-    """
-
-    name: str
-    prepare: Prepare
-    optimizer: Callable[..., torch.optim.Optimizer] | None = None
-    fusable: bool = True
-    scales_lr: bool = False
-    description: str = ""
-
-
-def _weight_rule(name: str, description: str = "", scales_lr: bool = False) -> InitRule:
-    return InitRule(name, lambda model, rebuild, protocol, width: apply_init(model, name), scales_lr=scales_lr,
-                    description=description)
-
-
-#: the weight rules of :data:`~.init.INIT_RULES` in words, registered with them
-_WEIGHT_RULE_WORDS = {"default": "PyTorch default",
-                      "in_degree": "`in_degree`: by the target layer's in-degree (the paper's text)",
-                      "in_degree_source": "`in_degree_source`: by the source node's in-degree (the released code)"}
-
 
 def _mup_prepare(model: nn.Module, rebuild: Callable[[int], nn.Module], protocol: Protocol, width: int) -> Any:
     return mup_parametrize(model, rebuild, protocol.mup_base_width or width)
 
 
-#: the registered rules, by ``protocol.init``
-INIT_REGISTRY: Registry[InitRule] = Registry("protocol.init", "init rules")
-
-
-def register_init_rule(rule: InitRule) -> InitRule:
-    """Add ``rule`` to :data:`INIT_REGISTRY` (replacing one of the same name); returns it."""
-    return INIT_REGISTRY.add(rule.name, rule)
-
-
-for _name in INIT_RULES:  # spectral also multiplies each weight's LR by fan_out / fan_in
-    register_init_rule(_weight_rule(_name, _WEIGHT_RULE_WORDS.get(_name, ""), scales_lr=_name == "spectral"))
-register_init_rule(InitRule("mup", _mup_prepare, optimizer=musgd, fusable=False, scales_lr=True))
+register_init_rule(InitRule("mup", prepare=_mup_prepare,
+                            optimizer=musgd, fusable=False, scales_lr=True))
 
 #: every valid ``protocol.init``, in order
 INIT_RULE_NAMES = INIT_REGISTRY.names()
@@ -168,5 +121,8 @@ def init_model(arch: str | nx.DiGraph, family: CellFamily, data: ImageData, prot
 
     torch.manual_seed(seed)
     model = build_model(arch, family, data.num_classes, in_shape=data.image_shape, **size)
-    rule.prepare(model, rebuild, protocol, size.get("width", 0))
+    if rule.prepare is None:
+        apply_init(model, rule.name)
+    else:
+        rule.prepare(model, rebuild, protocol, size.get("width", 0))
     return InitializedModel(model, lr_plan(model, protocol), protocol, rule.optimizer)

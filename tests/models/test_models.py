@@ -39,7 +39,7 @@ from nasrescale.space.ops import CellOp, OpKind, op_kinds
 from nasrescale.space.edge_factors import KERNEL_RULES
 from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family, load_families
-from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
+from nasrescale.scaling import weight_rules, apply_init, lr_plan, param_groups
 from nasrescale.space.topology import effective_graph, is_degenerate
 
 from cellspace_helpers import arch_ops, random_arch, uniform_arch
@@ -488,7 +488,7 @@ def test_every_family_builds_trains_and_backprops(family, arch):
     record = analyze(graph, family)
     assert record.degenerate == is_degenerate(graph, family)
     x, y = torch.randn(4, 3, 8, 8), torch.tensor([0, 1, 2, 3])
-    for i, rule in enumerate(INIT_RULES):
+    for i, rule in enumerate(weight_rules()):
         torch.manual_seed(0)
         model = apply_init(build_model(graph, family, 5, in_shape=(3, 8, 8), **_settings(family)), rule)
         names = dict(model.named_parameters())

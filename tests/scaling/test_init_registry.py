@@ -14,7 +14,7 @@ from nasrescale.jobs import job as job_module
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.space.encodings import parse_arch
 from nasrescale.protocol import load_protocol
-from nasrescale.scaling import INIT_RULES
+from nasrescale.scaling import weight_rules
 from nasrescale.scaling.init_rules import INIT_REGISTRY, INIT_RULE_NAMES, get_init_rule, has_base_lr
 from nasrescale.train.options import RunOptions
 
@@ -22,7 +22,7 @@ from pipeline_helpers import one_thread  # noqa: E402,F401  (autouse fixtures)
 
 
 def test_registry_names_every_weight_rule_and_mup():
-    assert INIT_RULE_NAMES == (*INIT_RULES, "mup")
+    assert INIT_RULE_NAMES == (*weight_rules(), "mup")
     assert [name for name, rule in INIT_REGISTRY.items() if not rule.fusable] == ["mup"]
     scaling = [name for name, rule in INIT_REGISTRY.items() if rule.scales_lr]
     assert scaling == ["spectral", "mup"]
@@ -87,3 +87,29 @@ def test_the_fused_group_limit_is_defined_once():
     assert ExecutorSettings().max_fused == DEFAULT_MAX_MEMBERS
     jobs = [_Job(str(i), "g") for i in range(DEFAULT_MAX_MEMBERS + 1)]
     assert sorted(len(u.jobs) for u in plan_units(jobs, fuse=True, device="cpu")) == [6, 7]  # 13 -> two even groups
+
+
+def test_a_new_weight_rule_is_one_registry_entry(nb201):
+    """One entry: the scaling map draws with its spec, param_groups apply its LR factor,
+    apply_init and init_model accept it, and it is gone again once removed."""
+    from nasrescale.models import build_model
+    from nasrescale.models.init_registry import InitRule, WeightSite, register_init_rule
+    from nasrescale.models.init_spec import InitSpec
+    from nasrescale.scaling import apply_init, param_groups
+
+    def half_fan(site: WeightSite) -> InitSpec:
+        return InitSpec(divisor=4.0)  # std sqrt(2 / (4 fan_in)): half of He's
+
+    register_init_rule(InitRule("quarter_he", "a test rule", weight_spec=half_fan, lr_factor=lambda site: 0.5))
+    try:
+        assert "quarter_he" in weight_rules()
+        model = apply_init(build_model("3_33_333", nb201, 10, width=8, cells=1), "quarter_he")
+        entry = model.scaling_map()["readout.weight"]
+        assert entry.init["quarter_he"] == InitSpec(divisor=4.0) and entry.rule_lr["quarter_he"] == 0.5
+        assert float(model.readout.bias.detach().abs().max()) == 0.0  # biases 0 under every drawing rule
+        groups = param_groups(model, load_protocol("nb201", ["init=quarter_he", "lr=0.1"]))
+        weights = {id(p) for n, p in model.named_parameters() if n.endswith("weight") and p.dim() > 1}
+        assert {g["lr"] for g in groups if any(id(p) in weights for p in g["params"])} == {0.05}
+    finally:
+        INIT_REGISTRY.remove("quarter_he")
+    assert "quarter_he" not in weight_rules()

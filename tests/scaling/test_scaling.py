@@ -16,7 +16,7 @@ from nasrescale.space.family_file import read_family_file
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.space.registry import get_family
-from nasrescale.scaling import INIT_RULES, apply_init, lr_plan, param_groups
+from nasrescale.scaling import weight_rules, apply_init, lr_plan, param_groups
 from nasrescale.scaling.diagnose import diagnose_rule
 from nasrescale.space.edge_factors import init_divisors
 from nasrescale.space.topology import lr_scale
@@ -97,7 +97,7 @@ def expected_variances(model, arch: str, rule: InitRuleDivisors) -> dict[str, fl
 def test_every_init_rule_is_checked():
     # default: below, bit for bit; spectral: tests/scaling/test_spectral.py (its variances, and its
     # spectral norms across widths)
-    assert set(INIT_RULES) == {"default", "spectral", *INIT_RULE_DIVISORS}
+    assert set(weight_rules()) == {"default", "spectral", *INIT_RULE_DIVISORS}
 
 
 @pytest.mark.parametrize("rule", list(INIT_RULE_DIVISORS))
@@ -170,7 +170,7 @@ def test_released_rule_uses_fan_out_for_dag_nets():
 
 
 def test_unknown_init_rule():
-    with pytest.raises(ConfigError, match="known rules: " + ", ".join(INIT_RULES)):
+    with pytest.raises(ConfigError, match="known rules: " + ", ".join(weight_rules())):
         apply_init(seeded(ALL_3X3, width=4, cells=1), "xavier")
 
 
