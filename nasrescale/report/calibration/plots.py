@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -13,25 +13,26 @@ from ...ranking.compare import match
 from ...ranking.sources import Source, store_source
 from ...store.read import StoreData
 from ..common.plots import save_png
+from .summary import Candidate
 
 __all__ = ["tau_cost_plot", "accuracy_grid"]
 
 
-def tau_cost_plot(rows: Sequence[dict[str, Any]], goal: float, path: Path) -> Path:
+def tau_cost_plot(candidates: Sequence[Candidate], goal: float, path: Path) -> Path:
     """Each candidate's tau against the reference (with its 95% CI) and its seed-vs-seed tau,
     against the CPU-hours to rank the cells once (log axis)."""
     fig = Figure(figsize=(7.0, 4.4))
     ax = fig.add_subplot()
-    for i, r in enumerate(row for row in rows if row.get("kendall_tau") is not None):
-        x, tau, color = r.get("cpu_hours_per_ranking") or float("nan"), r["kendall_tau"], f"C{i}"
-        ci = r.get("tau_ci")
+    for i, c in enumerate(c for c in candidates if c.kendall_tau is not None):
+        x, tau, color = c.cpu_hours_per_ranking or float("nan"), c.kendall_tau, f"C{i}"
+        ci = c.ranked.tau_ci
         err = ([[tau - ci[0]], [ci[1] - tau]] if isinstance(ci, (list, tuple)) and None not in ci else None)
-        ax.errorbar([x], [tau], yerr=err, fmt="o", color=color, capsize=3, label=f"{r['label']} vs reference")
-        if r.get("seed_vs_seed_tau") is not None:
-            ax.plot([x], [r["seed_vs_seed_tau"]], marker="x", color=color, markersize=8, linestyle="none",
-                    label=f"{r['label']} seed vs seed")
+        ax.errorbar([x], [tau], yerr=err, fmt="o", color=color, capsize=3, label=f"{c.label} vs reference")
+        if c.ranked.seed_vs_seed_tau is not None:
+            ax.plot([x], [c.ranked.seed_vs_seed_tau], marker="x", color=color, markersize=8, linestyle="none",
+                    label=f"{c.label} seed vs seed")
     ax.axhline(goal, color="grey", linestyle="--", linewidth=1)
-    if any((r.get("cpu_hours_per_ranking") or 0) > 0 for r in rows):
+    if any((c.cpu_hours_per_ranking or 0) > 0 for c in candidates):
         ax.set_xscale("log")
     ax.set_xlabel("CPU-hours to rank the cells once (one seed)")
     ax.set_ylabel("Kendall tau")
