@@ -1,6 +1,6 @@
 """The quickstart alone and beside one busy process, per intra-op thread count (not a test).
 
-A CPU job's default thread count (:data:`nasrescale.executors.threads.THREADS_PER_JOB`) is chosen
+A CPU job's default thread count (the policy of :mod:`nasrescale.executors.threads`) is chosen
 from this measurement: ``nasrescale run quickstart --threads N`` is timed on an otherwise idle
 machine and again beside one CPU-bound single-thread process (a Python busy loop), for each N.
 It prints, side by side, each wall time, the slowdown beside the busy process (target: at most
@@ -10,7 +10,7 @@ and convolution peak of one and of all threads (``machine_peak.measure_peaks``) 
 
 Usage (an idle machine; a few minutes per run)::
 
-    python benchmarks/threads_under_load.py --threads 1 2 --out results/threads_under_load.json
+    python benchmarks/threads_under_load.py --threads 1 2 auto --out results/threads_under_load.json
 """
 
 from __future__ import annotations
@@ -40,16 +40,18 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _quickstart(threads: int, root: Path, label: str) -> float:
-    """Wall seconds of a fresh quickstart run with ``threads`` intra-op threads."""
+def _quickstart(threads: str, root: Path, label: str) -> float:
+    """Wall seconds of a fresh quickstart run with ``threads`` intra-op threads (``auto``: the
+    default policy, the cores other processes leave free)."""
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    given = [] if threads == "auto" else ["--threads", threads]
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "nasrescale", "run", "quickstart", "--results", str(root / label),
-                    "--quiet", "--threads", str(threads)], check=True, env=env, stdout=subprocess.DEVNULL)
+                    "--quiet", *given], check=True, env=env, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
-def _beside_busy(threads: int, root: Path, label: str) -> float:
+def _beside_busy(threads: str, root: Path, label: str) -> float:
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         return _quickstart(threads, root, label)
@@ -70,8 +72,9 @@ def _peaks() -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--reference", type=int, default=2, help="the thread count the idle times are set against")
+    parser.add_argument("--threads", nargs="+", default=["1", "2", "auto"],
+                        help="thread counts to time; auto: the default policy (no --threads)")
+    parser.add_argument("--reference", default="2", help="the thread count the idle times are set against")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     rows = {}

@@ -28,7 +28,7 @@ from ..jobs.grouping import plan_units
 from ..train.options import RunOptions
 from .base import ExecutorSettings, OnOutcome, RunnableJob, execute_all, unit_keys
 from .common import JobWrapper, deliver
-from .threads import cpu_threads, use_threads
+from .threads import ThreadPolicy
 
 __all__ = ["LocalExecutor"]
 
@@ -65,8 +65,7 @@ class LocalExecutor:
     def run(self, jobs: Sequence[RunnableJob], on_outcome: OnOutcome,
             on_start: Callable[[str], None] | None = None) -> None:
         """Run every job; report each :class:`Outcome` as it ends (failures included)."""
-        if str(self.device).startswith("cpu"):
-            use_threads(cpu_threads(self.settings.threads))
+        threads = ThreadPolicy(self.settings.threads) if str(self.device).startswith("cpu") else None
         units = plan_units(jobs, fuse=self.settings.fuse, device=self.device, max_members=self.settings.max_fused)
         ordered = sorted(units, key=lambda u: -u.cost())
         total = sum(len(unit_keys(u)) for u in ordered)
@@ -76,6 +75,8 @@ class LocalExecutor:
                     bar.set_postfix(epoch=entry["epoch"], loss=f"{entry['train_loss']:.3f}", refresh=True)
 
                 keys = unit_keys(unit)
+                if threads is not None:  # the cores other processes leave free now (executors.threads)
+                    threads.apply()
                 if on_start is not None:
                     for key in keys:
                         on_start(key)

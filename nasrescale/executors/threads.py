@@ -1,5 +1,5 @@
-"""How many intra-op threads a CPU job takes: the cores shared among the jobs running at once,
-unless ``executor.threads`` / ``--threads`` says otherwise.
+"""How many intra-op threads a CPU job takes: the cores other processes leave free, shared among
+the jobs running at once, unless ``executor.threads`` / ``--threads`` says otherwise.
 
 The threads of one parallel region wait on the slowest, so a job with two threads on a 2-core
 machine runs at the pace of whichever core is shared the most. ``benchmarks/threads_under_load.py``
@@ -7,26 +7,74 @@ times the quickstart alone and beside one busy single-thread process (docs/bench
 2-core AMD EPYC: two threads 132 s alone and 402 s beside it (3.0x); one thread 187 s alone (1.41x
 the two threads' time) and 195 s beside it (1.05x). On a 2-core Intel Xeon (``nasrescale train``,
 3 epochs) a second thread bought 13% alone and cost 3.6x beside a busy process. No fixed count
-serves both an idle and a shared machine, so the default keeps the idle speed (every core, shared
-among the jobs that run at once) and ``--threads 1`` is the choice on a machine other work shares.
+serves both an idle and a shared machine, so the default reads the machine when a job starts: the
+cores that other processes keep busy (:func:`busy_cores`, sampled over a quarter second) are left
+to them. On an idle 2-core machine a job takes both cores; beside one busy process, one.
+``--threads N`` fixes the count (and with it the order of the floating-point reductions, for runs
+that must repeat to the last bit whatever else the machine runs).
 
->>> cpu_threads(3), cpu_threads(None, jobs_at_once=10**6)
-(3, 1)
+>>> cpu_threads(3), cpu_threads(None, jobs_at_once=10**6), cpu_threads(None, busy=0.0) == (os.cpu_count() or 1)
+(3, 1, True)
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
+from pathlib import Path
 
-__all__ = ["cpu_threads", "use_threads"]
+__all__ = ["busy_cores", "cpu_threads", "use_threads", "ThreadPolicy"]
+
+_STAT = Path("/proc/stat")
+#: ``busy`` default of :func:`cpu_threads`: measure the machine now
+MEASURE = -1.0
+#: seconds between two measurements of the machine within one run (:class:`ThreadPolicy`)
+MEASURE_EVERY_S = 10.0
 
 
-def cpu_threads(requested: int | None, jobs_at_once: int = 1) -> int:
-    """The threads a CPU job takes: ``requested``, or the cores shared among ``jobs_at_once`` jobs."""
+def _sample() -> tuple[float, float, float]:
+    """(the machine's busy CPU seconds, this process's CPU seconds, wall seconds)."""
+    ticks = [int(v) for v in _STAT.read_text().split("\n", 1)[0].split()[1:9]]
+    busy = sum(ticks) - ticks[3] - ticks[4]  # every state but idle and iowait
+    own = os.times()
+    return busy / os.sysconf("SC_CLK_TCK"), own.user + own.system, time.monotonic()
+
+
+def busy_cores(window: float = 0.25) -> float | None:
+    """The cores other processes keep busy: the machine's busy CPU time over ``window`` seconds,
+    less this process's own, per second of wall time; ``None`` where ``/proc/stat`` cannot be
+    read (a machine without Linux's proc filesystem).
+
+    >>> value = busy_cores(0.05)
+    >>> value is None or 0.0 <= value <= (os.cpu_count() or 1)
+    True
+    """
+    try:
+        busy0, own0, wall0 = _sample()
+        time.sleep(window)
+        busy1, own1, wall1 = _sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    cores = float(os.cpu_count() or 1)
+    return min(cores, max(0.0, ((busy1 - busy0) - (own1 - own0)) / max(wall1 - wall0, 1e-9)))
+
+
+def cpu_threads(requested: int | None, jobs_at_once: int = 1, *, busy: float | None = MEASURE) -> int:
+    """The threads a CPU job takes: ``requested``; else the cores other processes leave free,
+    shared among ``jobs_at_once`` jobs, at least 1. ``busy`` is the cores they keep busy
+    (default: measured now with :func:`busy_cores`; ``None``: unknown, every core counts as free).
+
+    >>> cpu_threads(None, busy=float(os.cpu_count() or 1))  # every core busy elsewhere: one thread
+    1
+    """
     if requested:
         return int(requested)
-    return max(1, (os.cpu_count() or 1) // max(1, jobs_at_once))
+    if busy is not None and busy < 0:
+        busy = busy_cores()
+    cores = os.cpu_count() or 1
+    free = cores if busy is None else max(1, round(cores - busy))
+    return max(1, free // max(1, jobs_at_once))
 
 
 def use_threads(threads: int) -> None:
@@ -35,3 +83,27 @@ def use_threads(threads: int) -> None:
     os.environ["OMP_NUM_THREADS"] = str(threads)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
+
+
+class ThreadPolicy:
+    """:func:`cpu_threads` for a run of many jobs: the machine is measured when a job starts, at
+    most once every ``every`` seconds (default :data:`MEASURE_EVERY_S`; a quarter-second sample
+    per tiny job would cost more than the job), and the count is applied with :func:`use_threads`.
+
+    >>> policy = ThreadPolicy(2)
+    >>> policy.apply(), policy.apply()
+    (2, 2)
+    """
+
+    def __init__(self, requested: int | None, jobs_at_once: int = 1, every: float | None = None) -> None:
+        self.requested, self.jobs_at_once = requested, jobs_at_once
+        self.every = MEASURE_EVERY_S if every is None else every
+        self._last: tuple[float, int] | None = None
+
+    def apply(self) -> int:
+        """Set and return the threads for the job that starts now."""
+        now = time.monotonic()
+        if self._last is None or now - self._last[0] >= self.every:
+            self._last = (now, cpu_threads(self.requested, self.jobs_at_once))
+        use_threads(self._last[1])
+        return self._last[1]
