@@ -8,7 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from nasrescale.report.lr_validation.censored import criterion_fits, tobit
+from nasrescale.report.common.censored import tobit
+from nasrescale.report.common.validation_run import Point
+from nasrescale.report.lr_validation.censored import criterion_fits
 from nasrescale.space.encodings import parse_arch
 from nasrescale.space.registry import get_family
 from nasrescale.space.topology import lr_scale, path_depths
@@ -55,9 +57,10 @@ def test_tobit_without_censoring_is_least_squares():
     assert lo < fit["coef"][1] < hi
 
 
-def _point(arch: str, lr: float, base: bool = False, edge: str | None = None) -> dict:
-    return {"arch": arch, "lr_scale": lr_scale(parse_arch(arch, NB201), NB201), "measured_lr": lr, "base": base,
-            "edge": edge}
+def _point(arch: str, lr: float, base: bool = False, edge: str | None = None) -> Point:
+    return Point(group="g", kernel=None, arch=arch, lr_scale=lr_scale(parse_arch(arch, NB201), NB201),
+                 kernel_factor=1.0, sum_l3=None, measured_lr=lr, predicted_lr=lr, edge=edge, base=base,
+                 seed_lrs=[lr], seed_min=lr, seed_max=lr, curve=[])
 
 
 def test_clones_count_once_and_the_path_count_is_compared():
@@ -72,7 +75,7 @@ def test_clones_count_once_and_the_path_count_is_compared():
     points += [_point(a, lr_of(a)) for a in archs]
     points += [_point("3_03_003", lr_of("3_03_003"))]  # the same cell twice
     out = criterion_fits(points, NB201)
-    assert out["cells"] == len(archs) and out["clones_dropped"] == 2
-    assert out["r2"]["path_count"] > 0.99 > out["r2"]["lr_scale"]
-    assert [f["fit"] for f in out["fits"]][0] == "every cell (censored fit)"
-    assert out["two_predictors"]["path_count"] == pytest.approx(-2.0, abs=0.1)
+    assert out.cells == len(archs) and out.clones_dropped == 2
+    assert out.r2.path_count > 0.99 > out.r2.lr_scale
+    assert [f.fit for f in out.fits][0] == "every cell (censored fit)"
+    assert out.two_predictors.path_count == pytest.approx(-2.0, abs=0.1)

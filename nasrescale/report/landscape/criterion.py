@@ -21,8 +21,8 @@ from ...lrsearch.stats import loglog_slope
 from ...space.families import CellFamily
 from ...space.isomorphism import first_of_each_class
 from ...store.read import store_path
-from ..lr_validation.censored import tobit
-from ..lr_validation.write import load_analysis
+from ..common.censored import tobit
+from ..common.validation_run import read_validation
 from .cells import CellLandscape
 
 __all__ = ["criterion_rows"]
@@ -32,7 +32,7 @@ def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], 
          run: str | None = None, censor: dict[str, int] | None = None) -> dict[str, Any]:
     """One table row; ``of``: ``criterion`` (an lr_validation run's maximal LRs, ``run`` naming
     it) or ``landscape``; ``censor``: ``arch -> -1 / +1`` where an LR only bounds the cell's
-    (a censored fit then, :func:`~nasrescale.report.lr_validation.censored.tobit`)."""
+    (a censored fit then, :func:`~nasrescale.report.common.censored.tobit`)."""
     archs = sorted(lrs)
     if censor and any(censor.get(a) for a in archs) and len(archs) >= 3:
         fit = tobit(np.c_[np.ones(len(archs)), [math.log(scales[a]) for a in archs]],
@@ -79,18 +79,19 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
     for name in names:
         try:
             run_dir = store_path(name, results).parent
-            meta, res = load_analysis(run_dir)
+            run = read_validation(run_dir)
         except (NasRescaleError, OSError) as err:
             rows.append({"of": "criterion", "run": name, "source": name, "n": 0, "slope": None, "slope_ci": None,
                          "note": f"not read: {err}"})
             continue
-        theirs = {p["arch"]: p["measured_lr"] for p in res["points"] if p["arch"] in mine and not p["base"]
-                  and p["measured_lr"] and math.isfinite(p["measured_lr"])}
-        edge = sum(1 for p in res["points"] if p["arch"] in theirs and p["edge"])
-        censor = {p["arch"]: {"low": -1, "high": 1}[p["edge"]] for p in res["points"] if p["arch"] in theirs and p["edge"]}
+        points = run.analysis.points
+        theirs = {p.arch: p.measured_lr for p in points if p.arch in mine and not p.base
+                  and p.measured_lr and math.isfinite(p.measured_lr)}
+        edge = sum(1 for p in points if p.arch in theirs and p.edge)
+        censor = {p.arch: {"low": -1, "high": 1}[p.edge] for p in points if p.arch in theirs and p.edge}
         if set(theirs) not in shown:  # once per set of shared cells
             shown.append(set(theirs))
             rows.append(_row("landscape", "landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
-        rows.append(_row("criterion", f"{name} (maximal LR, one epoch, {_optimizer(meta)})", theirs, scales,
+        rows.append(_row("criterion", f"{name} (maximal LR, one epoch, {_optimizer(run.meta)})", theirs, scales,
                          f"{edge} at a grid edge: a bound (censored fit)" if edge else "", run=name, censor=censor))
     return rows
