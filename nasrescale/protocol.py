@@ -37,10 +37,11 @@ from typing import Any, Callable, Literal
 from .config import Overrides, apply_overrides, from_table, read_toml_file, typed_overrides
 from .errors import ConfigError
 from .fileio import shipped_toml_dir
+from .plugins import Plugin, import_plugins
 from .registry import Registry
 
-__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_names", "builtin_protocols_dir", "cosine_factor",
-           "SCHEDULES", "FAMILY_KERNEL_RULE"]
+__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_file", "protocol_names", "builtin_protocols_dir",
+           "cosine_factor", "SCHEDULES", "FAMILY_KERNEL_RULE"]
 
 #: the schedules a protocol may name (``protocol.schedule``): the LR factor at ``t``, the
 #: fraction of the post-warm-up epochs done (0 at its first epoch)
@@ -178,13 +179,26 @@ def protocol_names() -> list[str]:
 
 def protocol_table(name_or_path: str | Path) -> dict[str, Any]:
     """The ``[protocol]`` table of a shipped protocol (by name) or a protocol file, unchecked
-    (:func:`load_protocol` checks it; a pipeline merges its overrides into it first).
+    (:func:`load_protocol` checks it; a pipeline merges its overrides into it first), its
+    ``imports`` imported and left out (:func:`protocol_file`).
 
     >>> protocol_table("nb201")["epochs"]
     200
 
     Raises:
-        ConfigError: unknown name, unreadable file, or a file with other tables.
+        ConfigError: unknown name, unreadable file, a file with other tables, or an ``imports``
+            entry that cannot be imported.
+    """
+    return protocol_file(name_or_path)[0]
+
+
+def protocol_file(name_or_path: str | Path) -> tuple[dict[str, Any], tuple[Plugin, ...]]:
+    """:func:`protocol_table`, and the plug-ins its ``imports`` key names (module names or ``.py``
+    files relative to the protocol file's folder, :mod:`nasrescale.plugins`), imported first: the
+    LR or init rules they register are then names its other keys may use.
+
+    >>> protocol_file("nb201")[1]
+    ()
     """
     path = Path(name_or_path)
     if not path.suffix:
@@ -198,7 +212,9 @@ def protocol_table(name_or_path: str | Path) -> dict[str, Any]:
     table = doc.get("protocol", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: protocol: expected a table")
-    return table
+    table = dict(table)
+    plugins = import_plugins(table.pop("imports", []), path.parent, f"{path}: protocol.imports")
+    return table, plugins
 
 
 def load_protocol(name_or_path: str | Path, overrides: Overrides = (), /, **settings: Any) -> Protocol:

@@ -10,7 +10,7 @@ from ..errors import ConfigError, notice
 from ..ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
 from .common import add_family_options, add_results_option, deprecate_option, family_from_args, seed_int
 from .paths import require_writable
-from .store_owner import store_owner_note
+from .store_owner import import_stored_plugins, store_owner_note
 
 __all__ = ["register"]
 
@@ -122,6 +122,7 @@ def _run_report(args: argparse.Namespace) -> int:
         note = store_owner_note(args.pipeline, run_dir)  # another pipeline's store: said, as run --dry-run refuses it
         if note:
             notice(note)
+        import_stored_plugins(run_dir)  # the run's own rules, where they are plug-ins
         written = write_run_report(run_dir, n_boot=args.bootstrap, include_degenerate=args.include_degenerate,
                                    include_tuning=args.include_tuning_cells)
         print(f"wrote {written}", file=sys.stderr if args.json else sys.stdout)

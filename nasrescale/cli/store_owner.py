@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import NasRescaleError
+from ..errors import NasRescaleError, notice
 
-__all__ = ["store_owner_note"]
+__all__ = ["store_owner_note", "import_stored_plugins"]
 
 
-def _stored_identity(run_dir: Path) -> dict[str, Any] | None:
-    """The identity the run folder's store was made with (None: no store, or none recorded)."""
+def _stored_identity(run_dir: Path, key: str = "identity") -> dict[str, Any] | None:
+    """The identity the run folder's store was made with, or its meta ``key`` (a JSON table; None:
+    no store, or none recorded)."""
     from ..store.integrity import unpack_gzipped
 
     path = unpack_gzipped(run_dir / "store.sqlite")  # as the report's own reading does
@@ -32,7 +33,7 @@ def _stored_identity(run_dir: Path) -> dict[str, Any] | None:
     try:
         db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=30)
         try:
-            row = db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         finally:
             db.close()
     except sqlite3.Error:
@@ -94,3 +95,18 @@ def store_owner_note(argument: str, run_dir: Path) -> str | None:
     return (f"{store} holds the results of another pipeline {owner or run_dir.name!r} than {spec} as it is now "
             f"(differs in: {', '.join(differs[:8])}): this report is of the stored results, not of that file's "
             f"(`nasrescale run` of it would refuse this folder)")
+
+
+def import_stored_plugins(run_dir: Path) -> None:
+    """Import the plug-ins the run's stored pipeline names (``pipeline.imports``), so that its
+    report describes their rules as the run did; one notice for each that cannot be imported here
+    (the report then names such a rule without its description)."""
+    from ..plugins import load_plugins, resolve_plugins
+
+    table = (_stored_identity(run_dir, "pipeline") or {}).get("pipeline")
+    entries = table.get("imports") if isinstance(table, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            load_plugins(resolve_plugins([entry], None, "pipeline.imports"), "pipeline.imports")
+        except NasRescaleError as err:
+            notice(f"{err}; the report names the rules it registers without their descriptions")

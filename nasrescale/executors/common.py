@@ -21,12 +21,13 @@ from typing import Any, Iterable, Sequence
 
 from tqdm.auto import tqdm
 
+from ..plugins import Plugin, load_plugins
 from ..store.job_status import Status
 from ..train.options import RunOptions
 from .base import OnOutcome, Outcome, RunnableJob, unit_keys
 
 __all__ = ["WorkerFault", "is_worker_fault", "longest_first", "job_bar", "kill_hook_keys",
-           "with_kill_hook", "KILL_HOOK_ENV", "deliver", "JobWrapper"]
+           "with_kill_hook", "with_plugins", "KILL_HOOK_ENV", "deliver", "JobWrapper"]
 
 #: exception type names (the first word of ``Outcome.error``) that mean the worker, not the job,
 #: failed: torch's CUDA OOM (``torch.OutOfMemoryError``), host ``MemoryError``, and torch's
@@ -149,6 +150,32 @@ def with_kill_hook(job: RunnableJob, keys: Sequence[str] | frozenset[str], attem
         if key == "*" or key in unit_keys(job):
             return _KillAtEpoch(job, int(epoch or 1))
     return job
+
+
+class _WithPlugins(JobWrapper):
+    """A job that imports the driver's plug-ins (:mod:`nasrescale.plugins`) in its worker first."""
+
+    def __init__(self, job: RunnableJob, plugins: Sequence[Plugin]) -> None:
+        super().__init__(job)
+        self.plugins = tuple(plugins)
+
+    def run(self, options: RunOptions) -> Any:
+        load_plugins(self.plugins, "imports")  # a plug-in that fails here fails the job, naming it
+        return self.job.run(options)
+
+
+def with_plugins(job: RunnableJob, plugins: Sequence[Plugin]) -> RunnableJob:
+    """``job`` run in a worker process after the ``plugins`` the driver imported (the LR and init
+    rules of a pipeline's ``imports``, which a fresh process has not registered); ``job`` itself
+    where there are none.
+
+    >>> class J:
+    ...     def key(self): return "k1"
+    ...     def run(self, options): return "ran"
+    >>> with_plugins(J(), [Plugin("json")]).run(RunOptions()), type(with_plugins(J(), [])).__name__
+    ('ran', 'J')
+    """
+    return _WithPlugins(job, plugins) if plugins else job
 
 
 def deliver(unit: Any, outcomes: Sequence[Outcome], on_outcome: OnOutcome, checkpoint_dir: Any) -> int:

@@ -39,9 +39,10 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
 from ..jobs.grouping import plan_units
+from ..plugins import Plugin, loaded_plugins
 from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
-from .common import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .common import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook, with_plugins
 from .threads import cpu_threads
 
 __all__ = ["PoolExecutor", "pool_devices", "pin_gpu"]
@@ -93,8 +94,10 @@ def _exit_with_parent(parent: int, every: float = 1.0) -> None:
 
 
 def _worker(conn: Connection, job_bytes: bytes, device: str, checkpoint_dir: Path | None,
-            attempt: int, kill_keys: frozenset[str], threads: int, parent: int) -> None:
-    """Worker process body: run one unit (a job or a fused group); send its outcomes to the parent."""
+            attempt: int, kill_keys: frozenset[str], threads: int, parent: int,
+            plugins: tuple[Plugin, ...] = ()) -> None:
+    """Worker process body: run one unit (a job or a fused group), after the driver's plug-ins;
+    send its outcomes to the parent."""
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     pinned, device = pin_gpu(device, os.environ.get("CUDA_VISIBLE_DEVICES"))
     if pinned is not None:  # before anything initialises CUDA in this process
@@ -105,7 +108,7 @@ def _worker(conn: Connection, job_bytes: bytes, device: str, checkpoint_dir: Pat
     job = pickle.loads(job_bytes)  # here, after the thread cap, since a job may import torch
     if device == "cpu" and "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(threads)
-    outcomes = execute_all(with_kill_hook(job, kill_keys, attempt), device=device,
+    outcomes = execute_all(with_plugins(with_kill_hook(job, kill_keys, attempt), plugins), device=device,
                            checkpoint_dir=checkpoint_dir, attempt=attempt)
     conn.send(outcomes)
     conn.close()
@@ -159,6 +162,7 @@ class PoolExecutor:
         free = list(self.devices)
         threads = cpu_threads(self.settings.threads, self.devices.count("cpu"))
         kill_keys = kill_hook_keys()
+        plugins = loaded_plugins()  # a spawned worker imports them again before its job runs
         running: dict[Connection, tuple[Any, Any, str, int, float, int]] = {}
         failed = 0
         with job_bar(sum(len(unit_keys(u)) for u in ordered), "pool", self.progress) as bar:
@@ -171,7 +175,7 @@ class PoolExecutor:
                         # not daemonic: a job may start processes of its own (data loaders)
                         proc = ctx.Process(target=_worker, name=f"nasrescale-{job.key()}",
                                            args=(writer, pickle.dumps(job), device, self.checkpoint_dir,
-                                                 attempt, kill_keys, threads, os.getpid()))
+                                                 attempt, kill_keys, threads, os.getpid(), plugins))
                         proc.start()
                         writer.close()  # the child holds the only write end: EOF means it died
                         running[reader] = (proc, job, device, attempt, neg_cost, order)

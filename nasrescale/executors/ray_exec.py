@@ -51,9 +51,11 @@ import torch
 
 from ..errors import ConfigError
 from ..jobs.grouping import plan_units
+from ..plugins import Plugin, loaded_plugins
 from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
-from .common import WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook
+from .common import (WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook,
+                     with_plugins)
 from .threads import use_threads
 
 __all__ = ["RayExecutor", "import_ray", "start_local_ray", "default_temp_dir", "check_reachable"]
@@ -156,9 +158,9 @@ def _restore_env(saved: dict[str, str | None]) -> None:
 
 
 def _task(job: RunnableJob, device: str, checkpoint_dir: Path | None,
-          kill_keys: frozenset[str], threads: int = 1) -> list[Outcome]:
+          kill_keys: frozenset[str], threads: int = 1, plugins: tuple[Plugin, ...] = ()) -> list[Outcome]:
     """Ray task body: run one unit (job or fused group) with ``threads`` intra-op threads on the
-    CPU; raise :class:`WorkerFault` so Ray retries worker faults."""
+    CPU, after the driver's plug-ins; raise :class:`WorkerFault` so Ray retries worker faults."""
     import ray  # optional: the ray extra; this body only runs in a Ray worker
 
     if device == "cpu":
@@ -168,7 +170,7 @@ def _task(job: RunnableJob, device: str, checkpoint_dir: Path | None,
         attempt = ray._private.worker.global_worker.core_worker.get_current_task_attempt_number() + 1
     except Exception:  # noqa: BLE001
         attempt = 1
-    outcomes = execute_all(with_kill_hook(job, kill_keys, attempt), device=device,
+    outcomes = execute_all(with_plugins(with_kill_hook(job, kill_keys, attempt), plugins), device=device,
                            checkpoint_dir=checkpoint_dir, attempt=attempt)
     for outcome in outcomes:
         if is_worker_fault(outcome):
@@ -246,6 +248,7 @@ class RayExecutor:
                             max_retries=self.settings.max_retries, retry_exceptions=[WorkerFault],
                             max_calls=1 if num_gpus > 0 else 0)(_task)
         kill_keys = kill_hook_keys()
+        plugins = loaded_plugins()  # a Ray worker imports them before its job runs
         attempts = self.settings.max_retries + 1
         inflight: dict[Any, RunnableJob] = {}
         reported: set[str] = set()
@@ -257,7 +260,8 @@ class RayExecutor:
                     while queue and len(inflight) < slots:
                         job = queue.pop()
                         inflight[remote.remote(job, device, self.checkpoint_dir, kill_keys,
-                                               self.settings.threads or max(1, int(self.settings.cpus_per_job)))] = job
+                                               self.settings.threads or max(1, int(self.settings.cpus_per_job)),
+                                               plugins)] = job
                         if on_start is not None:
                             for key in unit_keys(job):
                                 on_start(key)

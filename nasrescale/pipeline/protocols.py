@@ -24,7 +24,8 @@ from typing import Any, Iterator
 
 from ..config import from_table
 from ..errors import ConfigError
-from ..protocol import Protocol, protocol_table
+from ..plugins import Plugin
+from ..protocol import Protocol, protocol_file
 from .tables import labelled_table
 
 __all__ = ["ProtocolEntry", "protocol_entry", "protocol_keys", "BUDGET_KEYS", "KEY_ALIASES"]
@@ -46,6 +47,7 @@ class ProtocolEntry:
     protocol: Protocol
     search: bool = False  # base_lr = "search": protocol.lr is set by the run's LR search
     tune: bool = False  # tune = true: the run's [tuning] multiplies protocol.lr by its best multiplier
+    imports: tuple[Plugin, ...] = ()  # the plug-ins the protocol file imports (its ``imports`` key)
 
 
 def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, needs_lr: bool = True) -> ProtocolEntry:
@@ -81,7 +83,7 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
     if path.suffix and not path.is_absolute() and base_dir is not None:
         source = str(base_dir / path)
     try:
-        base = protocol_table(source)
+        base, imports = protocol_file(source)
     except ConfigError as err:
         raise ConfigError(f"{where}.protocol: {err}") from None
     merged = {**base, **table, **{k: getattr(budget, k) for k in BUDGET_KEYS if getattr(budget, k) is not None}}
@@ -92,7 +94,8 @@ def protocol_entry(label: str, table: Any, budget: Any, base_dir: Path | None, n
     if protocol.lr is None and not search and needs_lr:
         raise ConfigError(f"{where}.base_lr: protocol {protocol.name!r} needs a base learning rate, e.g. base_lr = 0.46, "
                           "or base_lr = \"search\" (the LR search of [lr_search])")
-    return ProtocolEntry(label, str(Path(source).name) if path.suffix else source, protocol, search, tune)
+    name = str(Path(source).name) if path.suffix else source
+    return ProtocolEntry(label, name, protocol, search, tune, imports)
 
 
 def _canonical_keys(table: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:

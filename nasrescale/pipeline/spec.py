@@ -55,6 +55,7 @@ from ..executors.base import ExecutorSettings
 from ..jobs.job import DataSpec, TrainJob
 from ..lrsearch.search import LrSearchSettings
 from ..models.norms import with_norm
+from ..plugins import Plugin, import_plugins
 from ..lrsearch.validation import ValidationSettings
 from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
@@ -107,11 +108,16 @@ class Pipeline:
     trend: TrendSettings = TrendSettings()  # a trend's budgets (pipeline/trend.py)
     landscape: LandscapeSettings = LandscapeSettings()  # a landscape's grid (pipeline/landscape.py)
     budgets: tuple[Candidate, ...] = ()  # a calibration's candidate budgets (pipeline/calibration.py)
+    plugins: tuple[Plugin, ...] = ()  # what ``pipeline.imports`` names, imported when the file was read
 
     @property
     def name(self) -> str:
         """The pipeline's name (its results folder)."""
         return self.pipeline.name
+
+    def imports(self) -> tuple[Plugin, ...]:
+        """Every plug-in the pipeline imported: its own ``pipeline.imports``, then its protocol files'."""
+        return tuple(dict.fromkeys([*self.plugins, *(p for e in self.protocols for p in e.imports)]))
 
     @property
     def kind(self) -> PipelineKind:
@@ -213,6 +219,9 @@ class Pipeline:
             out["budgets"] = candidates_table(self.budgets)
         out["arch_list"] = list(archs)
         out["pipeline"]["family"] = self.family().name  # family_file alone: the file's family, by name
+        out["pipeline"].pop("imports")  # as typed: stored resolved (module names, absolute .py paths), where any
+        if self.imports():
+            out["pipeline"]["imports"] = [p.name for p in self.imports()]
         out["family_digest"] = self.family().digest()
         return out
 
@@ -223,7 +232,7 @@ class Pipeline:
         out = self.resolved(archs)
         out.pop("executor")
         out["data"].pop("path", None)
-        for key in ("description", "reference", "calibration"):
+        for key in ("description", "reference", "calibration", "imports"):
             out["pipeline"].pop(key, None)
         if self.budgets:  # a calibration may grow by seeds: more seeds add jobs, change none
             out["pipeline"].pop("seeds", None)
@@ -259,6 +268,8 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
             raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(_TABLES)}")
     if not isinstance(doc.get("pipeline"), dict):
         raise ConfigError("pipeline: missing [pipeline] table (with at least name = \"...\")")
+    # the plug-ins first: the names the rest of the file gives may be theirs
+    plugins = import_plugins(doc["pipeline"].get("imports", []), path.parent, "pipeline.imports")
     sections = {}
     for name, cls in _SECTIONS.items():
         table = doc.get(name, {})
@@ -279,7 +290,7 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     check_stages(entries, sections["lr_search"], kind)
     check_tuning_seeds(entries, sections["tuning"].seeds, sections["pipeline"].seeds)
     check_distinct(entries)
-    return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets)
+    return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets, plugins=plugins)
 
 
 def _candidates(doc: dict[str, Any], kind: str, budget: Budget, seeds: Sequence[int]) -> tuple[Candidate, ...]:

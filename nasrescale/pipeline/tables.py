@@ -54,6 +54,7 @@ class PipelineSettings:
     seeds: tuple[int, ...] = (0,)
     reference: str | None = field(default=None, metadata=KEEP_NONE)  # None: the default; "none": no reference
     calibration: str | None = None  # "RUN:LABEL", the calibration candidate of this budget (report only)
+    imports: tuple[str, ...] = ()  # plug-ins imported before the rest is read (module names, .py files)
 
     def __post_init__(self) -> None:
         if self.calibration is not None and ":" not in self.calibration:
