@@ -25,7 +25,7 @@ def _pyplot() -> Any:
 
 
 def plot_best_vs_rule(cells: Sequence[CellLandscape], lr: Callable[[float], float], constant: float,
-                      slope: dict[str, Any], path: Path, title: str) -> Path:
+                      slope: float | None, ci: list[float] | None, path: Path, title: str) -> Path:
     """Each cell's best LR (quadratic vertex; bars: bootstrap interval over seeds; hollow: still at
     an edge) against the rule's prediction ``constant x scale``, log-log, with y = x (the rule)
     and the horizontal line of one global LR (slope 0)."""
@@ -44,7 +44,7 @@ def plot_best_vs_rule(cells: Sequence[CellLandscape], lr: Callable[[float], floa
     span = np.array([min(pred.min(), best.min()) / 1.5, max(pred.max(), best.max()) * 1.5])
     ax.plot(span, span, "k--", lw=0.8, label="the rule (slope 1)")
     ax.axhline(float(np.exp(np.mean(np.log(best)))), color="C3", ls=":", lw=0.9, label="one global LR (slope 0)")
-    s, ci = slope.get("slope"), slope.get("slope_ci")
+    s = slope
     txt = "slope -" if s is None else f"slope {s:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
     ax.set(xscale="log", yscale="log", xlabel="rule's prediction c x path-depth scale", ylabel="cell's best LR",
            title="\n".join([*textwrap.wrap(title, 56, break_on_hyphens=False), f"{txt}, n = {len(cells)}"]))
