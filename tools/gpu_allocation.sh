@@ -4,4 +4,4 @@
 #   tools/gpu_allocation.sh all --dry-run --out /tmp/gpu_out   # CPU rehearsal
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec "${PYTHON:-$(command -v python3 || command -v python)}" -u tools/gpu_allocation.py "$@"
+exec "${PYTHON:-$(command -v python3 || command -v python)}" -u tools/gpu_allocation "$@"

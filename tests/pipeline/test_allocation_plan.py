@@ -1,11 +1,11 @@
-"""The plan of a GPU loan (tools/allocation_plan.py) and its dry run, ``tools/gpu_allocation.sh plan``,
-on the CPU: measuring capped, steps committed for the same GPU kind and code skipped, the science
-slice sized from the committed speed; and the default science's pipeline file."""
+"""The plan of a GPU loan (tools/gpu_allocation/plan.py, committed.py) and its dry run,
+``tools/gpu_allocation.sh plan``, on the CPU: measuring capped, steps committed for the same GPU kind
+and code skipped, the science slice sized from the committed speed; and the default science's
+pipeline file. The science's precision by the parity verdict: test_allocation_precision.py."""
 
 from __future__ import annotations
 
 import doctest
-import importlib
 import json
 import os
 import subprocess
@@ -17,12 +17,12 @@ import pytest
 
 from nasrescale.pipeline.spec import load_pipeline
 
-from tool_helpers import TOOLS, load_tool
+from tool_helpers import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(TOOLS) not in sys.path:  # as gpu_allocation.py imports it: by name, from beside it (its dataclasses need that)
+if str(TOOLS) not in sys.path:  # the package as tools/gpu_allocation.sh imports it: by name, from tools/
     sys.path.insert(0, str(TOOLS))
-plan_tool = importlib.import_module("allocation_plan")
+from gpu_allocation import cli, committed as committed_tool, plan as plan_tool, runner  # noqa: E402
 CODE = "c0de" * 4
 BENCH_ROWS = [{"label": "(a) reference loop", "model_ips": 50_000.0},  # not the engine: never the science's speed
               {"label": "(b) engine, 1 run fp32", "model_ips": 9_000.0},
@@ -40,8 +40,8 @@ def committed(alloc: Path, name: str, *, kind: str = "H200", code: str = CODE, s
               "plan": {"gpu_kind": kind, "code": code, "pipeline": pipeline}, "reeval": reeval}
     (folder / "allocation.json").write_text(json.dumps(record))
     for step in steps:
-        if step in plan_tool.OUTPUT:
-            (folder / plan_tool.OUTPUT[step]).write_text("{}")
+        if step in committed_tool.OUTPUT:
+            (folder / committed_tool.OUTPUT[step]).write_text("{}")
     if "bench" in steps:
         (folder / "bench.json").write_text(json.dumps({"device": f"NVIDIA {kind}", "rows": BENCH_ROWS}))
     return folder
@@ -53,17 +53,17 @@ def plan_for(alloc: Path, kind: str = "H200", code: str = CODE, budget: float = 
 
 
 def test_the_module_examples_hold() -> None:
-    assert doctest.testmod(plan_tool).failed == 0
+    assert doctest.testmod(committed_tool).failed == 0
 
 
 def test_committed_steps_match_the_gpu_kind_and_the_code(tmp_path: Path) -> None:
     committed(tmp_path, "20270101T000000Z", steps={"env": "ok", "bench": "ok", "modes": "ok", "parity": "exit 1"})
     committed(tmp_path, "20270102T000000Z", steps={"parity": "ok"}, dry_run=True)  # a rehearsal never counts
     committed(tmp_path, "20270103T000000Z", steps={"parity": "ok"}, kind="H100")
-    assert plan_tool.committed_steps(tmp_path, "H200", CODE) == {"bench": "20270101T000000Z",
+    assert committed_tool.committed_steps(tmp_path, "H200", CODE) == {"bench": "20270101T000000Z",
                                                                  "modes": "20270101T000000Z"}
-    assert plan_tool.committed_steps(tmp_path, "H200", "another code") == {}
-    assert plan_tool.committed_steps(tmp_path, "H100", CODE) == {"parity": "20270103T000000Z"}
+    assert committed_tool.committed_steps(tmp_path, "H200", "another code") == {}
+    assert committed_tool.committed_steps(tmp_path, "H100", CODE) == {"parity": "20270103T000000Z"}
 
 
 def test_nothing_committed_measures_bench_and_modes_within_the_cap_and_leaves_parity(tmp_path: Path) -> None:
@@ -82,7 +82,7 @@ def test_committed_bench_and_modes_are_skipped_and_the_science_sized_from_the_be
     plan = plan_for(tmp_path)
     assert plan.steps == [("env", 45.0), ("parity", 180.0), ("reeval", 315.0)]
     assert set(plan.skipped) == {"bench", "modes"}
-    job_s = 150_000 / 12_000 * plan_tool.EVAL_OVERHEAD  # the best fused fp32 row with at most 12 members
+    job_s = 150_000 / 12_000 * committed_tool.EVAL_OVERHEAD  # the best fused fp32 row with at most 12 members
     assert plan.speed.job_s == pytest.approx(job_s, rel=1e-12)
     assert plan.cells_per_loan == int((315.0 - plan_tool.SCIENCE_MARGIN_S) // (12 * job_s)) == 1
     assert plan.loans_left == 16
@@ -104,18 +104,17 @@ def test_a_committed_slice_of_the_pipeline_wins_and_another_kinds_bench_is_named
 
 
 def test_a_planned_run_shares_the_budget_as_planned(tmp_path: Path) -> None:
-    tool = load_tool("gpu_allocation")
     plan = plan_for(tmp_path, budget=540.0)
-    want, args = plan.wants(), tool.parse_args(["all"])
+    want, args = plan.wants(), cli.parse_args(["all"])
     start = time.monotonic() + 540.0
-    assert round(tool.share(args, start, "env", ["bench", "modes", "reeval"], want)) == 45
-    assert round(tool.share(args, start - 45.0, "bench", ["modes", "reeval"], want)) == 90
-    assert round(tool.share(args, start - 135.0, "modes", ["reeval"], want)) == 90
+    assert round(runner.share(args, start, "env", ["bench", "modes", "reeval"], want)) == 45
+    assert round(runner.share(args, start - 45.0, "bench", ["modes", "reeval"], want)) == 90
+    assert round(runner.share(args, start - 135.0, "modes", ["reeval"], want)) == 90
 
 
 def test_the_dry_run_prints_the_plan_on_the_cpu(tmp_path: Path) -> None:
     alloc = tmp_path / "gpu_allocations"
-    committed(alloc, "20270101T000000Z", steps={"bench": "ok"}, code=plan_tool.code_digest(ROOT))
+    committed(alloc, "20270101T000000Z", steps={"bench": "ok"}, code=committed_tool.code_digest(ROOT))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
     proc = subprocess.run([str(ROOT / "tools" / "gpu_allocation.sh"), "plan", "--results", str(tmp_path)],
                           capture_output=True, text=True, env=env, timeout=600)
@@ -135,23 +134,23 @@ def test_the_default_science_is_the_stage_3_landscape_at_full_size() -> None:
     assert full.data.name == "cifar10" and full.data.test_split == "full"
     jobs = full.jobs(full.arch_list())
     assert len(jobs) == 16 * 6 * 2 and jobs[0].protocol.precision == "fp32"
-    assert load_tool("gpu_allocation").parse_args(["all"]).pipeline == "pipelines/landscape_nb201_full_gpu.toml"
+    assert cli.parse_args(["all"]).pipeline == "pipelines/landscape_nb201_full_gpu.toml"
 
 
 def test_all_on_a_gpu_follows_the_plan_and_records_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``all`` without --dry-run (here with no time: every step skipped, nothing trains) runs the
     plan's steps, and allocation.json holds the plan a later loan reads."""
     monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # main sets it: restored after
-    tool, out, results = load_tool("gpu_allocation"), tmp_path / "out", tmp_path / "results"
+    out, results = tmp_path / "out", tmp_path / "results"
     committed(results / "gpu_allocations", "20270101T000000Z", steps={"parity": "ok"}, kind="H100",
-              code=plan_tool.code_digest(ROOT))
+              code=committed_tool.code_digest(ROOT))
     argv = ["all", "--out", str(out), "--budget", "0", "--data", "pyproject.toml", "--results", str(results),
             "--gpu", "NVIDIA H100 80GB HBM3"]
-    assert tool.main(argv) == 1  # no step ran ok: no time
+    assert cli.main(argv) == 1  # no step ran ok: no time
     summary = json.loads((out / "allocation.json").read_text())
     assert [s["step"] for s in summary["steps"]] == ["env", "bench", "modes", "reeval"]  # parity: committed
     assert all(s["status"] == "skipped: no time left" for s in summary["steps"])
     plan = summary["plan"]
-    assert (plan["gpu_kind"], plan["code"], plan["pipeline"]) == ("H100", plan_tool.code_digest(ROOT),
+    assert (plan["gpu_kind"], plan["code"], plan["pipeline"]) == ("H100", committed_tool.code_digest(ROOT),
                                                                   "landscape_nb201_full_gpu")
     assert plan["skipped"] == {"parity": "committed in 20270101T000000Z"}

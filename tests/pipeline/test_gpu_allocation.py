@@ -4,7 +4,6 @@ size cap, output limits, refusals)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -12,7 +11,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -21,18 +19,17 @@ from nasrescale.store.job_status import Status
 from nasrescale.store.read import reading
 from nasrescale.store.write import Store
 
+from tool_helpers import TOOLS
+
+if str(TOOLS) not in sys.path:  # the package as tools/gpu_allocation.sh imports it: by name, from tools/
+    sys.path.insert(0, str(TOOLS))
+from gpu_allocation import cli, collect, process, runner  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "gpu_allocation.sh"
 EXPECTED = {"env/env.txt", "env/pytest_gpu.txt", "bench/bench.txt", "bench/bench.json", "parity/parity.txt",
             "modes/modes.txt", "reeval/reeval.log", "reeval/store.sqlite", "allocation.json"}
 STEPS = ["env", "bench", "parity", "modes", "reeval"]
-
-
-def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gpu_allocation", ROOT / "tools" / "gpu_allocation.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _tool(*args: str, out_env: Path | None = None) -> subprocess.CompletedProcess:
@@ -88,8 +85,7 @@ def test_the_store_grew_by_one_cell_and_records_its_slice(dry_run) -> None:  # n
 def test_collect_takes_the_store_gzipped_its_report_and_the_files(dry_run, tmp_path: Path,  # noqa: ANN001
                                                                   capsys: pytest.CaptureFixture) -> None:
     out, _ = dry_run
-    tool = _module()
-    assert tool.collect(out, tmp_path, n_boot=0) == 0
+    assert collect.collect(out, tmp_path, n_boot=0) == 0
     run = tmp_path / "gpu_slices_dryrun"
     assert (run / "store.sqlite.gz").is_file()  # committed as every committed run ships
     assert "## Provenance" in (run / "report.md").read_text()
@@ -97,16 +93,21 @@ def test_collect_takes_the_store_gzipped_its_report_and_the_files(dry_run, tmp_p
     (copied,) = (tmp_path / "gpu_allocations").iterdir()
     assert copied.name == json.loads((out / "allocation.json").read_text())["started_at"].replace("-", "").replace(":", "")
     assert {p.name for p in copied.iterdir()} == {"env.txt", "pytest_gpu.txt", "bench.txt", "bench.json",
-                                                  "parity.txt", "modes.txt", "reeval.log", "allocation.json"}
-    assert tool.collect(out, tmp_path, n_boot=0) == 0  # the same store again: as many finished jobs
+                                                  "parity.txt", "modes.txt", "reeval.log", "allocation.json",
+                                                  "collect.json"}
+    with reading(run) as store:
+        rows = store.rows()
+    capsys.readouterr()
+    assert collect.collect(out, tmp_path, n_boot=0) == 0  # the same store again: nothing changes
+    assert "0 job(s) added, 0 finished that were not" in capsys.readouterr().out
     store = Store(run / "store.sqlite")  # the committed store moves on: one more finished job
     store.add_jobs([{"key": "extra", "arch": "a", "protocol": "p", "seed": 0, "job_json": "{}"}])
     store.finish("extra", Status.DONE, {})
     store.close()
-    capsys.readouterr()
-    assert tool.collect(out, tmp_path, n_boot=0) == 2
-    n = sum(r["status"] == Status.DONE for r in Store(out / "reeval" / "store.sqlite", readonly=True).rows())
-    assert f"holds {n} finished jobs, fewer than the {n + 1} of" in capsys.readouterr().err
+    assert collect.collect(out, tmp_path, n_boot=0) == 0  # merged again: the stored job stays
+    with reading(run) as store:
+        assert store.rows() == [*rows, *[r for r in store.rows() if r["key"] == "extra"]]
+        assert [r["status"] for r in store.rows() if r["key"] == "extra"] == [Status.DONE]
 
 
 def test_size_counts_the_checkout_and_the_included_paths_against_max_mib(tmp_path: Path) -> None:
@@ -157,16 +158,15 @@ def test_output_limits_are_options(tmp_path: Path) -> None:
 
 
 def test_defaults_of_the_limits_and_the_budget_shares() -> None:
-    tool = _module()
-    args = tool.parse_args(["all"])
+    args = cli.parse_args(["all"])
     assert (args.budget, args.max_mib, args.max_files, args.max_file_mib, args.max_depth) == (540, 64, 10, 16, 2)
     hour = time.monotonic() + 3300
-    assert round(tool.share(args, hour, "env", ["bench", "reeval"])) == 150
-    assert round(tool.share(args, hour, "bench", ["reeval"])) == 330
-    assert 3280 < tool.share(args, hour, "reeval", []) <= 3290  # the rest, less 10 s to write the summary
+    assert round(runner.share(args, hour, "env", ["bench", "reeval"])) == 150
+    assert round(runner.share(args, hour, "bench", ["reeval"])) == 330
+    assert 3280 < runner.share(args, hour, "reeval", []) <= 3290  # the rest, less 10 s to write the summary
     short = time.monotonic() + 540  # the default budget: env and bench leave the steps after them 240 s each
-    assert round(tool.share(args, short, "env", ["bench", "reeval"])) == 60
-    assert round(tool.share(args, short - 60, "bench", ["reeval"])) == 240
+    assert round(runner.share(args, short, "env", ["bench", "reeval"])) == 60
+    assert round(runner.share(args, short - 60, "bench", ["reeval"])) == 240
 
 
 def test_bad_input_is_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -188,16 +188,15 @@ def test_a_step_past_its_share_gets_sigterm_first_then_sigkill(tmp_path: Path, m
     """At the end of its share a step's process group gets SIGTERM, so a slice writes its record
     (here: a child that writes a file on SIGTERM), then SIGKILL after the grace (a child that
     ignores SIGTERM still ends)."""
-    tool = _module()
-    monkeypatch.setattr(tool, "POLL_S", 0.2)
-    monkeypatch.setattr(tool, "GRACE_S", 5.0)
+    monkeypatch.setattr(process, "POLL_S", 0.2)
+    monkeypatch.setattr(process, "GRACE_S", 5.0)
     mark = tmp_path / "record"
     polite = ("import pathlib, signal, sys, time\n"
               "def stop(*_):\n    pathlib.Path(sys.argv[1]).write_text('recorded'); sys.exit(143)\n"
               "signal.signal(signal.SIGTERM, stop)\nprint('started', flush=True)\ntime.sleep(60)\n")
-    status = tool.run_logged([sys.executable, "-c", polite, str(mark)], tmp_path / "a.log", time.monotonic() + 1.5)
+    status = process.run_logged([sys.executable, "-c", polite, str(mark)], tmp_path / "a.log", time.monotonic() + 1.5)
     assert status == "killed at the end of its share (exit 143)" and mark.read_text() == "recorded"
     stubborn = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n"
     began = time.monotonic()
-    status = tool.run_logged([sys.executable, "-c", stubborn], tmp_path / "b.log", time.monotonic() + 1.5)
+    status = process.run_logged([sys.executable, "-c", stubborn], tmp_path / "b.log", time.monotonic() + 1.5)
     assert status == f"killed at the end of its share (exit {-signal.SIGKILL})" and time.monotonic() - began < 30
