@@ -61,7 +61,7 @@ def _named_pipeline(argument: str) -> Path | None:
 def _differences(spec: Path, run_dir: Path, stored: dict[str, Any]) -> list[str]:
     """The identity keys in which the pipeline file ``spec`` differs from the stored one ([]: the
     same pipeline, or one that grows it, or one that cannot be planned here)."""
-    from ..pipeline.identity import ANALYSIS_ONLY, identity_grows, strip_keys
+    from ..pipeline.identity import analysis_only, identity_grows, strip_keys
     from ..pipeline.runner import plan_pipeline
     from ..pipeline.spec import load_pipeline
     from ..store.binding import diff_keys
@@ -71,7 +71,7 @@ def _differences(spec: Path, run_dir: Path, stored: dict[str, Any]) -> list[str]
         identity = pipeline.identity(plan_pipeline(pipeline, data=False, run_dir=run_dir).archs)
     except (NasRescaleError, ImportError):
         return []  # not plannable here: nothing to compare the store with
-    old = strip_keys(stored, ANALYSIS_ONLY)
+    old = strip_keys(stored, analysis_only())
     if old == identity or identity_grows(old, identity):
         return []
     return diff_keys(old, identity)

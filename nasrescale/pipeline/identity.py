@@ -1,12 +1,15 @@
 """When a stored pipeline is the same experiment as the one being run: the keys that only say
-how stored runs are read (:data:`ANALYSIS_ONLY`), and a pipeline grown by protocols or by a
-trend's budgets (:func:`identity_grows`), whose stored jobs are then jobs of the grown one too."""
+how stored runs are read (:func:`analysis_only`: the shared tables' and each kind's own), and a
+pipeline grown by protocols or by a trend's budgets (:func:`identity_grows`), whose stored jobs
+are then jobs of the grown one too."""
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["ANALYSIS_ONLY", "identity_grows", "strip_keys"]
+from .kinds import KINDS
+
+__all__ = ["SHARED_ANALYSIS_ONLY", "analysis_only", "identity_grows", "strip_keys"]
 
 
 def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -44,14 +47,24 @@ def _budgets_grow(before: Any, after: Any) -> bool:
     return rest and set(after.get("epochs", [])) > set(before.get("epochs", []))
 
 
-#: keys that do not determine stored results, so a store made under other values (or before
-#: the key existed) is the same experiment: how stored runs are read (the maximal-LR rule, its
-#: loss and tolerance, how often a grid may be extended), ``archs.sample_degenerate`` and
-#: ``archs.unique`` (the identity holds the ``arch_list`` they produced)
-ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
-                 "archs.sample_degenerate", "archs.unique", "trend.reuse", "trend.noise", "trend.top_percent",
-                 "landscape.reuse", "landscape.study", "landscape.top_percent", "landscape.criterion",
-                 "landscape.recipe")
+#: keys of the shared tables that do not determine stored results, so a store made under other
+#: values (or before the key existed) is the same experiment: how stored runs are read (the
+#: maximal-LR rule, its loss and tolerance, how often a grid may be extended),
+#: ``archs.sample_degenerate`` and ``archs.unique`` (the identity holds the ``arch_list`` they
+#: produced); a kind adds its own (``PipelineKind.analysis_only``)
+SHARED_ANALYSIS_ONLY = ("lr_search.rule", "lr_search.loss", "lr_search.rel_tol", "lr_search.extend",
+                        "archs.sample_degenerate", "archs.unique")
+
+
+def analysis_only() -> tuple[str, ...]:
+    """Every dotted key that only says how stored runs are read: the shared tables' and every
+    registered kind's own.
+
+    >>> keys = analysis_only()
+    >>> keys[:2], "landscape.recipe" in keys
+    (('lr_search.rule', 'lr_search.loss'), True)
+    """
+    return SHARED_ANALYSIS_ONLY + tuple(key for kind in KINDS.values() for key in kind.analysis_only)
 
 
 def strip_keys(doc: dict[str, Any], paths: Sequence[str]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from ..registry import Registry
 from ..jobs.job import TrainJob
 from ..store.write import Store
 from .calibration import calibration_plan
-from .landscape import check_landscape, extend_cells, landscape_plan, refresh_analysis
+from .landscape import ANALYSIS_SETTINGS, check_landscape, extend_cells, landscape_plan, refresh_analysis
 from .trend import check_reuse, reusing, trend_plan
 from .validation import extend_validation, validation_plan
 from .protocols import ProtocolEntry, protocol_keys
@@ -76,6 +76,9 @@ class PipelineKind:
             does once a chunk of cells finished (a landscape extends their grids); ``None``: nothing.
         reuse_key: the ``table.key`` naming a store whose finished runs of the same jobs are
             copied in instead of trained (with ``runs=reusing``, ``check=check_reuse``).
+        analysis_only: the kind's dotted keys that only say how stored runs are read (a store
+            made under other values is the same experiment;
+            :func:`~nasrescale.pipeline.identity.analysis_only`).
     """
 
     name: str
@@ -91,6 +94,7 @@ class PipelineKind:
     stores_kind: bool = True
     cells_done: Callable[[Pipeline, Sequence[str], Store, RunJobs], tuple[int, int, int]] | None = None
     reuse_key: str | None = None
+    analysis_only: tuple[str, ...] = ()
 
 
 #: the registered kinds, by name
@@ -149,7 +153,8 @@ register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, sl
 # -- trend --------------------------------------------------------------------------------
 register_kind(PipelineKind("trend", needs_base_lr=True, searches=True, slices=True, plan=trend_plan,
                            after=_nothing_after, owns=("trend",), uses=staged_tables, runs=reusing,
-                           check=check_reuse, reuse_key="trend.reuse"))
+                           check=check_reuse, reuse_key="trend.reuse",
+                           analysis_only=("trend.reuse", "trend.noise", "trend.top_percent")))
 
 
 # -- landscape ----------------------------------------------------------------------------
@@ -162,4 +167,5 @@ def _landscape_after(pipeline: Pipeline, archs: Sequence[str], store: Store, met
 register_kind(PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan,
                            after=_landscape_after, owns=("landscape",), runs=reusing, check=check_landscape,
                            reuse_key="landscape.reuse",
+                           analysis_only=tuple(f"landscape.{key}" for key in ANALYSIS_SETTINGS),
                            cells_done=lambda pipeline, archs, store, run: extend_cells(pipeline, archs, store, run)))

@@ -39,7 +39,7 @@ from .execute import RunJobs, run_jobs, run_search
 from .lock import driver_lock, lock_if_present
 from .preflight import check_data, check_executor, check_reference
 from .signals import sigterm_as_interrupt
-from .identity import ANALYSIS_ONLY, identity_grows, strip_keys
+from .identity import analysis_only, identity_grows, strip_keys
 from .spec import Pipeline
 from .stages import resolve_lrs, tuning_cells
 
@@ -171,7 +171,7 @@ def _check_store_file(pipeline: Pipeline, archs: list[str], path: Path, shown: P
         return  # not readable: the driver's own open says why, before it writes
     try:
         check_connection(db, shown, READ_COLUMNS, empty=True)  # damaged or newer: refused as the driver's open would
-        verdict, old = binding_verdict(db, pipeline.identity(archs), lambda o: strip_keys(o, ANALYSIS_ONLY),
+        verdict, old = binding_verdict(db, pipeline.identity(archs), lambda o: strip_keys(o, analysis_only()),
                                        identity_grows)
     except sqlite3.Error:
         return
@@ -185,7 +185,7 @@ def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[s
     """Bind ``pipeline`` to ``store`` as every driver does (``run``, a slice): the same identity,
     or one grown by protocols (:func:`~nasrescale.pipeline.identity.identity_grows`), else refused."""
     store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra,
-                        normalize=lambda old: strip_keys(old, ANALYSIS_ONLY), grows=identity_grows)
+                        normalize=lambda old: strip_keys(old, analysis_only()), grows=identity_grows)
 
 
 class _Counted:

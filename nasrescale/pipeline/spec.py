@@ -63,7 +63,7 @@ from ..space.selection import select_archs
 from .calibration import Candidate, candidate_data, candidate_keys, candidates_table, parse_candidates
 from .checks import check_distinct, check_stages, check_tuning_seeds
 from .files import pipeline_names, resolve_pipeline_path
-from .identity import ANALYSIS_ONLY, strip_keys
+from .identity import analysis_only, strip_keys
 from .kinds import PipelineKind, get_kind, owned_tables
 from .landscape import LandscapeSettings
 from .preflight import PIPELINE_KEYS, DataKeys
@@ -228,7 +228,7 @@ class Pipeline:
     def identity(self, archs: Sequence[str]) -> dict[str, Any]:
         """What determines the run's results: :meth:`resolved` without the executor, data path,
         description, reference and the analysis-only keys
-        (:data:`~nasrescale.pipeline.identity.ANALYSIS_ONLY`: changing those never changes a stored result)."""
+        (:func:`~nasrescale.pipeline.identity.analysis_only`: changing those never changes a stored result)."""
         out = self.resolved(archs)
         out.pop("executor")
         out["data"].pop("path", None)
@@ -238,7 +238,7 @@ class Pipeline:
             out["pipeline"].pop("seeds", None)
             for table in out["budgets"].values():
                 table.pop("seeds", None)
-        return strip_keys(out, ANALYSIS_ONLY)
+        return strip_keys(out, analysis_only())
 
 
 def _apply_overrides(doc: dict[str, Any], overrides: Overrides) -> None:

@@ -39,7 +39,7 @@ def test_the_stored_study_keeps_its_cells_and_identity(tmp_path):
     import gzip
     from pathlib import Path
 
-    from nasrescale.pipeline.identity import ANALYSIS_ONLY, strip_keys
+    from nasrescale.pipeline.identity import analysis_only, strip_keys
     from nasrescale.pipeline.spec import load_pipeline
     from nasrescale.store.read import read_store
 
@@ -49,7 +49,7 @@ def test_the_stored_study_keeps_its_cells_and_identity(tmp_path):
     stored = list(read_store(tmp_path / "store.sqlite").record.archs)
     assert pipeline.arch_list() == stored
     explicit = load_pipeline(root / "pipeline.toml", ["archs.unique=false"])
-    assert strip_keys(explicit.identity(stored), ANALYSIS_ONLY) == strip_keys(pipeline.identity(stored), ANALYSIS_ONLY)
+    assert strip_keys(explicit.identity(stored), analysis_only()) == strip_keys(pipeline.identity(stored), analysis_only())
 
 
 def test_duplicate_architectures_in_a_list_are_merged_with_a_notice(capsys):
