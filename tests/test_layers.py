@@ -54,3 +54,17 @@ def test_no_import_cycle_between_modules():
             edges.add_edge(module, imported)
     cycles = [sorted(c) for c in nx.strongly_connected_components(edges) if len(c) > 1]
     assert cycles == []
+
+
+def test_report_kind_rooms_are_independent_siblings(tmp_path):
+    """A kind's room importing another kind's room (here the retrain report the landscape's
+    writer) breaks the report rooms' contract: a link goes through ``report.common.links``."""
+    shutil.copytree(ROOT / "nasrescale", tmp_path / "nasrescale",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.npz", "*.gz"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    claims = tmp_path / "nasrescale" / "report" / "retrain" / "claims.py"
+    claims.write_text(claims.read_text() + "\nfrom ..landscape import write  # planted sibling import\n")
+    result = lint(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "report rooms BROKEN" in result.stdout
+    assert "nasrescale.report.retrain.claims -> nasrescale.report.landscape.write" in result.stdout

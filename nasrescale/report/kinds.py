@@ -21,12 +21,15 @@ from ..ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
 from ..registry import Registry
 from ..store.read import read_store
 from .calibration.write import calibration_text, proxy_validity, write_calibration_report
+from .common.links import RunLink
+from .landscape.link import LANDSCAPE_LINK
 from .landscape.write import landscape_text, write_landscape_report
 from .lr_validation.write import summary_text, write_validation_report
 from .retrain.write import ranking_text, write_report
+from .trend.link import TREND_LINK
 from .trend.write import trend_text, write_trend_report
 
-__all__ = ["KindReport", "REPORTS", "register_report", "write_run_report", "end_of_run"]
+__all__ = ["KindReport", "REPORTS", "RUN_LINKS", "register_report", "write_run_report", "end_of_run"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class KindReport:
 
 #: the report of each pipeline kind, by the kind's name
 REPORTS: Registry[KindReport] = Registry("pipeline.kind", "reports of pipeline kinds")
+
+#: the runs of other kinds a study's report quotes (its claims), in the claims' order; the rooms
+#: stay siblings: each link is its own room's, handed to the retrain report here
+RUN_LINKS: tuple[RunLink, ...] = (TREND_LINK, LANDSCAPE_LINK)
 
 
 def register_report(report: KindReport) -> KindReport:
@@ -78,11 +85,12 @@ def end_of_run(run_dir: Path) -> None:
 
 def _retrain_write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
     """The retrain report, with the proxy validity of the calibration candidate its pipeline
-    names (``pipeline.calibration``, a run under the same results root)."""
+    names (``pipeline.calibration``, a run under the same results root) and the runs of
+    :data:`RUN_LINKS` built on it."""
     calibration = read_store(run_dir / "store.sqlite").record.calibration
     proxy = proxy_validity(calibration, run_dir.parent, n_boot) if calibration else None
     return write_report(run_dir, n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy,
-                        include_tuning=include_tuning)
+                        include_tuning=include_tuning, links=RUN_LINKS)
 
 
 register_report(KindReport("retrain", ranking_text, _retrain_write))

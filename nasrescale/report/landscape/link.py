@@ -47,9 +47,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ...ranking.bands import MIN_TOPK_ROWS
+from ..common.links import RunLink
 from ..common.siblings import sibling_reports
 
-__all__ = ["linked_landscapes", "landscape_claim"]
+__all__ = ["linked_landscapes", "landscape_claim", "LANDSCAPE_LINK"]
 
 
 def linked_landscapes(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
@@ -114,3 +115,11 @@ def _verdict_text(v: Mapping[str, Any] | None) -> str:
             f"{d['ci95'][1]:+.3f}]; {power}; {hits} of {len(v['controls'])} positive controls detected); "
             f"model-based gain of each cell's own LR {b['model']['estimate']:+.2f} [{b['model_ci'][0]:+.2f}, "
             f"{b['model_ci'][1]:+.2f}] points")
+
+
+def _quotes(run_dir: Path, name: str, dataset: str | None) -> list[str]:
+    return [landscape_claim(folder, numbers) for folder, numbers in linked_landscapes(run_dir, name)]
+
+
+#: how a study's report quotes the landscapes built on it
+LANDSCAPE_LINK = RunLink("landscape", _quotes)

@@ -22,7 +22,6 @@ from .archs import arch_lines, arch_rows
 from .budget import budget_lines, search_lines
 from .claims import claims_pair, claims_section
 from ..common.held_out import held_out_note
-from ..common.verdicts import paper_gain
 from .identical import identical_note
 from ..common.method import method_section
 from .pair_section import lr_setting, pair_lines
@@ -33,11 +32,10 @@ from .tau_matrix import tau_matrix, tau_matrix_lines
 from ..common.provenance import provenance_lines
 from .cross_run import CrossRun
 from .extrapolated import Extrapolated
+from ..common.links import quote_links
 from ..common.page import Computed, Section
 from .reference_gaps import gap_section, reference_section
 from .summary import RunSummary
-from ..landscape.link import landscape_claim, linked_landscapes
-from ..trend.link import linked_trends, trend_claim
 from .tuning import tuning_lines, tuning_numbers
 from .two_by_two import TwoByTwo
 
@@ -95,9 +93,7 @@ class Claims(_Lines):
         pair = claims_pair(numbers["pairs"], run.store.record.protocols)
         key = f"{pair.get('b')} vs {pair.get('a')}" if pair else ""
         dataset = run.store.record.dataset
-        trends = [trend_claim(folder, trend, paper_gain(dataset))
-                  for folder, trend in linked_trends(run.run_dir, run.name)]
-        trends += [landscape_claim(folder, land) for folder, land in linked_landscapes(run.run_dir, run.name)]
+        trends = quote_links(run.links, run.run_dir, run.name, dataset)
         return claims_section(pair, numbers["reference"], dataset, run.proxy,
                               split=run.splits.get(key), setting=lr_setting(run, pair), trends=trends,
                               effects=run.effects, names=run.names)

@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ...ranking.compare import compare
 from ...ranking.paired import paired_robust
 from ...ranking.sources import Source, store_source
 from ...store.job_status import Status
 from ...store.read import StoreData, read_store
+from ..common.links import RunLink
 from ..common.held_out import held_out, tuning_cells, without
 from ..common.names import short_names
 from ..common.reference import Comparison, load_reference, protocol_order, reference_spec
@@ -96,6 +97,7 @@ class RunSummary:
     held_out: dict[str, str]
     include_tuning: bool
     trained: dict[str, Source]
+    links: tuple[RunLink, ...] = ()
 
     @property
     def compared(self) -> list[str]:
@@ -148,7 +150,8 @@ def _with_paired(comparison: Comparison) -> Comparison:
 
 
 def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
-              proxy: dict[str, Any] | None = None, include_tuning: bool = False) -> RunSummary:
+              proxy: dict[str, Any] | None = None, include_tuning: bool = False,
+              links: Sequence[RunLink] = ()) -> RunSummary:
     """Read the run in ``run_dir`` into its :class:`RunSummary` (see its attributes).
 
     Raises:
@@ -182,4 +185,4 @@ def summarize(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = F
                       f"`nasrescale report {name} --include-degenerate`", budget, searches(store), {**tuning_progress(store), **tunings(store)}, pairs, spec, ref,
                       missing, vs_ref, proxy, same, splits, _cells(store, compared),
                       effect_rows(usable, n_boot=n_boot, include_degenerate=include_degenerate), cells_out,
-                      include_tuning, trained)
+                      include_tuning, trained, tuple(links))

@@ -19,6 +19,7 @@ from ...ranking.compare import compare
 from ...ranking.sources import store_source
 from ...ranking.text import fmt, format_table
 from ...store.read import read_store
+from ..common.links import RunLink
 from ..common.page import Section, assemble, write_markdown_json
 from ..common.reference import load_reference, protocol_order, reference_spec
 from .sections import RETRAIN_SECTIONS
@@ -29,7 +30,7 @@ __all__ = ["write_report", "ranking_text"]
 
 def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool = False,
                  proxy: dict[str, Any] | None = None, include_tuning: bool = False,
-                 sections: Sequence[Section[Any]] = RETRAIN_SECTIONS) -> Path:
+                 sections: Sequence[Section[Any]] = RETRAIN_SECTIONS, links: Sequence[RunLink] = ()) -> Path:
     """Write ``run_dir/report.md`` (with its PNGs and ``report.json``) and return its path.
 
     Args:
@@ -43,12 +44,14 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
             statistic (default: left out, and the page says which).
         sections: the page's sections, in order (default: :data:`RETRAIN_SECTIONS`, where a new
             section is one entry).
+        links: how the claims quote the runs of other kinds built on this one (the trends and
+            landscapes: :data:`nasrescale.report.kinds.RUN_LINKS`; none by default).
 
     Raises:
         DataError: no readable store in ``run_dir``.
     """
     run = summarize(Path(run_dir), n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy,
-                    include_tuning=include_tuning)
+                    include_tuning=include_tuning, links=links)
     lines, numbers = assemble(sections, run)
     # the calibration's figures, read from another run, come last
     return write_markdown_json(run.run_dir, lines, {**run.numbers(), **numbers, "proxy": proxy})

@@ -67,10 +67,11 @@ from typing import Any, Mapping
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import fmt
 from .path import path_text
+from ..common.links import RunLink
 from ..common.siblings import sibling_reports
-from ..common.verdicts import cells_text
+from ..common.verdicts import cells_text, paper_gain
 
-__all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim"]
+__all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim", "TREND_LINK"]
 
 
 def linked_trends(run_dir: Path, name: str) -> list[tuple[str, dict[str, Any]]]:
@@ -213,3 +214,11 @@ def trend_claim(folder: str, numbers: Mapping[str, Any], paper: float | None) ->
     cells = numbers.get("compared", numbers.get("cells", "?"))
     return (f"With the budget ([{folder}](../{folder}/report.md), {cells} cells): "
             + "; ".join(parts) + ". No trend is extrapolated past the largest budget it measured.")
+
+
+def _quotes(run_dir: Path, name: str, dataset: str | None) -> list[str]:
+    return [trend_claim(folder, trend, paper_gain(dataset)) for folder, trend in linked_trends(run_dir, name)]
+
+
+#: how a study's report quotes the trends built on it
+TREND_LINK = RunLink("trend", _quotes)
