@@ -174,6 +174,13 @@ def test_a_rerun_brings_the_plans_analysis_settings_up_to_date_and_reads_the_rec
     printed = json.loads(out)  # stdout is the report's figures only; the paths written go to stderr
     assert printed["verdicts"]["recipe"]["n"] == len(ARCHS) and "wrote" in err
     assert {"bracket", "distortion", "controls", "power_curve", "detectable", "plan"} <= set(printed["verdicts"])
+    # a named run not started yet is left out of the arm and named; the stored ones still make the arm
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, table + '\nrecipe = ["land:flat", "later:default"]')),
+                       "--results", results, "--quiet")
+    assert code == 0, err
+    r = json.loads((run_dir / "report.json").read_text())["verdicts"]["recipe"]
+    assert r["n"] == len(ARCHS) and r["names"] == ["land:flat"] and r["missing"] == ["later:default"]
+    assert "The recipe arm leaves out later:default: no store yet" in (run_dir / "report.md").read_text()
 
 
 def test_a_time_limited_run_extends_each_chunk_of_cells(tmp_path, capsys, fake_training):

@@ -41,14 +41,27 @@ def recipe_scores(names: Sequence[str], cells: Sequence[CellLandscape], seeds: S
                   results: Path) -> dict[str, Any]:
     """The recipe arm on the landscape's ``cells`` and ``seeds``: ``{"names", "rows"}`` with
     ``rows`` the indices of the cells every seed of which the recipe has, ``scores`` their
-    ``(cells, seeds)`` accuracies, or ``{"names", "error"}`` where a name cannot be read."""
+    ``(cells, seeds)`` accuracies and ``missing`` the names whose run has no store yet (where
+    any), or ``{"names", "error"}`` where a name cannot be read."""
     found: dict[tuple[str, int], float] = {}
+    read, missing = [], []
     try:
         for name in names:
+            if ":" in name.strip(":") and not _stored(name, results):  # a malformed name is refused below
+                missing.append(name)
+                continue
             for key, acc in _runs(name, results).items():
                 found.setdefault(key, acc)
+            read.append(name)
     except (NasRescaleError, OSError) as err:
         return {"names": list(names), "error": str(err)}
     rows = [i for i, c in enumerate(cells) if all((c.arch, s) in found for s in seeds)]
     scores = np.array([[found[(cells[i].arch, s)] for s in seeds] for i in rows]).reshape(len(rows), len(seeds))
-    return {"names": list(names), "rows": rows, "scores": scores}
+    return {"names": read, "rows": rows, "scores": scores, **({"missing": missing} if missing else {})}
+
+
+def _stored(name: str, results: Path) -> bool:
+    """Whether ``RUN:LABEL``'s run has a store yet (a run not started is left out of the arm, and
+    named, rather than failing the arm's other runs)."""
+    path = store_path(name.partition(":")[0], results)
+    return path.is_file() or path.with_name(path.name + ".gz").is_file()

@@ -79,6 +79,9 @@ def distortion_lines(v: Mapping[str, Any]) -> list[str]:
              verdict_line(v), ""]
     if r and "error" in r:
         lines += [f"The recipe arm ({', '.join(r['names'])}) is not tested: {r['error']}.", ""]
+    if r and r.get("missing"):
+        lines += [f"The recipe arm leaves out {', '.join(r['missing'])}: no store yet; its cells join the arm once run.",
+                  ""]
     if not v["controls_detected"]:
         lines += ["The test detected none of its positive controls: at this design it cannot tell a distortion we know "
                   "is there from seed noise, so this report makes no claim that the ranking is not distorted.", ""]

@@ -54,10 +54,12 @@ def _recipe(recipe: dict[str, Any] | None, oracle: np.ndarray, rng: np.random.Ge
         return None
     if "error" in recipe or len(recipe["rows"]) < 3:
         return {"names": recipe["names"], "n": len(recipe.get("rows", [])),
-                "error": recipe.get("error", "fewer than 3 of the landscape's cells have every seed's run")}
+                "error": recipe.get("error", "fewer than 3 of the landscape's cells have every seed's run"),
+                **({"missing": recipe["missing"]} if recipe.get("missing") else {})}
     d = distortion(recipe["scores"], oracle[recipe["rows"]], rng, n_boot)
     return {"names": recipe["names"], "n": len(recipe["rows"]), **d,
-            "verdict": verdict(d["ci95"], d["ci90"], TAU_MARGIN, detected)}
+            "verdict": verdict(d["ci95"], d["ci90"], TAU_MARGIN, detected),
+            **({"missing": recipe["missing"]} if recipe.get("missing") else {})}
 
 
 def verdicts(cells: Sequence[CellLandscape], per_octave: int, lr: Callable[[float], float], n_sim: int = 200,
