@@ -111,6 +111,19 @@ def _cell_facts(points: Sequence[Point], family: CellFamily) -> list[_Cell]:
     return out
 
 
+def _weighted_label(family: CellFamily) -> str:
+    """The stratum of cells with a weight layer on a live edge, named for the family's layers:
+    ``conv-bearing cells`` where every weighted op is a conv (NB201, the CNN nets), else ``cells
+    with a weight layer`` (the MLP nets' linear edges).
+
+    >>> from nasrescale.space.registry import get_family
+    >>> _weighted_label(get_family("nb201")), _weighted_label(get_family("mlp_dag"))
+    ('conv-bearing cells', 'cells with a weight layer')
+    """
+    weighted = [op for op in family.ops if op.kind.parametric]
+    return "conv-bearing cells" if all(op.kind.needs_kernel for op in weighted) else "cells with a weight layer"
+
+
 def _slope_fit(name: str, cells: list[_Cell]) -> Fit:
     if len(cells) < 3 or len({c.x for c in cells}) < 2:
         return Fit(name, len(cells), None, None, 0)
@@ -129,7 +142,7 @@ def criterion_fits(points: Sequence[Point], family: CellFamily) -> CensoredFits:
     """The censored slopes and the path-count comparison (module docstring)."""
     cells = _cell_facts(points, family)
     fits = (_slope_fit("every cell (censored fit)", cells),
-            _slope_fit("conv-bearing cells", [c for c in cells if c.conv]),
+            _slope_fit(_weighted_label(family), [c for c in cells if c.conv]),
             _slope_fit("cells with more than one path", [c for c in cells if c.paths > 1]))
     measured = [c for c in cells if c.censor == 0]
     y = np.array([c.y for c in measured])
