@@ -86,7 +86,7 @@ def pool_train(n: int, family: CellFamily, args: argparse.Namespace, protocol, c
     images/s per process, wall-clock images/s of the whole pool, spawn, data and evaluation included)."""
     name = "cifar10" if args.data else "cifar10-subset"
     data = DataSpec(name, args.data, None, args.train_images, 256, args.resolution)  # the timed images
-    jobs = [TrainJob(ARCH, family, data, protocol, seed=s, width=args.width, cells=args.cells) for s in range(n)]
+    jobs = [TrainJob.from_arch(ARCH, family, data, protocol, seed=s, width=args.width, cells=args.cells) for s in range(n)]
     devices = ["cuda:0" if cuda else "cpu"] * n  # one GPU, N processes (CPU: N processes share the cores)
     pool = PoolExecutor(ExecutorSettings(device="cuda" if cuda else "cpu", jobs_per_gpu=n, fuse=False),
                         devices=devices, progress=False)

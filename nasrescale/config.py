@@ -67,7 +67,8 @@ def _describe(tp: Any) -> str:
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
     if origin in (Union, types.UnionType):
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
+        # a type marked ``in_files = False`` is set by the program only: not named to the user
+        return " or ".join(_describe(a) for a in typing.get_args(tp) if getattr(a, "in_files", True))
     if tp is type(None):
         return "none"
     if origin in (tuple, list):

@@ -40,8 +40,8 @@ from .fileio import shipped_toml_dir
 from .plugins import Plugin, import_plugins
 from .registry import Registry
 
-__all__ = ["Protocol", "load_protocol", "protocol_table", "protocol_file", "protocol_names", "builtin_protocols_dir",
-           "cosine_factor", "SCHEDULES", "FAMILY_KERNEL_RULE"]
+__all__ = ["Protocol", "LrToSearch", "LR_TO_SEARCH", "load_protocol", "protocol_table", "protocol_file",
+           "protocol_names", "builtin_protocols_dir", "cosine_factor", "SCHEDULES", "FAMILY_KERNEL_RULE"]
 
 #: the schedules a protocol may name (``protocol.schedule``): the LR factor at ``t``, the
 #: fraction of the post-warm-up epochs done (0 at its first epoch)
@@ -53,6 +53,36 @@ SCHEDULES.add("constant", lambda t: 1.0)
 FAMILY_KERNEL_RULE = "family"
 
 
+class LrToSearch:
+    """The base LR of a protocol whose LR the run's search is still to choose (``base_lr =
+    "search"``): the one value, :data:`LR_TO_SEARCH`. A job planned with it is checked and
+    counted, never keyed, stored or trained (:meth:`Protocol.require_lr` refuses it).
+
+    >>> LR_TO_SEARCH, LrToSearch() is LR_TO_SEARCH
+    (LR_TO_SEARCH, True)
+    """
+
+    __slots__ = ()
+    _one: "LrToSearch | None" = None
+    #: a pipeline or protocol file cannot spell it (:mod:`nasrescale.config` leaves it out of its messages)
+    in_files = False
+
+    def __new__(cls) -> "LrToSearch":
+        if cls._one is None:
+            cls._one = super().__new__(cls)
+        return cls._one
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        return LrToSearch, ()  # unpickled as the one value
+
+    def __repr__(self) -> str:
+        return "LR_TO_SEARCH"
+
+
+#: the LR of a protocol still to be searched
+LR_TO_SEARCH = LrToSearch()
+
+
 @dataclass(frozen=True)
 class Protocol:
     """One training recipe.
@@ -61,7 +91,8 @@ class Protocol:
         name: protocol name (recorded with every result).
         epochs: training epochs; the schedule spans exactly these.
         batch_size: training batch size (images).
-        lr: base learning rate; ``None`` (the default, and ``rescaled``) means "must be given".
+        lr: base learning rate; ``None`` (the default, and ``rescaled``) means "must be given";
+            :data:`LR_TO_SEARCH`: the run's LR search chooses it (a planned job's, before the search).
         momentum: SGD momentum.
         nesterov: Nesterov momentum.
         weight_decay: L2 penalty on every parameter (BN and biases included, as NB201).
@@ -97,7 +128,7 @@ class Protocol:
     name: str
     epochs: int = 200
     batch_size: int = 256
-    lr: float | None = None
+    lr: float | LrToSearch | None = None
     momentum: float = 0.9
     nesterov: bool = True
     weight_decay: float = 5e-4
@@ -116,7 +147,7 @@ class Protocol:
         checks = {  # key: (in range, the range)
             "epochs": (self.epochs >= 1, "an integer >= 1"),
             "batch_size": (self.batch_size >= 1, "an integer >= 1"),
-            "lr": (self.lr is None or 0 < self.lr < math.inf, "a finite number > 0"),
+            "lr": (self.lr is None or self.lr_to_search or 0 < self.lr < math.inf, "a finite number > 0"),
             "momentum": (0 <= self.momentum < 1, "in [0, 1)"),
             "weight_decay": (0 <= self.weight_decay < math.inf, "a finite number >= 0"),
             "warmup_epochs": (0 <= self.warmup_epochs < self.epochs, f"in [0, epochs) = [0, {self.epochs})"),
@@ -137,15 +168,26 @@ class Protocol:
             raise ConfigError("protocol init = \"mup\" needs Microsoft's mup package, which is not installed; "
                               "install the extra: pip install 'nasrescale[mup]'")
 
+    @property
+    def lr_to_search(self) -> bool:
+        """Whether the base LR is still to be searched (:data:`LR_TO_SEARCH`)."""
+        return isinstance(self.lr, LrToSearch)
+
     def require_lr(self) -> float:
         """The base LR, or an error saying how to give it (key ``protocol.lr``; a pipeline names
-        its own key: :func:`nasrescale.pipeline.protocols.protocol_keys`).
+        its own key: :func:`nasrescale.pipeline.protocols.protocol_keys`) or that the LR search
+        has not chosen it yet.
 
-        A :class:`~nasrescale.jobs.job.TrainJob` calls it when it is made: nothing that runs a
-        job checks the LR again."""
+        A :class:`~nasrescale.jobs.job.TrainJob` calls it when it is made (one still to be
+        searched is let through, to be checked and counted) and again before it is keyed or
+        trained."""
         if self.lr is None:
             raise ConfigError(f"protocol.lr: protocol {self.name!r} needs a base learning rate: "
                               "pass --base-lr X (or --set lr=X)")
+        if isinstance(self.lr, LrToSearch):
+            raise ConfigError(f"protocol.lr: protocol {self.name!r} has base_lr = \"search\" and the LR search has "
+                              "not chosen it yet: its jobs are planned to be checked and counted, not trained "
+                              "(a pipeline run searches first)")
         return self.lr
 
 

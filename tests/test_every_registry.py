@@ -167,7 +167,7 @@ def _warmup_rule(name: str, tmp_path: Path) -> None:
     """A job with the rule is made, and the rule's control warms a network's layers up."""
     family = FAMILIES.get("nb201")
     protocol = load_protocol("nb201", {"warmup_rule": name})
-    TrainJob("3_33_333", family, DataSpec("cifar10-subset"), protocol)
+    TrainJob.from_arch("3_33_333", family, DataSpec("cifar10-subset"), protocol)
     net = build_model("3_33_333", family, _Data.num_classes, in_shape=IMAGE, **_size(family))
     assert WARMUP_RULES.get(name)(net, 1, protocol, torch.device("cpu")).configured
 

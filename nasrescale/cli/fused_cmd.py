@@ -58,6 +58,7 @@ def run_fused(args: argparse.Namespace) -> int:
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
     from ..jobs.fusion import group_checkpoint_name, train_jobs_fused  # torch: as above
     from ..jobs.job import DataSpec, TrainJob, resolve_device
+    from ..space.parsed_arch import ParsedArch
 
     family = family_from_args(args)
     seeds = seeds_from_args(args.seeds) if args.seeds else [args.seed]
@@ -66,8 +67,8 @@ def run_fused(args: argparse.Namespace) -> int:
         raise ConfigError("--checkpoint-every must be >= 1")
     device = resolve_device(args.device)
     data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
-    graph = parse_archs([args.arch], family, args)[0]  # a cell of another family: its error names that family
-    jobs = [TrainJob(graph, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
+    cell = ParsedArch.of_graph(parse_archs([args.arch], family, args)[0], family)  # another family's: its error names it
+    jobs = [TrainJob(cell, family, data, protocol, seed=seed, width=args.width, cells=args.cells)
             for protocol in protocols for seed in seeds]  # each checks its protocol's base LR
     if args.download:  # fetch the files first; the jobs themselves never download
         from ..data import load_dataset  # torch: loaded only to train, so the CLI starts fast

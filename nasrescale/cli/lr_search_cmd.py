@@ -16,7 +16,7 @@ import sys
 
 from ..config import to_table
 from ..errors import ConfigError
-from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, format_table, search_jobs
+from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, search_table, search_jobs
 from ..lrsearch.select import SELECTION_RULES
 from ..protocol import load_protocol
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, add_results_option,
@@ -77,6 +77,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     from ..pipeline.lock import driver_lock
     from ..pipeline.preflight import LR_SEARCH_KEYS, check_data, check_executor
     from ..pipeline.runner import run_search
+    from ..space.parsed_arch import ParsedArch
     from ..store.read import run_dir_for
     from ..store.write import Store
 
@@ -86,9 +87,9 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
                                 args.rel_tol,
                                 args.arch, rule=args.rule, loss=args.loss)
     data = DataSpec(args.dataset, args.data_path, None, args.train_subset, args.test_subset, args.resolution)
-    if args.arch is not None:
-        parse_archs([args.arch], family, args)  # a cell of another family: its error names that family
-    pairs = search_jobs(args.arch or family.base, family, data, protocol, settings, "lr-search", args.width,
+    # a cell of another family: its error names that family
+    graph = parse_archs([args.arch or family.base], family, args)[0]
+    pairs = search_jobs(ParsedArch.of_graph(graph, family), family, data, protocol, settings, "lr-search", args.width,
                         args.cells)
     executor = ExecutorSettings(device=device)
     check_executor(executor, "--device")  # everything the runs need, before the first row is stored
@@ -115,7 +116,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     else:
         print(f"LR search: {family.name} {pairs[0][1].arch}, protocol {protocol.name}, {data.name}, "
               f"{len(settings.seeds)} seed(s) x {len(sel.grid)} LRs, {settings.epochs} epoch(s) each")
-        print(format_table(sel, settings.seeds))
+        print(search_table(sel, settings.seeds))
         print(f"plot: {out['plot']}")
     if sel.edge_message() and args.json:
         print(f"nasrescale lr-search: warning: {sel.edge_message()}", file=sys.stderr)

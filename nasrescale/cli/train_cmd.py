@@ -74,7 +74,7 @@ def train_job(args: argparse.Namespace) -> Any:
         raise ConfigError("--checkpoint-every must be >= 1")
     data = DataSpec(args.dataset, args.data_path, args.test_split, args.train_subset, args.test_subset, args.resolution)
     graph = parse_archs([args.arch], family, args)[0]  # a cell of another family: its error names that family
-    return TrainJob(graph, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
+    return TrainJob.from_arch(graph, family, data, protocol, seed=args.seed, width=args.width, cells=args.cells)
 
 
 def run_train(args: argparse.Namespace) -> int:

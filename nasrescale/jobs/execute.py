@@ -24,7 +24,12 @@ __all__ = ["start_run", "run_job", "degenerate_metrics"]
 
 def start_run(job: TrainSpec, data: ImageData, options: RunOptions) -> tuple[InitializedModel, dict[str, Any]]:
     """``job``'s network (seeded, built from the job's parsed graph, initialized by its protocol's
-    init rule, with its LR plan) and its record's job fields for a run with ``options``."""
+    init rule, with its LR plan) and its record's job fields for a run with ``options``.
+
+    Raises:
+        ConfigError: the job's base LR is still to be searched (it was planned only to be checked).
+    """
+    job.protocol.require_lr()  # before anything is built: no job trains at an LR not chosen yet
     run = init_model(job.graph, job.family, data, job.protocol, job.seed, **job.size())
     return run, base_record(job, run.model, run.plan, data, options)
 

@@ -141,8 +141,9 @@ def train_jobs_fused(jobs: Sequence[TrainSpec], options: RunOptions) -> list[dic
     >>> from nasrescale.jobs.job import DataSpec, TrainJob
     >>> from nasrescale.space.registry import get_family
     >>> from nasrescale.protocol import load_protocol
-    >>> jobs = [TrainJob("3_31_013", get_family("nb201"), DataSpec("cifar10-subset", train_subset=60, test_subset=20),
-    ...                  load_protocol("nb201", ["epochs=1", "batch_size=30"]), seed=s, width=2, cells=1) for s in (0, 1)]
+    >>> data = DataSpec("cifar10-subset", train_subset=60, test_subset=20)
+    >>> jobs = [TrainJob.from_arch("3_31_013", get_family("nb201"), data,
+    ...                            load_protocol("nb201", ["epochs=1", "batch_size=30"]), seed=s, width=2, cells=1) for s in (0, 1)]
     >>> [(r["key"] == j.key(), r["epochs_run"], r["provenance"]["fused_members"]) for r, j in
     ...  zip(train_jobs_fused(jobs, RunOptions()), jobs)]
     [(True, 1, 2), (True, 1, 2)]

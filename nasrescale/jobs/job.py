@@ -8,26 +8,27 @@ exactly that, so the result store, the checkpoints and ``nasrescale train`` all 
 groups, trains and returns a JSON-ready record with provenance (package and torch versions,
 device, host, time) outside the key.
 
+A job holds its architecture parsed (:class:`~nasrescale.space.parsed_arch.ParsedArch`: the
+canonical string its key hashes and the graph everything downstream reads); planners parse each
+architecture once and hand every job of it the same cell. :meth:`TrainJob.from_arch` parses a
+string (or takes a graph) for a caller that has one job to make:
+
 >>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.parsed_arch import ParsedArch
 >>> from nasrescale.protocol import load_protocol
->>> job = TrainJob("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), load_protocol("nb201"), seed=0)
->>> job.arch.count("nor_conv_3x3"), len(job.key())
-(6, 16)
->>> job.key() == TrainJob(job.arch, job.family, DataSpec("cifar10-subset", path="/elsewhere"), job.protocol, 0).key()
+>>> cell = ParsedArch.parse("3_33_333", get_family("nb201"))
+>>> job = TrainJob(cell, get_family("nb201"), DataSpec("cifar10-subset"), load_protocol("nb201"), seed=0)
+>>> job.arch.count("nor_conv_3x3"), len(job.key()), job.graph is cell.graph
+(6, 16, True)
+>>> job.key() == TrainJob.from_arch("3_33_333", job.family, DataSpec("cifar10-subset", path="/elsewhere"),
+...                                 job.protocol, 0).key()
 True
 
-A caller that has parsed the architecture already passes the canonical graph; the job keeps it
-(nothing downstream parses the string again) and its key is that of the string:
+The job is the one place a protocol's base LR is checked: a job exists only with a resolved LR,
+or with one still to be searched (:data:`~nasrescale.protocol.LR_TO_SEARCH`), which is checked
+and counted but never keyed nor trained.
 
->>> from nasrescale.space.encodings import parse_arch
->>> graph = parse_arch("3_33_333", job.family)
->>> same = TrainJob(graph, job.family, job.data, job.protocol, seed=0)
->>> same.key() == job.key(), same.graph is graph
-(True, True)
-
-The job is the one place a protocol's base LR is checked: a job exists only with a resolved LR.
-
->>> TrainJob("3_33_333", job.family, job.data, load_protocol("rescaled"))
+>>> TrainJob(cell, job.family, job.data, load_protocol("rescaled"))
 Traceback (most recent call last):
 ...
 nasrescale.errors.ConfigError: protocol.lr: protocol 'rescaled' needs a base learning rate: pass --base-lr X (or --set lr=X)
@@ -39,7 +40,7 @@ import dataclasses
 import functools
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -54,8 +55,8 @@ from ..data.types import ImageData
 from ..models import macro_settings
 from ..protocol import Protocol
 from ..scaling.init_rules import check_rules
-from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
+from ..space.parsed_arch import ParsedArch
 from ..space.topology import effective_edges, is_degenerate
 from . import fusion
 from .execute import run_job
@@ -120,31 +121,30 @@ def _load_data(spec: DataSpec) -> ImageData:
 class TrainJob:
     """One architecture trained under one protocol with one seed.
 
-    The job is the boundary between what a user typed and what trains: the architecture is
-    parsed once (or taken as the canonical graph a caller parsed), the protocol's rules and base
-    LR are checked once, here, and everything downstream (:mod:`nasrescale.jobs.execute`, the
-    model builder) reads :attr:`graph` and ``protocol.lr`` without checking them again.
+    The job is the boundary between what a user typed and what trains: it holds its
+    architecture parsed (each planner parses a cell once for all its jobs), the protocol's rules
+    and base LR are checked once, here, and everything downstream
+    (:mod:`nasrescale.jobs.execute`, the model builder) reads :attr:`graph` and ``protocol.lr``
+    without checking them again.
 
     Attributes:
-        arch: the architecture: any encoding, or the canonical graph (what
-            :func:`~nasrescale.space.encodings.parse_arch` returns); stored in the family's
-            canonical string form.
+        cell: the architecture, parsed (:meth:`ParsedArch.parse <nasrescale.space.parsed_arch.ParsedArch.parse>`): its
+            canonical string (:attr:`arch`) and graph (:attr:`graph`).
         family: its cell family (keyed by :meth:`CellFamily.digest`).
         data: the dataset.
-        protocol: the resolved protocol (every key counts, precision included).
+        protocol: the resolved protocol (every key counts, precision included); its ``lr`` may
+            be :data:`~nasrescale.protocol.LR_TO_SEARCH` in a plan made before the LR search:
+            such a job is checked and counted, and refuses to be keyed or trained.
         seed: seeds the init and every draw in training.
         width: model width override (``None``: the family's macro value).
         cells: cells-per-stage override (``None``: the family's macro value).
         label: the pipeline's name for the protocol (``default``, ``rescaled``); not in the key.
-        graph: the canonical cell graph (parsed once; what ``degenerate``, ``cost`` and the model
-            builder read); not an argument.
 
     Raises:
-        ArchError: the architecture is not one of the family's.
         ConfigError: the protocol has no base LR, or an unknown init, LR, kernel or warm-up rule.
     """
 
-    arch: str
+    cell: ParsedArch
     family: CellFamily
     data: DataSpec
     protocol: Protocol
@@ -152,22 +152,57 @@ class TrainJob:
     width: int | None = None
     cells: int | None = None
     label: str | None = None
-    graph: nx.DiGraph = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        graph = self.arch if isinstance(self.arch, nx.DiGraph) else parse_arch(self.arch, self.family)
-        object.__setattr__(self, "graph", graph)
-        object.__setattr__(self, "arch", format_arch(graph, self.family))
-        self.protocol.require_lr()  # the one check of the base LR
+        if not isinstance(self.cell, ParsedArch):
+            raise TypeError(f"TrainJob.cell: expected a ParsedArch, got {type(self.cell).__name__} "
+                            "(TrainJob.from_arch parses a string)")
+        if not self.protocol.lr_to_search:
+            self.protocol.require_lr()  # the one check of the base LR
         check_rules(self.protocol, self.family)  # an unknown init, LR or kernel rule fails here, naming the known ones
-        require_warmup_layers(self.protocol, self.arch, self.family, graph=graph)  # a warm-up with nothing to warm up
+        # a warm-up with nothing to warm up
+        require_warmup_layers(self.protocol, self.arch, self.family, graph=self.graph)
+
+    @classmethod
+    def from_arch(cls, arch: str | nx.DiGraph, family: CellFamily, data: DataSpec, protocol: Protocol,
+                  seed: int = 0, width: int | None = None, cells: int | None = None,
+                  label: str | None = None) -> TrainJob:
+        """The job of ``arch`` (any of the family's encodings, or its canonical graph), parsed here.
+
+        Raises:
+            ArchError: the architecture is not one of the family's.
+        """
+        return cls(ParsedArch.parse(arch, family), family, data, protocol, seed, width, cells, label)
+
+    @property
+    def arch(self) -> str:
+        """The architecture in the family's canonical string form (what the key and the store hold)."""
+        return self.cell.text
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The canonical cell graph (what ``degenerate``, ``cost`` and the model builder read; frozen)."""
+        return self.cell.graph
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle (a process pool's or Ray's worker); a job pickled by an earlier nasrescale,
+        which held ``arch`` and ``graph`` apart, comes back with its cell."""
+        if "cell" not in state and "arch" in state:
+            state = dict(state)
+            state["cell"] = ParsedArch(state.pop("arch"), state.pop("graph"))
+        self.__dict__.update(state)
 
     def size(self) -> dict[str, int]:
         """The model's actual size settings (``width``, and ``cells`` where the skeleton has them)."""
         return macro_settings(self.family, self.width, self.cells)
 
     def identity(self) -> dict[str, Any]:
-        """Exactly what determines the result, as a JSON-able dict (the key hashes it)."""
+        """Exactly what determines the result, as a JSON-able dict (the key hashes it).
+
+        Raises:
+            ConfigError: the base LR is still to be searched (such a job has no identity yet).
+        """
+        self.protocol.require_lr()
         size = self.size()
         return {"v": KEY_VERSION, "arch": self.arch, "family": self.family.name, "family_digest": self.family.digest(),
                 "data": self.data.identity(), "width": size.get("width"), "cells": size.get("cells"),

@@ -35,13 +35,14 @@ from ..errors import ConfigError, DataError
 from ..fileio import save_figure
 from ..protocol import Protocol
 from ..space.families import CellFamily
+from ..space.parsed_arch import ParsedArch
 from ..store.job_status import FINAL, Status
 from .select import DEFAULT_REL_TOL, SELECTION_RULES, Selection, log_grid, select_lr
 
 if TYPE_CHECKING:  # the jobs load torch: imported where jobs are built, so the settings stay light
     from ..jobs.job import DataSpec, TrainJob
 
-__all__ = ["LrSearchSettings", "search_protocol", "search_jobs", "losses_from_rows", "format_table", "rule_lines",
+__all__ = ["LrSearchSettings", "search_protocol", "search_jobs", "losses_from_rows", "search_table", "rule_lines",
            "selection_json", "plot_selection", "SEARCH_PREFIX", "LOSS_KINDS"]
 
 #: which final training loss a search run is judged by (:class:`LrSearchSettings`)
@@ -117,13 +118,13 @@ def search_protocol(protocol: Protocol, lr: float, settings: LrSearchSettings, *
                                schedule="constant", **changes)
 
 
-def search_jobs(arch: str, family: CellFamily, data: DataSpec, protocol: Protocol, settings: LrSearchSettings,
+def search_jobs(arch: ParsedArch, family: CellFamily, data: DataSpec, protocol: Protocol, settings: LrSearchSettings,
                 label: str, width: int | None = None, cells: int | None = None,
                 lrs: Sequence[float] | None = None, **changes: Any) -> list[tuple[float, TrainJob]]:
     """``(grid LR, job)`` for every LR x seed of the search of ``arch``.
 
     Args:
-        arch: the architecture (any encoding).
+        arch: the architecture, parsed (:meth:`ParsedArch.parse <nasrescale.space.parsed_arch.ParsedArch.parse>`): every job shares it.
         family: its family.
         data: the dataset.
         protocol: the protocol whose LR is searched (its ``lr`` is replaced).
@@ -207,7 +208,7 @@ def rule_lines(sel: Selection, seeds: Sequence[int] | None = None) -> list[str]:
     return lines
 
 
-def format_table(sel: Selection, seeds: Sequence[int] | None = None) -> str:
+def search_table(sel: Selection, seeds: Sequence[int] | None = None) -> str:
     """The loss-vs-LR table: one row per LR, mean and per-seed losses; the chosen LR marked
     when it is a grid point, each seed's argmin marked (``argmin``) or the ties (``within_tol``);
     then :func:`rule_lines` and the grid-edge warning."""

@@ -27,8 +27,8 @@ from typing import Any, Sequence
 from ..errors import ConfigError, DataError
 from ..jobs.job import DataSpec, TrainJob
 from ..scaling.lr_rules import kernel_rule_of
-from ..space.encodings import format_arch, parse_arch
 from ..space.families import CellFamily
+from ..space.parsed_arch import CellMemo, ParsedArch
 from ..space.edge_factors import kernel_factor
 from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
 from .search import LrSearchSettings, losses_from_rows, search_jobs
@@ -100,19 +100,20 @@ def validation_plan(archs: Sequence[str], family: CellFamily, entries: Sequence[
     architectures, each with ``lr_scale``, ``kernel_factor``, ``degenerate`` and ``runs``
     (``[grid LR, job key]`` pairs).
     """
-    base = format_arch(parse_arch(search.arch or family.base, family), family)
+    base = ParsedArch.parse(search.arch or family.base, family).text
     arch_list = [base] + [a for a in archs if a != base]
     grid = search.grid()
     plan: dict[str, Any] = {"base_arch": base, "rel_tol": search.rel_tol, "rule": search.rule, "loss": search.loss,
                             "step": grid[1] / grid[0] if len(grid) > 1 else 2 ** 0.25, "groups": {}}
     jobs: list[TrainJob] = []
+    memos: dict[str, CellMemo] = {}  # each cell parsed once per family (a kernel's family is another)
     for label, entry, fam, q in _groups(family, entries, kernels):
         base_group = label if q is None else f"{entry.label}@k{fam.kernel_base}"
         rule = kernel_rule_of(entry.protocol, fam)
         members = []
-        for arch in arch_list:
-            graph = parse_arch(arch, fam)
-            pairs = search_jobs(arch, fam, data, entry.protocol, search, label, width, cells, lr_rule="fixed")
+        for arch, cell in zip(arch_list, memos.setdefault(fam.digest(), CellMemo(fam)).cells(arch_list)):
+            graph = cell.graph
+            pairs = search_jobs(cell, fam, data, entry.protocol, search, label, width, cells, lr_rule="fixed")
             degenerate = is_degenerate(graph, fam)
             if not degenerate:  # a degenerate cell's output is constant: it has no maximal LR
                 jobs += [job for _, job in pairs]
@@ -219,6 +220,7 @@ def extend_plan(plan: dict[str, Any], rows: Sequence[dict[str, Any]], family: Ce
     arguments are those of :func:`validation_plan`."""
     measured, _ = _selections(plan, rows, partial=True)
     groups = {label: (entry, fam) for label, entry, fam, _ in _groups(family, entries, kernels)}
+    memos = {fam.digest(): CellMemo(fam) for _, fam in groups.values()}
     jobs: list[TrainJob] = []
     for label, group in plan["groups"].items():
         entry, fam = groups[label]
@@ -227,8 +229,8 @@ def extend_plan(plan: dict[str, Any], rows: Sequence[dict[str, Any]], family: Ce
             lrs = [] if sel is None else _beyond(sel, plan["step"])
             if not lrs:
                 continue
-            pairs = search_jobs(m["arch"], fam, data, entry.protocol, search, label, width, cells, lrs=lrs,
-                                lr_rule="fixed")
+            pairs = search_jobs(memos[fam.digest()].get(m["arch"]), fam, data, entry.protocol, search, label, width,
+                                cells, lrs=lrs, lr_rule="fixed")
             m["runs"] += [[lr, job.key()] for lr, job in pairs]
             jobs += [job for _, job in pairs]
     return jobs

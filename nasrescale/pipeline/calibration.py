@@ -109,6 +109,7 @@ def calibration_plan(pipeline: Any, archs: Sequence[str]) -> list[TrainJob]:
         raise ConfigError(f"protocols: a calibration trains one protocol (the benchmark's default, "
                           f"protocol = \"nb201\"); got {labels}")
     entry, family, base = pipeline.protocols[0], pipeline.family(), pipeline.data_spec()
+    cells = pipeline.arch_cells(archs)
     jobs: list[tuple[int, TrainJob]] = []
     for c in pipeline.budgets:
         overrides = {k: getattr(c.budget, k) for k in ("epochs", "batch_size") if getattr(c.budget, k) is not None}
@@ -117,7 +118,7 @@ def calibration_plan(pipeline: Any, archs: Sequence[str]) -> list[TrainJob]:
         except (ConfigError, ValueError) as err:
             raise ConfigError(f"budgets.{c.label}: {err}") from None
         data = candidate_data(base, c)
-        jobs += [(i, TrainJob(arch, family, data, protocol, seed, c.budget.width, c.budget.cells, c.label))
-                 for i, seed in enumerate(c.seeds) for arch in archs]
+        jobs += [(i, TrainJob(cell, family, data, protocol, seed, c.budget.width, c.budget.cells, c.label))
+                 for i, seed in enumerate(c.seeds) for cell in cells]
     # every candidate's first seed before any second one: a partial run already ranks each candidate
     return [job for _, job in sorted(jobs, key=lambda pair: pair[0])]

@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 
 from ..registry import Registry
 from ..jobs.job import TrainJob
+from ..space.parsed_arch import ParsedArch
 from ..store.write import Store
 from .calibration import calibration_plan
 from .landscape import ANALYSIS_SETTINGS, check_landscape, extend_cells, landscape_plan, refresh_analysis
@@ -118,14 +119,15 @@ def owned_tables() -> dict[str, str]:
 
 # -- retrain ------------------------------------------------------------------------------
 def _retrain_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
-    """Architecture x protocol x seed; every protocol's base LR must be known (each job checks its own)."""
+    """Architecture x protocol x seed; every protocol's base LR must be known, or marked to be
+    searched (each job checks its own)."""
     family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
 
-    def job(arch: str, entry: ProtocolEntry, seed: int) -> TrainJob:
+    def job(cell: ParsedArch, entry: ProtocolEntry, seed: int) -> TrainJob:
         with protocol_keys(entry):  # a job's check of its protocol names the pipeline's key
-            return TrainJob(arch, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
+            return TrainJob(cell, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
 
-    return [job(arch, entry, seed) for arch in archs for entry in pipeline.protocols
+    return [job(cell, entry, seed) for cell in pipeline.arch_cells(archs) for entry in pipeline.protocols
             for seed in pipeline.pipeline.seeds], {}
 
 

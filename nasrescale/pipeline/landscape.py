@@ -41,7 +41,6 @@ from typing import Any, Sequence
 from ..errors import ConfigError, NasRescaleError
 from ..jobs.job import TrainJob
 from ..lrsearch.landscape import LandscapeSettings, cell_grid
-from ..space.encodings import format_arch, parse_arch
 from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
 from ..store.job_status import FINAL, Status
 from ..store.record import LANDSCAPE_PLAN_KEY
@@ -68,11 +67,11 @@ def _entry(pipeline: Any) -> Any:
 def resolved_settings(pipeline: Any) -> LandscapeSettings:
     """``[landscape]`` with its ``centers`` keyed by canonical cell (any of the family's encodings
     may name a cell in the file); a key that is no cell is a ConfigError naming it."""
-    settings, family = pipeline.landscape, pipeline.family()
+    settings = pipeline.landscape
     centers = {}
     for key, lr in settings.centers.items():
         try:
-            centers[format_arch(parse_arch(key, family), family)] = lr
+            centers[pipeline.arch_cells([key])[0].text] = lr
         except NasRescaleError as err:
             raise ConfigError(f"landscape.centers.{key}: {err}") from None
     return dataclasses.replace(settings, centers=centers)
@@ -81,8 +80,9 @@ def resolved_settings(pipeline: Any) -> LandscapeSettings:
 def landscape_jobs(pipeline: Any, arch: str, ks: Sequence[int]) -> list[TrainJob]:
     """The jobs of ``arch`` at grid indices ``ks`` x the pipeline's seeds."""
     entry, settings, budget = _entry(pipeline), pipeline.landscape, pipeline.budget
+    cell = pipeline.arch_cells([arch])[0]
     with protocol_keys(entry.label):
-        return [TrainJob(arch, pipeline.family(), pipeline.data_spec(),
+        return [TrainJob(cell, pipeline.family(), pipeline.data_spec(),
                          dataclasses.replace(entry.protocol, lr=settings.lr(k), lr_rule="fixed"), seed,
                          budget.width, budget.cells, entry.label)
                 for k in ks for seed in pipeline.pipeline.seeds]
@@ -93,8 +93,8 @@ def check_landscape(pipeline: Any, run_dir: Path) -> None:
     holds a selected cell, and the ``reuse`` store exists; else a ConfigError naming the key."""
     family, settings = pipeline.family(), pipeline.landscape
     scales = {}
-    for arch in pipeline.arch_list():
-        graph = parse_arch(arch, family)
+    for cell in pipeline.arch_cells(pipeline.arch_list()):
+        arch, graph = cell.text, cell.graph
         if not is_degenerate(graph, family):
             scales[arch] = lr_scale(graph, family)
     edges = [0.0, *settings.strata, math.inf]
@@ -110,8 +110,8 @@ def landscape_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob],
     """Every live cell's initial grid x seeds, and the plan meta (:data:`PLAN_META`)."""
     entry, family, settings = _entry(pipeline), pipeline.family(), resolved_settings(pipeline)
     cells: dict[str, dict[str, Any]] = {}
-    for arch in archs:
-        graph = parse_arch(arch, family)
+    for arch, cell in zip(archs, pipeline.arch_cells(archs)):
+        graph = cell.graph
         dead = is_degenerate(graph, family)
         cells[arch] = {"lr_scale": None if dead else lr_scale(graph, family), "degenerate": dead,
                        "sum_l3": sum_depth_cubed(graph, family)}
@@ -139,7 +139,7 @@ def extend_cells(pipeline: Any, archs: Sequence[str], store: Store, run: RunJobs
     """Train each cell's extension points (:func:`~nasrescale.lrsearch.landscape.cell_grid`)
     round by round until no cell of ``archs`` needs more; returns the summed run counts."""
     settings = resolved_settings(pipeline)
-    live = [a for a in archs if not is_degenerate(parse_arch(a, pipeline.family()), pipeline.family())]
+    live = [a for a, cell in zip(archs, pipeline.arch_cells(archs)) if not is_degenerate(cell.graph, pipeline.family())]
 
     def next_jobs() -> list[TrainJob]:
         curves, stored = _curves(store, settings), {row["key"] for row in store.rows()}

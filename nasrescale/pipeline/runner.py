@@ -28,7 +28,6 @@ from ..data.datasets import dataset_names
 from ..errors import ConfigError, NasRescaleError
 from ..executors.base import Executor
 from ..jobs.job import TrainJob
-from ..space.encodings import parse_arch
 from ..store.job_status import Status
 from ..store.binding import binding_verdict, refusal
 from ..store.integrity import READ_COLUMNS, check_connection, unpack_gzipped
@@ -43,11 +42,11 @@ from .identity import analysis_only, identity_grows, strip_keys
 from .spec import Pipeline
 from .stages import resolve_lrs, tuning_cells
 
-__all__ = ["RunSummary", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store", "check_store"]
+__all__ = ["RunTotals", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store", "check_store"]
 
 
 @dataclass(frozen=True)
-class RunSummary:
+class RunTotals:
     """What a call of :func:`run_pipeline` did, and where the store stands after it."""
 
     run_dir: Path
@@ -84,15 +83,16 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True, run_dir: Path | None
     archs = pipeline.arch_list()
     staged = pipeline.needs_search() or pipeline.needs_tuning()
     # every architecture and protocol is checked before anything is written; a searched LR is
-    # not known yet, so those jobs are checked at a placeholder LR and built once it is chosen
-    probe = pipeline.with_placeholder_lrs() if staged else pipeline
+    # not known yet, so those jobs are checked with their LR marked to be searched (they refuse to
+    # be keyed or trained) and built again once it is chosen
+    probe = pipeline.with_lrs_to_search() if staged else pipeline
     jobs, extra = pipeline.kind.plan(probe, archs)
     jobs = None if staged else jobs
     if pipeline.needs_tuning():
         tuning_cells(pipeline, archs)  # enough cells for [tuning]
     if pipeline.needs_search() and pipeline.lr_search.arch:
-        try:  # the search's architecture, parsed now rather than when its jobs are made
-            parse_arch(pipeline.lr_search.arch, pipeline.family())
+        try:  # the search's architecture, parsed now (once: its jobs get this cell)
+            pipeline.arch_cells([pipeline.lr_search.arch])
         except NasRescaleError as err:
             raise ConfigError(f"lr_search.arch: {err}") from None
     extra.update({base_lr_key(e.label): json.dumps(e.protocol.lr) for e in pipeline.protocols
@@ -112,7 +112,7 @@ def plan_pipeline(pipeline: Pipeline, *, data: bool = True, run_dir: Path | None
 
 
 def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progress: bool = True,
-                 executor: Executor | None = None) -> RunSummary:
+                 executor: Executor | None = None) -> RunTotals:
     """Run every job of ``pipeline`` that the store does not have a final result for.
 
     Args:
@@ -122,7 +122,7 @@ def run_pipeline(pipeline: Pipeline, results: str | Path | None = None, *, progr
         executor: run with this executor instead of the one the settings choose (tests).
 
     Returns:
-        The :class:`RunSummary`.
+        The :class:`RunTotals`.
 
     Raises:
         ConfigError: the store holds results of a different pipeline under this name, or the
@@ -201,7 +201,7 @@ class _Counted:
 
 
 def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | None, extra: dict[str, str],
-           progress: bool, executor: Executor | None) -> RunSummary:
+           progress: bool, executor: Executor | None) -> RunTotals:
     store = Store(run_dir / "store.sqlite")
     try:
         bind_store(store, pipeline, archs, extra)
@@ -215,6 +215,6 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
         run(jobs)
         pipeline.kind.after(pipeline, archs, store, extra, run, progress)
         total, new, ran = run.counts
-        return RunSummary(run_dir, total, new, ran, store.counts())
+        return RunTotals(run_dir, total, new, ran, store.counts())
     finally:
         store.close()

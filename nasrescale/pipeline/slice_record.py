@@ -88,7 +88,7 @@ def tally(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSumm
         known = [e for e in pipeline.with_base_lrs(chosen).protocols if e.label in chosen or not (e.search or e.tune)]
         summary.waiting = [e.label for e in pipeline.protocols if (e.search or e.tune) and e.label not in chosen]
         jobs = pipeline.kind.plan(dataclasses.replace(pipeline, protocols=tuple(known)), archs)[0] if known else []
-        summary.jobs_total = len(pipeline.with_placeholder_lrs().jobs(archs))  # counted, not run
+        summary.jobs_total = len(pipeline.with_lrs_to_search().jobs(archs))  # counted, not run
     keys = {j.key() for j in jobs}
     summary.jobs_done = sum(rows.get(k) in FINAL for k in keys)
     summary.failed = sum(status == Status.FAILED for status in rows.values())

@@ -56,10 +56,12 @@ from ..jobs.job import DataSpec, TrainJob
 from ..lrsearch.search import LrSearchSettings
 from ..models.norms import with_norm
 from ..plugins import Plugin, import_plugins
+from ..protocol import LR_TO_SEARCH, LrToSearch
 from ..lrsearch.validation import ValidationSettings
 from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
-from ..space.selection import select_archs
+from ..space.parsed_arch import CellMemo, ParsedArch
+from ..space.selection import select_cells
 from .calibration import Candidate, candidate_data, candidate_keys, candidates_table, parse_candidates
 from .checks import check_distinct, check_stages, check_tuning_seeds
 from .files import pipeline_names, resolve_pipeline_path
@@ -72,7 +74,7 @@ from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, Tuning
 from .trend import TrendSettings
 
 __all__ = ["TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
-           "Pipeline", "PLACEHOLDER_LR",
+           "Pipeline",
            "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
 
 
@@ -82,9 +84,6 @@ _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSe
 
 #: the tables every kind resolves (the others: a kind's own, :attr:`PipelineKind.owns`, and the
 #: stages' tables it uses, :attr:`PipelineKind.uses`)
-#: the LR a ``base_lr = "search"`` protocol's jobs are checked at before the search (:meth:`Pipeline.with_placeholder_lrs`)
-PLACEHOLDER_LR = 1.0
-
 _SHARED = ("pipeline", "data", "archs", "budget", "executor")
 
 #: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
@@ -169,9 +168,24 @@ class Pipeline:
         return list(specs.items())
 
     def arch_list(self) -> list[str]:
-        """The selected architectures, canonical, in selection order."""
+        """The selected architectures, canonical, in selection order (selected once per pipeline)."""
+        return list(self._selected)
+
+    def arch_cells(self, archs: Sequence[str]) -> list[ParsedArch]:
+        """``archs`` parsed, each string once per pipeline (the selection's cells as selected):
+        what every planner hands its jobs."""
+        return self._cell_memo.cells(archs)
+
+    @functools.cached_property
+    def _selected(self) -> tuple[str, ...]:
         base = None if self.source is None else Path(self.source).parent
-        return select_archs(self.archs, self.family(), self.data.name, base)
+        cells = select_cells(self.archs, self.family(), self.data.name, base)
+        self._cell_memo.add(cells)
+        return tuple(c.text for c in cells)
+
+    @functools.cached_property
+    def _cell_memo(self) -> CellMemo:
+        return CellMemo(self.family())
 
     def needs_search(self) -> bool:
         """Whether some protocol's base LR comes from the LR search (``base_lr = "search"``)."""
@@ -181,19 +195,21 @@ class Pipeline:
         """Whether some protocol's LR multiplier comes from the run's tuning (``tune = true``)."""
         return self.kind.searches and any(e.tune for e in self.protocols)
 
-    def with_base_lrs(self, lrs: dict[str, float]) -> "Pipeline":
+    def with_base_lrs(self, lrs: dict[str, float | LrToSearch]) -> "Pipeline":
         """A copy whose protocols ``lrs`` names (label -> base LR) use that LR."""
         entries = tuple(dataclasses.replace(e, protocol=dataclasses.replace(e.protocol, lr=lrs[e.label]))
                         if e.label in lrs else e for e in self.protocols)
         copy = dataclasses.replace(self, protocols=entries)
-        copy.__dict__["_family"] = self._family  # the family as loaded: not read again
+        for name in ("_family", "_cell_memo", "_selected"):  # as loaded, selected and parsed: not again
+            if name in self.__dict__:
+                copy.__dict__[name] = self.__dict__[name]
         return copy
 
-    def with_placeholder_lrs(self) -> "Pipeline":
-        """A copy whose ``base_lr = "search"`` protocols train at :data:`PLACEHOLDER_LR` until the
-        search chooses: its jobs are made only to be checked or counted before the search, never
-        stored or run (a job exists only with an LR, and the kinds plan jobs)."""
-        return self.with_base_lrs({e.label: PLACEHOLDER_LR for e in self.protocols if e.search})
+    def with_lrs_to_search(self) -> "Pipeline":
+        """A copy whose ``base_lr = "search"`` protocols hold :data:`~nasrescale.protocol.LR_TO_SEARCH`:
+        its jobs are planned before the search only to be checked and counted; they refuse to be
+        keyed, stored or trained."""
+        return self.with_base_lrs({e.label: LR_TO_SEARCH for e in self.protocols if e.search})
 
     def jobs(self, archs: Sequence[str] | None = None) -> list[TrainJob]:
         """Every job, as the kind plans them (``retrain``: architecture x protocol x seed;

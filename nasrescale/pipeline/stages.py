@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError, DataError
 from ..jobs.job import TrainJob
-from ..lrsearch.search import SEARCH_PREFIX, format_table, search_jobs
+from ..lrsearch.search import SEARCH_PREFIX, search_table, search_jobs
 from ..lrsearch.select import Selection
 from ..lrsearch.tuning import TuningChoice, chance_accuracy, choose_multiplier, extend_multipliers, tune_label
 from ..store.job_status import Status
@@ -89,9 +89,10 @@ def _search(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir
     """One search (extended past an edge choice), its meta and its table; returns the chosen LR."""
     settings = pipeline.lr_search
     arch = settings.arch or pipeline.family().base
+    cell = pipeline.arch_cells([arch])[0]
     grid = settings.grid()
     for round_ in range(settings.extend + 1):
-        pairs = search_jobs(arch, pipeline.family(), pipeline.data_spec(), protocol, settings, SEARCH_PREFIX + label,
+        pairs = search_jobs(cell, pipeline.family(), pipeline.data_spec(), protocol, settings, SEARCH_PREFIX + label,
                             pipeline.budget.width, pipeline.budget.cells, lrs=grid)
         run([job for _, job in pairs])
         sel, _, _ = run_search(store, pairs, settings, pipeline.executor, run_dir, meta_key=lr_search_key(label),
@@ -106,7 +107,7 @@ def _search(pipeline: Pipeline, label: str, protocol: Any, store: Store, run_dir
         grid = _extended(grid, sel)
     store.set_meta(base_lr_key(label), json.dumps(sel.chosen_lr))
     if progress:
-        print(f"LR search for protocol {label!r} on {arch}:\n{format_table(sel, settings.seeds)}", file=sys.stderr)
+        print(f"LR search for protocol {label!r} on {arch}:\n{search_table(sel, settings.seeds)}", file=sys.stderr)
     return sel.chosen_lr
 
 
@@ -170,7 +171,7 @@ def _tuning_jobs(pipeline: Pipeline, label: str, anchor: float, multiplier: floa
     protocol = dataclasses.replace(entry.protocol, lr=tuned_lr(anchor, multiplier))
     return [TrainJob(cell, pipeline.family(), pipeline.data_spec(), protocol, seed, pipeline.budget.width,
                      pipeline.budget.cells, tune_label(label, multiplier))
-            for cell in cells for seed in pipeline.tuning.seeds]
+            for cell in pipeline.arch_cells(cells) for seed in pipeline.tuning.seeds]
 
 
 def tuned_lr(anchor: float, multiplier: float) -> float:

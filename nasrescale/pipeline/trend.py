@@ -89,7 +89,7 @@ def trend_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dic
             (e.g. warm-up epochs beyond it), naming the key.
     """
     family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
-    jobs = []
+    cells, jobs = pipeline.arch_cells(archs), []
     for epochs in pipeline.trend.epochs:
         for entry in pipeline.protocols:
             try:
@@ -97,9 +97,9 @@ def trend_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dic
             except (ConfigError, ValueError) as err:
                 raise ConfigError(f"trend.epochs: {epochs} epochs for protocols.{entry.label}: {err}") from None
             with protocol_keys(entry):
-                jobs += [TrainJob(arch, family, data, protocol, seed, budget.width, budget.cells,
+                jobs += [TrainJob(cell, family, data, protocol, seed, budget.width, budget.cells,
                                   trend_label(entry.label, epochs))
-                         for arch in archs for seed in pipeline.pipeline.seeds]
+                         for cell in cells for seed in pipeline.pipeline.seeds]
     return jobs, {}
 
 

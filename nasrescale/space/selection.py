@@ -43,13 +43,14 @@ from ..errors import ArchError, ConfigError, NasRescaleError, notice
 from ..fileio import read_utf8
 from .analysis import space_size
 from .benchmark import benchmark_accuracies
-from .encodings import format_arch, make_graph, parse_arch
+from .encodings import make_graph, parse_arch
 from .families import CellFamily
+from .parsed_arch import ParsedArch, collecting, remember
 from .isomorphism import class_representatives, first_of_each_class, isomorphism_classes
 from .topology import is_degenerate
 
 __all__ = ["METHODS", "SelectionMethod", "register_selection", "selection_methods", "selection_method", "check_selection",
-           "select_archs", "uniform_sample", "stratified_sample", "unique_pool"]
+           "select_archs", "select_cells", "uniform_sample", "stratified_sample", "unique_pool"]
 
 #: ``fn(settings, family, include, dataset, base_dir) -> architectures`` (``include`` first)
 SelectFn = Callable[[Any, CellFamily, list[str], "str | None", "Path | None"], list[str]]
@@ -111,7 +112,7 @@ def _canonical(items: Sequence[str], family: CellFamily, where: str) -> list[str
     repeats: list[str] = []
     for i, text in enumerate(items):
         try:
-            arch = format_arch(parse_arch(text, family), family)
+            arch = remember(ParsedArch.parse(text, family)).text
         except ArchError as err:
             raise ConfigError(f"{where}[{i}]: {err}") from None
         if arch in first:
@@ -124,7 +125,7 @@ def _canonical(items: Sequence[str], family: CellFamily, where: str) -> list[str
     return list(first)
 
 
-def _cell_from_index(index: int, family: CellFamily) -> str:
+def _cell_from_index(index: int, family: CellFamily) -> ParsedArch:
     """The cell number ``index`` of an enumerable family (digit-string order, as ``analyze --all``)."""
     n, ops = family.nodes, family.op_names
     pairs = [(u, v) for v in range(1, n) for u in range(v)]
@@ -133,7 +134,7 @@ def _cell_from_index(index: int, family: CellFamily) -> str:
         index, d = divmod(index, len(ops))
         digits.append(d)
     edges = [(u, v, ops[d]) for (u, v), d in zip(pairs, reversed(digits))]
-    return format_arch(make_graph(edges, family, n), family)
+    return ParsedArch.of_graph(make_graph(edges, family, n), family)
 
 
 def uniform_sample(family: CellFamily, count: int, seed: int, exclude: Sequence[str] = (),
@@ -154,11 +155,12 @@ def uniform_sample(family: CellFamily, count: int, seed: int, exclude: Sequence[
     rng, out, skip = random.Random(seed), [], set(exclude)
     while len(out) < count:
         for index in rng.sample(range(size), min(size, count - len(out) + len(skip))):
-            arch = _cell_from_index(index, family)
+            cell = _cell_from_index(index, family)
+            arch = cell.text
             if arch in skip or arch in out or len(out) >= count:
                 continue
-            if degenerate or not is_degenerate(parse_arch(arch, family), family):
-                out.append(arch)
+            if degenerate or not is_degenerate(cell.graph, family):
+                out.append(remember(cell).text)
             else:
                 skip.add(arch)
     return out
@@ -226,6 +228,14 @@ def select_archs(settings: Any, family: CellFamily, dataset: str | None = None, 
     check_selection(settings)
     include = _canonical(settings.include, family, "archs.include")
     return selection_method(settings.select).select(settings, family, include, dataset, base_dir)
+
+
+def select_cells(settings: Any, family: CellFamily, dataset: str | None = None,
+                 base_dir: Path | None = None) -> list[ParsedArch]:
+    """:func:`select_archs`, parsed: each cell parsed once (what the selection parsed on the way is kept)."""
+    with collecting(family) as memo:
+        archs = select_archs(settings, family, dataset, base_dir)
+    return memo.cells(archs)
 
 
 @register_selection("uniform", summary="a seeded uniform sample of the family's space")

@@ -42,16 +42,16 @@ def test_the_same_side_is_the_same_data_and_a_bad_side_names_the_range():
 
 def test_a_job_key_changes_only_when_the_resolution_is_set():
     family, protocol = get_family("nb201"), load_protocol("nb201", {"epochs": 1})
-    plain = TrainJob("3_11_111", family, DataSpec("cifar10-subset"), protocol)
+    plain = TrainJob.from_arch("3_11_111", family, DataSpec("cifar10-subset"), protocol)
     assert "resolution" not in plain.data.identity()  # keys of full-size jobs stay as they were
-    low = TrainJob("3_11_111", family, DataSpec("cifar10-subset", resolution=16), protocol)
+    low = TrainJob.from_arch("3_11_111", family, DataSpec("cifar10-subset", resolution=16), protocol)
     assert low.key() != plain.key() and low.data.identity()["resolution"] == 16
     assert low.cost() == pytest.approx(plain.cost() / 4)
 
 
 def test_a_low_resolution_job_trains_on_small_images():
     family, protocol = get_family("nb201"), load_protocol("nb201", {"epochs": 1, "batch_size": 50})
-    job = TrainJob("3_11_111", family, DataSpec("cifar10-subset", train_subset=100, test_subset=50, resolution=8),
+    job = TrainJob.from_arch("3_11_111", family, DataSpec("cifar10-subset", train_subset=100, test_subset=50, resolution=8),
                    protocol, width=4, cells=1)
     assert job.data.load().image_shape == (3, 8, 8) and job.data.load().crop_padding == 1
     record = job.run()

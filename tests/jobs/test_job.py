@@ -10,6 +10,7 @@ import pytest
 from nasrescale.errors import ConfigError, DataError
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.protocol import load_protocol
+from nasrescale.space.parsed_arch import ParsedArch
 from nasrescale.train.options import RunOptions
 
 from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
@@ -21,11 +22,11 @@ DEGENERATE = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
 
 @pytest.fixture()
 def job(nb201):
-    return TrainJob(ARCH, nb201, DataSpec("cifar100", "/data/a"), load_protocol("nb201", ["epochs=12"]), seed=0)
+    return TrainJob.from_arch(ARCH, nb201, DataSpec("cifar100", "/data/a"), load_protocol("nb201", ["epochs=12"]), seed=0)
 
 
 def test_key_is_canonical_and_stable(job, nb201):
-    digits = TrainJob("3_34_131", nb201, job.data, job.protocol, seed=0)  # same cell, other encoding
+    digits = TrainJob.from_arch("3_34_131", nb201, job.data, job.protocol, seed=0)  # same cell, other encoding
     assert digits.arch == ARCH
     assert digits.key() == job.key()
     assert pickle.loads(pickle.dumps(job)).key() == job.key()  # executors ship jobs to workers
@@ -36,7 +37,7 @@ def test_key_is_canonical_and_stable(job, nb201):
 
 
 @pytest.mark.parametrize("change", [
-    lambda j, f: dataclasses.replace(j, arch="3_33_333"),
+    lambda j, f: dataclasses.replace(j, cell=ParsedArch.parse("3_33_333", f)),
     lambda j, f: dataclasses.replace(j, family=dataclasses.replace(f, kernel_rule="per_layer")),
     lambda j, f: dataclasses.replace(j, family=dataclasses.replace(f, kernel_base=5)),
     lambda j, f: dataclasses.replace(j, protocol=dataclasses.replace(j.protocol, precision="fp32")),
@@ -68,7 +69,7 @@ def test_bad_size_is_a_config_error(job):
 
 def test_degenerate_cell_is_recorded_at_chance_without_training(nb201):
     protocol = load_protocol("rescaled", ["lr=0.3", "epochs=50"])
-    job = TrainJob(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=200), protocol, seed=3,
+    job = TrainJob.from_arch(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=200), protocol, seed=3,
                    width=4, cells=1, label="rescaled")
     rec = job.run()
     assert rec["degenerate"] is True
@@ -88,7 +89,7 @@ def test_degenerate_cell_is_recorded_at_chance_without_training(nb201):
 def test_the_record_states_the_precision_the_run_trains_in(nb201):
     """One rule (trained_precision) for the engine and the record: a bf16 protocol trains and is
     recorded in fp32 on the CPU, in bf16 where the options ask for CPU autocast."""
-    job = TrainJob(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=20), load_protocol("nb201"), seed=0,
+    job = TrainJob.from_arch(DEGENERATE, nb201, DataSpec("cifar10-subset", test_subset=20), load_protocol("nb201"), seed=0,
                    width=4, cells=1)
     assert job.protocol.precision == "bf16"
     assert job.run()["precision"] == "fp32"
@@ -97,7 +98,7 @@ def test_the_record_states_the_precision_the_run_trains_in(nb201):
 
 def test_run_streams_epochs_and_resumes_from_its_checkpoint(nb201, tmp_path):
     protocol = load_protocol("nb201", ["epochs=2", "batch_size=50"])
-    job = TrainJob("3_11_111", nb201, DataSpec("cifar10-subset", train_subset=200, test_subset=100), protocol,
+    job = TrainJob.from_arch("3_11_111", nb201, DataSpec("cifar10-subset", train_subset=200, test_subset=100), protocol,
                    seed=1, width=4, cells=1)
     seen = []
     first = job.run(RunOptions(checkpoint_dir=tmp_path, on_epoch=seen.append))
@@ -110,6 +111,6 @@ def test_run_streams_epochs_and_resumes_from_its_checkpoint(nb201, tmp_path):
 
 
 def test_unknown_dataset_fails_on_run(nb201):
-    job = TrainJob(ARCH, nb201, DataSpec("mnist"), load_protocol("nb201"), seed=0)
+    job = TrainJob.from_arch(ARCH, nb201, DataSpec("mnist"), load_protocol("nb201"), seed=0)
     with pytest.raises(DataError, match="mnist"):
         job.run()

@@ -10,7 +10,7 @@ import pytest
 
 from nasrescale.cli.main import main
 from nasrescale.errors import ConfigError, DataError
-from nasrescale.lrsearch.search import LrSearchSettings, format_table, losses_from_rows
+from nasrescale.lrsearch.search import LrSearchSettings, search_table, losses_from_rows
 from nasrescale.lrsearch.select import log_grid, select_lr
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.runner import run_pipeline
@@ -54,13 +54,13 @@ def test_divergence_at_high_lr_loses_even_with_one_bad_seed(bad):
     assert s.mean_loss[1.6] is None
     assert s.chosen_lr == 0.4
     assert s.edge is None
-    assert "diverged" in format_table(s)
+    assert "diverged" in search_table(s)
 
 
 def test_the_argmin_table_states_its_rule_the_seeds_argmins_and_an_off_grid_choice():
     # seed 0's smallest loss is at 1.0, seed 1's at 0.316228: the geometric mean 0.562 is no grid point
     s = select_lr({0.1: [2.0, 1.2], 0.316228: [1.5, 1.0], 1.0: [1.0, 1.1], 3.16228: [2.5, 2.6]})
-    text = format_table(s, [0, 1])
+    text = search_table(s, [0, 1])
     assert "largest LR within" not in text  # the other rule's words
     assert "rule argmin (the paper's)" in text
     assert "seed 0 -> 1, seed 1 -> 0.316228; combined by their geometric mean" in text
@@ -73,11 +73,11 @@ def test_the_argmin_table_states_its_rule_the_seeds_argmins_and_an_off_grid_choi
 
 def test_a_choice_on_the_grid_is_marked_under_either_rule():
     losses = {0.1: [2.0, 2.1], 0.316228: [1.0, 1.01], 1.0: [1.005, 1.012], 3.16228: [2.5, 2.6]}
-    argmin = format_table(select_lr(losses), [3, 4])
+    argmin = search_table(select_lr(losses), [3, 4])
     assert "seed 3 -> 0.316228, seed 4 -> 0.316228" in argmin
     assert "<- chosen; argmin of seeds 3, 4" in argmin
     assert "chosen lr = 0.316228 (a grid point, marked in the table)" in argmin
-    tol = format_table(select_within_tol(losses))
+    tol = search_table(select_within_tol(losses))
     assert "rule within_tol: the largest LR whose mean loss over seeds is within 1% (relative)" in tol
     assert [ln.split()[0] for ln in tol.splitlines() if "<- chosen" in ln] == ["1"]
 
@@ -95,7 +95,7 @@ def test_best_at_the_high_edge_is_flagged():
     assert s.chosen_lr == 0.1
     assert s.edge == "high"
     assert "extend the grid upwards" in s.edge_message()
-    assert "warning:" in format_table(s)
+    assert "warning:" in search_table(s)
 
 
 def test_best_at_the_low_edge_is_flagged():

@@ -135,7 +135,7 @@ def test_nb101_vertex_convs_divide_by_the_vertex_in_degree():
 @pytest.mark.parametrize("family,arch", [(DARTS, DARTS_V2), (NB101, INCEPTION)])
 def test_concatenating_families_never_fuse(family, arch):
     cells = 3 if family is DARTS else 1  # a DARTS network needs 3 cells to hold a normal one
-    job = TrainJob(arch, family, DataSpec("cifar10-subset"), load_protocol("nb201", {"epochs": 1}), 0, width=4,
+    job = TrainJob.from_arch(arch, family, DataSpec("cifar10-subset"), load_protocol("nb201", {"epochs": 1}), 0, width=4,
                    cells=cells)
     assert fusable_key(job) is None  # the pipeline trains it alone
     nets = [build_model(arch, family, width=4, cells=cells, in_shape=(3, 8, 8)) for _ in range(2)]
@@ -144,6 +144,6 @@ def test_concatenating_families_never_fuse(family, arch):
 
 
 def test_edge_dag_jobs_still_fuse():
-    job = TrainJob("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), load_protocol("nb201", {"epochs": 1}),
+    job = TrainJob.from_arch("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), load_protocol("nb201", {"epochs": 1}),
                    0, width=4, cells=1)
     assert fusable_key(job) is not None

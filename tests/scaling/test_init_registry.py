@@ -32,7 +32,7 @@ def test_registry_names_every_weight_rule_and_mup():
 def test_a_job_with_an_unknown_init_rule_names_the_registry(nb201):
     protocol = load_protocol("nb201", ["init=xavier"])  # the protocol layer does not know the rules
     with pytest.raises(ConfigError, match=re.escape("expected one of " + ", ".join(map(repr, INIT_RULE_NAMES)))):
-        TrainJob("3_33_333", nb201, DataSpec("cifar10-subset"), protocol)
+        TrainJob.from_arch("3_33_333", nb201, DataSpec("cifar10-subset"), protocol)
     with pytest.raises(ConfigError, match="protocol.init: expected one of .*got 'xavier'"):
         get_init_rule("xavier")
 
@@ -45,12 +45,12 @@ def test_job_parses_its_arch_once(nb201, monkeypatch):
         return parse_arch(arch, family)
 
     monkeypatch.setattr(job_module, "parse_arch", counting_parse)
-    job = TrainJob("3_33_333", nb201, DataSpec("cifar10-subset"), load_protocol("nb201"))
+    job = TrainJob.from_arch("3_33_333", nb201, DataSpec("cifar10-subset"), load_protocol("nb201"))
     assert not job.degenerate
     assert job.cost() > 0
     assert job.graph.number_of_edges() > 0
     assert len(calls) == 1, calls
-    assert job.fusion_key() is not None and job.fusion_key() == TrainJob(
+    assert job.fusion_key() is not None and job.fusion_key() == TrainJob.from_arch(
         job.arch, nb201, job.data, load_protocol("rescaled", ["lr=0.5"]), seed=3).fusion_key()
 
 

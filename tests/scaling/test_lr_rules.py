@@ -35,8 +35,8 @@ def test_a_new_lr_rule_is_one_entry_and_a_protocol_file(halved, nb201, tmp_path:
     path = tmp_path / "halved.toml"
     path.write_text('[protocol]\nname = "halved"\nlr = 0.4\nlr_rule = "halved"\n')
     protocol = load_protocol(path)
-    job = TrainJob("3_13_011", nb201, DataSpec("cifar10-subset"), protocol)  # the job's check knows the rule
-    assert job.key() != TrainJob("3_13_011", nb201, DataSpec("cifar10-subset"), load_protocol(path, lr_rule="fixed")).key()
+    job = TrainJob.from_arch("3_13_011", nb201, DataSpec("cifar10-subset"), protocol)  # the job's check knows the rule
+    assert job.key() != TrainJob.from_arch("3_13_011", nb201, DataSpec("cifar10-subset"), load_protocol(path, lr_rule="fixed")).key()
     run = init_model(job.arch, nb201, _Data(), protocol, 0, width=4, cells=1)
     assert (run.plan.lr_scale, run.plan.lr) == (0.5, 0.2)  # NB201's kernel rule none: no kernel factor
     assert {g["lr"] for g in run.param_groups()} == {0.2}
@@ -62,7 +62,7 @@ def test_a_job_names_the_key_and_the_registered_names(nb201, change, key, names)
     protocol = load_protocol("nb201", change)  # the protocol layer is below the registries
     listed = ", ".join(map(repr, names))
     with pytest.raises(ConfigError, match=f"^{re.escape(key)}: expected .*{re.escape(listed)}"):
-        TrainJob("3_13_011", nb201, DataSpec("cifar10-subset"), protocol)
+        TrainJob.from_arch("3_13_011", nb201, DataSpec("cifar10-subset"), protocol)
 
 
 def test_a_protocol_names_an_unknown_schedule():

@@ -67,11 +67,11 @@ def test_at_the_base_width_mup_trains_like_the_default_parametrization(nb201, fl
     pytest.importorskip("mup")
     data = DataSpec("cifar10-subset", train_subset=60, test_subset=20)
     common = ["epochs=1", "batch_size=30", "lr=0.1"]
-    default = TrainJob(ARCH, nb201, data, load_protocol("nb201", common), seed=3, width=4, cells=1).run()
-    mu = TrainJob(ARCH, nb201, data, load_protocol("mup", [*common, "mup_base_width=4"]), seed=3, width=4,
+    default = TrainJob.from_arch(ARCH, nb201, data, load_protocol("nb201", common), seed=3, width=4, cells=1).run()
+    mu = TrainJob.from_arch(ARCH, nb201, data, load_protocol("mup", [*common, "mup_base_width=4"]), seed=3, width=4,
                   cells=1).run()
     assert mu["init"] == "mup"
     assert mu["train_loss_last"] == pytest.approx(default["train_loss_last"], rel=float64)
-    wider = TrainJob(ARCH, nb201, data, load_protocol("mup", [*common, "mup_base_width=2"]), seed=3, width=4,
+    wider = TrainJob.from_arch(ARCH, nb201, data, load_protocol("mup", [*common, "mup_base_width=2"]), seed=3, width=4,
                      cells=1).run()
     assert wider["train_loss_last"] != pytest.approx(default["train_loss_last"], rel=1e-3)

@@ -42,7 +42,7 @@ def test_stored_nb201_job_keys_are_unchanged(tmp_path):
     family = get_family("nb201")
     for key, doc in jobs:
         assert doc["family_digest"] == family.digest()
-        job = TrainJob(doc["arch"], family, DataSpec(**doc["data"]), Protocol(**doc["protocol"]), doc["seed"],
+        job = TrainJob.from_arch(doc["arch"], family, DataSpec(**doc["data"]), Protocol(**doc["protocol"]), doc["seed"],
                        width=doc["width"], cells=doc["cells"])
         assert job.key() == key, doc["arch"]
 

@@ -148,7 +148,7 @@ def test_subcritical_warmup_never_flips_elr_ratios_and_shrinks_the_spread():
 
 def test_every_run_records_its_elrs():
     short = ["epochs=2", "batch_size=20"]
-    record = TrainJob(ARCH, get_family("nb201"), TINY, load_protocol("nb201", short), width=4, cells=1).run()
+    record = TrainJob.from_arch(ARCH, get_family("nb201"), TINY, load_protocol("nb201", short), width=4, cells=1).run()
     names = [n for n, _ in scale_invariant_convs(build_model(ARCH, get_family("nb201"), width=4, cells=1))]
     assert record["elr_layers"] == names
     for entry in record["history"]:
@@ -156,18 +156,18 @@ def test_every_run_records_its_elrs():
         assert "warmup_factor" not in entry
         elr = torch.tensor(entry["elr"], dtype=torch.float64)[:, None]
         assert entry["elr_spread"] == pytest.approx(float(relative_spread(elr)[0]), abs=1e-3)  # elr: 4 digits
-    record = TrainJob("2_02_002_0002", get_family("mlp_dag"), TINY, load_protocol("nb201", short), width=4).run()
+    record = TrainJob.from_arch("2_02_002_0002", get_family("mlp_dag"), TINY, load_protocol("nb201", short), width=4).run()
     assert record["elr_layers"] is None and "elr" not in record["history"][0]
 
 
 def test_warmup_is_refused_where_nothing_is_scale_invariant():
     protocol = load_protocol("elr_warmup")
     with pytest.raises(ConfigError, match=r"^protocol\.warmup_rule: 'elr_subcritical' .* family 'mlp_dag' have none"):
-        TrainJob("2_02_002_0002", get_family("mlp_dag"), DataSpec("cifar10-subset"), protocol)
-    TrainJob("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), protocol)  # NB201 has them
+        TrainJob.from_arch("2_02_002_0002", get_family("mlp_dag"), DataSpec("cifar10-subset"), protocol)
+    TrainJob.from_arch("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), protocol)  # NB201 has them
     with pytest.raises(ConfigError, match=r"^protocol\.warmup_epochs: 2 with warmup_rule"):
         load_protocol("elr_warmup", ["warmup_epochs=2"])
     unknown = load_protocol("nb201", ["warmup_rule=linear_ramp"])  # the registry, above the protocol, checks it
     with pytest.raises(ConfigError, match=r"^protocol\.warmup_rule: expected one of 'elr_subcritical' \(the registered "
                                           r"warm-up rules\), got 'linear_ramp'; or leave warmup_rule out"):
-        TrainJob("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), unknown)
+        TrainJob.from_arch("3_33_333", get_family("nb201"), DataSpec("cifar10-subset"), unknown)
