@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..plugins import import_plugins
 from ..protocol import load_protocol, protocol_names
 from ..train.options import RunOptions
 from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
@@ -15,7 +16,7 @@ from .common import (add_data_options, add_device_option, add_family_options, ad
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
 from .paths import output_file
 
-__all__ = ["register", "train_job"]
+__all__ = ["register", "train_job", "import_train_plugins"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_family_options(p)
     p.add_argument("--protocol", default="nb201", metavar="P",
                    help=f"shipped protocol ({', '.join(protocol_names())}) or a protocol .toml file")
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="FILE_OR_MODULE",
+                   help="a .py file (relative to the working folder) or module that registers your own LR "
+                        "rule, init rule, schedule or op kind, imported before the protocol is read (repeatable)")
     p.add_argument("--base-lr", type=positive_float, metavar="X", help="base learning rate (required by rescaled)")
     p.add_argument("--epochs", type=int_at_least(1), metavar="E", help="epochs (the cosine schedule spans them)")
     p.add_argument("--batch-size", type=int_at_least(1), metavar="B", help="training batch size")
@@ -58,15 +62,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_train)
 
 
-def train_job(args: argparse.Namespace) -> Any:
-    """The :class:`~nasrescale.jobs.job.TrainJob` that ``train`` runs for ``args`` (one run).
+def import_train_plugins(args: argparse.Namespace) -> None:
+    """Import the plug-ins of ``--import`` (:mod:`nasrescale.plugins`): ``.py`` files relative to the
+    working folder, module names looked up there first, then on the Python path.
 
     Raises:
-        ConfigError, ArchError: a bad protocol key, a missing base LR (checked by the job), an
-            architecture of another family.
+        ConfigError: naming ``--import`` and the file or module that is missing or fails to import.
+    """
+    import_plugins(list(getattr(args, "imports", None) or []), Path.cwd(), "--import")
+
+
+def train_job(args: argparse.Namespace) -> Any:
+    """The :class:`~nasrescale.jobs.job.TrainJob` that ``train`` runs for ``args`` (one run), after
+    the plug-ins of ``--import``.
+
+    Raises:
+        ConfigError, ArchError: a plug-in that cannot be imported, a bad protocol key, a missing
+            base LR (checked by the job), an architecture of another family.
     """
     from ..jobs.job import DataSpec, TrainJob  # torch: loaded only to train, so the CLI starts fast
 
+    import_train_plugins(args)
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, lr=args.base_lr, epochs=args.epochs,
                                                                batch_size=args.batch_size))
@@ -81,6 +97,7 @@ def run_train(args: argparse.Namespace) -> int:
     """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
     from ..executors.threads import cpu_threads, use_threads  # the executors load torch: only to train
 
+    import_train_plugins(args)  # before the family and the protocols are read (both paths below)
     use_threads(cpu_threads(args.threads))
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)

@@ -6,8 +6,10 @@ that determines its result: architecture, family, data (name, split, subsets, re
 model size, the resolved protocol and the seed. :func:`train_command` spells that as options of
 ``nasrescale train``: the protocol as the shipped protocol of its name (else ``nb201``) plus a
 ``--set KEY=VALUE`` for every key that differs from it, values written as TOML literals
-(:func:`toml_literal`, what ``--set`` reads back exactly). The command trains the job under the
-same key, so on the same machine it gives the same record. A job whose family is not the one
+(:func:`toml_literal`, what ``--set`` reads back exactly), and an ``--import`` for each plug-in of
+the stored pipeline (``pipeline.imports``: module names, and ``.py`` files as absolute paths), so
+that a rule of the user's own is known before the protocol is read. The command trains the job
+under the same key, so on the same machine it gives the same record. A job whose family is not the one
 ``train`` finds under its name (an ``lr_validation`` run's kernel variant, or a family file
 edited since) has no such command: :func:`not_rerunnable` says why.
 
@@ -82,20 +84,35 @@ def _protocol_options(protocol: Mapping[str, Any]) -> list[str]:
     return words
 
 
+def _import_options(pipeline: Mapping[str, Any]) -> list[str]:
+    """``--import ENTRY`` for each plug-in the stored pipeline names (``pipeline.imports``).
+
+    >>> _import_options({"pipeline": {"imports": ["/runs/my_rules.py", "their_rules"]}})
+    ['--import', '/runs/my_rules.py', '--import', 'their_rules']
+    >>> _import_options({"pipeline": {"imports": "oops"}}), _import_options({})
+    ([], [])
+    """
+    entries = (pipeline.get("pipeline") or {}).get("imports")
+    if not isinstance(entries, list):
+        return []
+    return [word for entry in entries if isinstance(entry, str) and entry for word in ("--import", entry)]
+
+
 def train_command(job: Mapping[str, Any], pipeline: Mapping[str, Any] | None = None) -> list[str]:
     """The ``nasrescale train`` command line (as words) that reruns the stored job ``job``.
 
     Args:
         job: the job's stored definition (``job_json``).
         pipeline: the resolved pipeline of its store (``meta.pipeline``): its
-            ``pipeline.family_file`` (as written, relative to the pipeline file) and
-            ``executor.device`` are added where set.
+            ``pipeline.family_file`` (as written, relative to the pipeline file), its
+            ``pipeline.imports`` and ``executor.device`` are added where set.
     """
     pipeline = pipeline or {}
     words = ["nasrescale", "train", str(job["arch"]), "--family", str(job["family"])]
     family_file = (pipeline.get("pipeline") or {}).get("family_file")
     if family_file:
         words += ["--family-file", str(family_file)]
+    words += _import_options(pipeline)
     words += _protocol_options(job.get("protocol") or {})
     words += ["--seed", str(job.get("seed", 0))]
     for key in ("width", "cells"):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
+import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,97 +23,11 @@ from nasrescale.errors import ConfigError
 from nasrescale.executors.pool import PoolExecutor
 from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.scaling.init_rules import INIT_REGISTRY
 from nasrescale.scaling.lr_rules import LR_RULES
-from nasrescale.space.encodings import format_arch, parse_arch
-from nasrescale.space.registry import get_family
-from nasrescale.space.topology import effective_edges
 
-from pipeline_helpers import DEGENERATE, cli, one_thread, private_cache, tiny_budget  # noqa: F401  (fixtures)
-
-ARCHS = ("3_11_111", "3_03_003", DEGENERATE)
-
-#: a new LR rule: base LR x a quarter of one plus the cell's live edges (one registry entry)
-LR_PLUGIN = """
-from nasrescale.scaling.lr_rules import LrRule, register_lr_rule
-from nasrescale.space.topology import effective_edges
-
-register_lr_rule(LrRule("{name}", lambda graph, family: 0.25 * (1 + len(list(effective_edges(graph, family)))),
-                        description="base LR x (1 + live edges) / 4"))
-"""
-
-#: a new init rule with its own prepare: small normal weights, and a line per network it prepares
-#: (the process it ran in) in a file beside it, so a test sees where it ran
-INIT_PLUGIN = """
-import os
-from pathlib import Path
-
-from torch import nn
-
-from nasrescale.scaling.init_rules import InitRule, register_init_rule
-
-
-def prepare(model, rebuild, protocol, width):
-    for module in model.modules():
-        if isinstance(module, (nn.Conv2d, nn.Linear)):
-            nn.init.normal_(module.weight, std=0.05)
-    with open(Path(__file__).with_name("prepared.txt"), "a") as out:
-        out.write(f"{{os.getpid()}}\\n")
-
-
-register_init_rule(InitRule("{name}", prepare=prepare, description="small normal weights"))
-"""
-
-
-def pipeline_text(name: str, imports: list[str], protocol: str, extra: str = "") -> str:
-    names = ", ".join(f'"{a}"' for a in ARCHS)
-    return f"""
-[pipeline]
-name = "{name}"
-seeds = [0]
-reference = "none"
-imports = {json.dumps(imports)}
-
-[archs]
-select = "list"
-names = [{names}]
-
-[protocols.mine]
-protocol = "{protocol}"
-kernel_rule = "none"
-{extra}
-{tiny_budget()}"""
-
-
-@pytest.fixture()
-def clean_registries(monkeypatch):
-    """Plug-ins imported by a test are forgotten after it, with the registry entries they made."""
-    monkeypatch.setattr(plugins, "_LOADED", {})
-    lr_before, init_before = set(LR_RULES), set(INIT_REGISTRY)
-    yield
-    for name in set(LR_RULES) - lr_before:
-        LR_RULES.remove(name)
-    for name in set(INIT_REGISTRY) - init_before:
-        INIT_REGISTRY.remove(name)
-
-
-def stored(results: Path, name: str) -> tuple[list[dict], dict]:
-    """The stored records and the stored resolved pipeline of run ``name``."""
-    with sqlite3.connect(results / name / "store.sqlite") as db:
-        records = [json.loads(r) for (r,) in db.execute("SELECT record_json FROM jobs")]
-        pipeline = json.loads(db.execute("SELECT value FROM meta WHERE key = 'pipeline'").fetchone()[0])
-    return records, pipeline
-
-
-def canonical(arch: str) -> str:
-    family = get_family("nb201")
-    return format_arch(parse_arch(arch, family), family)
-
-
-def edge_lr(arch: str, base_lr: float) -> float:
-    """What the plug-in LR rule gives ``arch``."""
-    family = get_family("nb201")
-    return base_lr * 0.25 * (1 + len(list(effective_edges(parse_arch(arch, family), family))))
+from pipeline_helpers import cli, one_thread, private_cache  # noqa: F401  (fixtures)
+from plugin_helpers import (ARCHS, INIT_PLUGIN, LR_PLUGIN, canonical, clean_registries, edge_lr,  # noqa: F401
+                            pipeline_text, stored)
 
 
 def test_a_new_lr_rule_is_one_registry_entry_plus_one_toml(tmp_path, capsys, clean_registries):
@@ -139,29 +55,105 @@ def test_a_new_lr_rule_is_one_registry_entry_plus_one_toml(tmp_path, capsys, cle
     assert "| base LR x (1 + live edges) / 4 |" in (results / "plug" / "report.md").read_text()
 
 
-def test_plugin_rules_reach_the_pool_workers(tmp_path, clean_registries):
-    """A pipeline's LR rule plug-in and its protocol file's init rule plug-in, through the process
-    pool (fresh spawned processes, as on GPUs): each job trains under both rules, in its worker."""
+def _worker_pipeline(tmp_path: Path, name: str, executor: str = ""):
+    """A pipeline whose LR rule comes from its own plug-in and whose init rule from its protocol
+    file's plug-in (that notes the process each network is prepared in)."""
     (tmp_path / "rules").mkdir()
-    (tmp_path / "rules" / "lr_plugin.py").write_text(LR_PLUGIN.format(name="quarter_edges_pool"))
-    (tmp_path / "init_plugin.py").write_text(INIT_PLUGIN.format(name="small_normal"))
-    (tmp_path / "mine.toml").write_text('[protocol]\nname = "mine"\nimports = ["init_plugin.py"]\n'
-                                        'init = "small_normal"\nlr = 0.1\nepochs = 1\n')
+    (tmp_path / "rules" / "lr_plugin.py").write_text(LR_PLUGIN.format(name=f"quarter_edges_{name}"))
+    (tmp_path / "init_plugin.py").write_text(INIT_PLUGIN.format(name=f"small_normal_{name}"))
+    (tmp_path / "mine.toml").write_text(f'[protocol]\nname = "mine"\nimports = ["init_plugin.py"]\n'
+                                        f'init = "small_normal_{name}"\nlr = 0.1\nepochs = 1\n')
     toml = tmp_path / "my.toml"
-    toml.write_text(pipeline_text("pool_plug", ["rules/lr_plugin.py"], "mine.toml", 'lr_rule = "quarter_edges_pool"'))
-    pipeline = load_pipeline(toml)
-    results = tmp_path / "res"
-    pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"], progress=False)
-    summary = run_pipeline(pipeline, results, progress=False, executor=pool)
-    assert summary.failed == 0, summary.counts
-    records, stored_pipeline = stored(results, "pool_plug")
+    toml.write_text(pipeline_text(name, ["rules/lr_plugin.py"], "mine.toml", f'lr_rule = "quarter_edges_{name}"')
+                    + executor)
+    return load_pipeline(toml)
+
+
+def _check_trained_in_workers(tmp_path: Path, results: Path, name: str) -> None:
+    """Each stored job trained under both plug-in rules, its network prepared in a worker process."""
+    records, stored_pipeline = stored(results, name)
     for record in records:
-        assert (record["init"], record["lr_rule"]) == ("small_normal", "quarter_edges_pool")
+        assert (record["init"], record["lr_rule"]) == (f"small_normal_{name}", f"quarter_edges_{name}")
         assert record["lr"] == pytest.approx(edge_lr(record["arch"], 0.1)), record["arch"]
     pids = (tmp_path / "prepared.txt").read_text().split()
     assert len(pids) == len(records) and str(os.getpid()) not in pids  # prepared in the workers, once a run
     assert stored_pipeline["pipeline"]["imports"] == [str((tmp_path / "rules" / "lr_plugin.py").resolve()),
                                                       str((tmp_path / "init_plugin.py").resolve())]
+
+
+def test_plugin_rules_reach_the_pool_workers(tmp_path, clean_registries):
+    """A pipeline's LR rule plug-in and its protocol file's init rule plug-in, through the process
+    pool (fresh spawned processes, as on GPUs): each job trains under both rules, in its worker."""
+    pipeline = _worker_pipeline(tmp_path, "pool")
+    results = tmp_path / "res"
+    pool = PoolExecutor(pipeline.executor, devices=["cpu", "cpu"], progress=False)
+    summary = run_pipeline(pipeline, results, progress=False, executor=pool)
+    assert summary.failed == 0, summary.counts
+    _check_trained_in_workers(tmp_path, results, "pool")
+
+
+@pytest.mark.slow
+def test_plugin_rules_reach_the_ray_workers(tmp_path, clean_registries):
+    """The same through Ray tasks, on a local Ray instance of the test's own (its own session
+    folder, started and shut down by the executor)."""
+    pytest.importorskip("ray")
+    from nasrescale.executors.ray_exec import RayExecutor
+
+    pipeline = _worker_pipeline(tmp_path, "ray", 'kind = "ray"\ncpus_per_job = 1\nmax_retries = 0\n')
+    assert pipeline.executor.kind == "ray"
+    temp = Path("/tmp") / f"nr-plug-{os.getpid()}"  # short: Unix socket path limit
+    results = tmp_path / "res"
+    try:
+        ray_executor = RayExecutor(pipeline.executor, temp_dir=temp, progress=False)
+        summary = run_pipeline(pipeline, results, progress=False, executor=ray_executor)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    assert summary.failed == 0, summary.counts
+    _check_trained_in_workers(tmp_path, results, "ray")
+
+
+def _train_in_subprocess(words: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``nasrescale train ...`` (``words`` after ``nasrescale``) in a fresh process."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "nasrescale", *words], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_a_job_under_a_plugin_rule_reruns_from_its_printed_command(tmp_path, capsys, clean_registries):
+    """`status --commands` names the stored plug-ins (`--import`): in a fresh process, elsewhere,
+    the printed command trains at the stored job's LR; without its `--import` the rule is unknown."""
+    (tmp_path / "my_rules.py").write_text(LR_PLUGIN.format(name="quarter_edges_rerun"))
+    toml = tmp_path / "my.toml"
+    toml.write_text(pipeline_text("rerun", ["my_rules.py"], "nb201", 'lr_rule = "quarter_edges_rerun"\nlr = 0.2'))
+    results = tmp_path / "res"
+    code, _, err = cli(capsys, "run", str(toml), "--results", str(results), "--quiet")
+    assert code == 0, err
+    code, out, err = cli(capsys, "status", "rerun", "--results", str(results), "--commands")
+    assert code == 0, err
+    records = {r["arch"]: r for r in stored(results, "rerun")[0]}
+    arch = canonical("3_11_111")
+    lines = out.splitlines()
+    words = shlex.split(lines[next(i for i, line in enumerate(lines) if line.startswith("#") and f" {arch}," in line)
+                              + 1])
+    plugin = str((tmp_path / "my_rules.py").resolve())
+    assert words[words.index("--import") + 1] == plugin and "lr_rule=\"quarter_edges_rerun\"" in words
+    (tmp_path / "elsewhere").mkdir()
+    done = _train_in_subprocess([*words[1:], "--quiet"], tmp_path / "elsewhere")
+    assert done.returncode == 0, done.stderr[-2000:]
+    again = json.loads(done.stdout)
+    assert again["lr"] == records[arch]["lr"] == pytest.approx(edge_lr(arch, 0.2))
+    assert again["lr_rule"] == "quarter_edges_rerun"
+    i = words.index("--import")
+    done = _train_in_subprocess(words[1:i] + words[i + 2:], tmp_path / "elsewhere")
+    assert done.returncode == 2 and "quarter_edges_rerun" in done.stderr, done.stderr
+
+
+def test_train_refuses_an_import_it_cannot_find(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(capsys, "train", "3_11_111", "--import", "missing.py")
+    assert code == 2 and not out
+    assert err.startswith("nasrescale train: error: --import: no file 'missing.py'"), err
+    assert len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.parametrize("entry, plugin, words", [
