@@ -3,8 +3,7 @@
 An op kind is known in two registries: the topology analysis's (what the op is: its ReLU
 depth, whether it has weights and a kernel) and the model builder's (its module). This module
 fills both when it is imported; the family file ``nb201_dilated.toml`` beside it names it
-under ``imports``, so it must be importable wherever the family is read:
-``PYTHONPATH=examples/new_op`` (or a package you install).
+under ``imports``, and every process that reads or unpickles the family imports it from there.
 """
 
 from __future__ import annotations

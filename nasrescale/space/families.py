@@ -11,18 +11,18 @@ architecture) live in :mod:`nasrescale.space.registry`.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ..errors import ArchError, FamilyError
+from ..errors import ArchError, ConfigError, FamilyError
+from ..plugins import import_plugins
 from .ops import CellOp
 from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
 
-__all__ = ["CellFamily", "ENCODINGS"]
+__all__ = ["CellFamily", "ENCODINGS", "import_family_plugins"]
 
 #: every encoding a family may name, over all structures (each structure allows some of them)
 ENCODINGS = tuple(dict.fromkeys(e for s in STRUCTURES.values() for e in s.encodings))
@@ -44,8 +44,11 @@ class CellFamily:
         macro: the ``[macro]`` table (skeleton kind and its settings), read-only.
         description: one line of prose.
         source: the file it was read from, if any.
-        imports: the modules the file names under ``imports`` (imported when it was read, and
-            again wherever the family is unpickled: an executor's worker process).
+        imports: what the file names under ``imports``: module names, and ``.py`` files as
+            absolute paths (imported when it was read, and again wherever the family is
+            unpickled: an executor's worker process).
+        imports_folder: the folder a module name of ``imports`` is looked up in first (the family
+            file's), if any.
         structure: how its cells are wired (:mod:`nasrescale.space.structure`; the ``[structure]``
             table's ``kind``, default ``edge_dag``).
         structure_settings: the ``[structure]`` table's other settings, defaults filled in.
@@ -63,6 +66,7 @@ class CellFamily:
     description: str = ""
     source: Path | None = None
     imports: tuple[str, ...] = ()
+    imports_folder: str | None = None
     structure: CellStructure = field(default_factory=lambda: STRUCTURES.get(DEFAULT_STRUCTURE))
     structure_settings: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -137,19 +141,28 @@ class CellFamily:
         return self.op_names.index(self.op(name).name)
 
 
-def _import_all(modules: tuple[str, ...], where: str) -> None:
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise FamilyError(f"{where}: cannot import {module!r}: {err}; the module must be on the Python path "
-                              "(PYTHONPATH) of every process that reads the family") from None
+def import_family_plugins(imports: Any, folder: Path | str | None, where: str) -> tuple[str, ...]:
+    """Import a family's ``imports`` through :mod:`nasrescale.plugins`: ``.py`` files relative to
+    ``folder`` (the family file's; ``None``: the working folder), module names looked up in
+    ``folder`` first, then on the Python path. Returns them as a family holds them: module names as
+    given, ``.py`` files as absolute paths.
+
+    Raises:
+        FamilyError: naming ``where`` and the entry: not a list of names, a file or module that is
+            missing, or one that raises when imported.
+    """
+    try:
+        plugins = import_plugins(imports, None if folder is None else Path(folder), where)
+    except ConfigError as err:
+        raise FamilyError(str(err)) from None
+    return tuple(plugin.name for plugin in plugins)
 
 
 def _rebuild_family(fields: dict[str, Any]) -> CellFamily:
     """Unpickle a :class:`CellFamily` (see ``CellFamily.__reduce__``), importing its ``imports``
     first: a worker process gets the op kinds and model builders they register."""
-    _import_all(tuple(fields.get("imports", ())), f"family {fields['name']!r}: imports")
+    import_family_plugins(list(fields.get("imports", ())), fields.get("imports_folder"),
+                          f"family {fields['name']!r}: imports")
     return CellFamily(**{**fields, "macro": MappingProxyType(fields["macro"]),
                          "structure": STRUCTURES.get(fields.get("structure", DEFAULT_STRUCTURE)),
                          "structure_settings": MappingProxyType(fields.get("structure_settings", {}))})

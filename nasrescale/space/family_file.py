@@ -33,7 +33,7 @@ from typing import Any, Mapping
 from ..config import parse_toml, read_config_text
 from ..errors import FamilyError
 from .edge_factors import KERNEL_RULES
-from .families import ENCODINGS, CellFamily, _import_all
+from .families import ENCODINGS, CellFamily, import_family_plugins
 from .ops import CellOp, get_op_kind
 from .structure import DEFAULT_STRUCTURE, STRUCTURES, CellStructure
 
@@ -48,7 +48,7 @@ _FAMILY_KEYS = {
     "base": "required: the base architecture of the LR rule",
     "kernel_rule": f"one of {', '.join(KERNEL_RULES)}",
     "kernel_base": "q_base of the kernel factor (default 3)",
-    "imports": "modules to import first (they register new op kinds)",
+    "imports": "modules or .py files (relative to the file's folder) to import first (they register new op kinds)",
 }
 _OP_KEYS = ("name", "kind", "kernel")
 _TOP_KEYS = ("family", "ops", "macro", "structure")
@@ -129,8 +129,9 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
     if not isinstance(fam, dict):
         raise FamilyError(f"{source}: missing [family] table")
     _check_keys(fam, _FAMILY_KEYS, source, "family.")
-    imports = tuple(str(m) for m in _typed(fam, "imports", list, source, "family.", default=[]))
-    _import_all(imports, _where(source, "family.imports"))
+    folder = None if path is None else str(Path(path).parent.resolve())
+    imports = import_family_plugins(_typed(fam, "imports", list, source, "family.", default=[]), folder,
+                                    _where(source, "family.imports"))
     name = _typed(fam, "name", str, source, "family.")
     if not name or not all(c.isalnum() or c in "_-" for c in name):
         raise FamilyError(f"{_where(source, 'family.name')}: {name!r} must be letters, digits, _ or -")
@@ -167,6 +168,7 @@ def parse_family(text: str, source: str = "<string>", path: Path | None = None) 
         description=_typed(fam, "description", str, source, "family.", default=""),
         source=path,
         imports=imports,
+        imports_folder=folder if imports else None,
         structure=structure,
         structure_settings=MappingProxyType(settings),
     )

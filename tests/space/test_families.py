@@ -119,7 +119,7 @@ kind = "identity"
         (lambda s: s.replace("nodes = 3", 'nodes = 3\nkernel_rule = "max"'), "family.kernel_rule: 'max'"),
         (lambda s: s + "\n[extra]\n", "extra: unknown key; allowed keys at the top level: family, ops, macro"),
         (lambda s: s.replace("[family]", "[family\n"), "not valid TOML"),
-        (lambda s: s.replace('nodes = 3', 'nodes = 3\nimports = ["no_such_module_xyz"]'), "cannot import 'no_such_module_xyz'"),
+        (lambda s: s.replace('nodes = 3', 'nodes = 3\nimports = ["no_such_module_xyz"]'), "family.imports: 'no_such_module_xyz': no such module"),
         (lambda s: s.replace("nodes = 3", "nodes = 2147483648"), "family.nodes: 2147483648 is more than 64"),
     ],
 )
