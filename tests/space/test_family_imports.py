@@ -100,7 +100,11 @@ def _family_file(tmp_path: Path, kind: str, entry: str, module_path: str) -> Pat
     return folder / "mine.toml"
 
 
-@pytest.mark.parametrize("entry, module_path", [("ops/dil_ops.py", "ops/dil_ops.py"), ("fam_ops_dil", "fam_ops_dil.py")])
+#: a family's two forms of ``imports`` entry: a .py file in a subfolder, a module beside the file
+FORMS = [("ops/dil_ops.py", "ops/dil_ops.py"), ("fam_ops_dil", "fam_ops_dil.py")]
+
+
+@pytest.mark.parametrize("entry, module_path", FORMS)
 def test_a_family_imports_a_new_op_kind_from_beside_it_and_again_when_unpickled(tmp_path, monkeypatch,
                                                                                  forget_op_kinds, entry, module_path):
     from nasrescale.models import build_model
@@ -147,7 +151,7 @@ print(type(conv).__name__, *conv.dilation)
 """
 
 
-@pytest.mark.parametrize("entry, module_path", [("ops/dil_ops.py", "ops/dil_ops.py"), ("fam_ops_dil", "fam_ops_dil.py")])
+@pytest.mark.parametrize("entry, module_path", FORMS)
 def test_a_fresh_process_elsewhere_unpickles_the_family(tmp_path, forget_op_kinds, entry, module_path):
     """A worker process in another working folder, with nothing of the family's folder on its path."""
     family = read_family_file(_family_file(tmp_path, "dilconv_fresh", entry, module_path))
