@@ -36,6 +36,7 @@ Choices and pitfalls:
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -113,7 +114,9 @@ def start_local_ray(temp_dir: Path | None = None, num_cpus: int | None = None) -
         token = temp_dir / "auth_token"
         if not token.exists():
             token.touch(mode=0o600)
-            token.write_text(secrets.token_hex(32))  # 256 bits, as Ray's own generator
+            # one token per process: Ray keeps the first token it read, so a second local instance
+            # started by the same process (another pipeline, another executor) must get the same one
+            token.write_text(_process_token())
         os.environ["RAY_AUTH_TOKEN_PATH"] = str(token)
     try:
         with _keep_sigterm():
@@ -124,6 +127,12 @@ def start_local_ray(temp_dir: Path | None = None, num_cpus: int | None = None) -
         _restore_env(saved)
         raise
     return saved
+
+
+@functools.lru_cache(maxsize=1)
+def _process_token() -> str:
+    """This process's Ray auth token: 256 random bits, as Ray's own generator, drawn once."""
+    return secrets.token_hex(32)
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:

@@ -10,7 +10,6 @@ import pytest
 from nasrescale.errors import ConfigError
 from nasrescale.executors.base import ExecutorSettings
 from nasrescale.jobs.grouping import DEFAULT_MAX_MEMBERS, JobGroup, plan_units
-from nasrescale.jobs import job as job_module
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.space.encodings import parse_arch
 from nasrescale.protocol import load_protocol
@@ -38,20 +37,23 @@ def test_a_job_with_an_unknown_init_rule_names_the_registry(nb201):
 
 
 def test_job_parses_its_arch_once(nb201, monkeypatch):
+    from nasrescale.space import parsed_arch
+
     calls = []
 
     def counting_parse(arch, family):
         calls.append(arch)
         return parse_arch(arch, family)
 
-    monkeypatch.setattr(job_module, "parse_arch", counting_parse)
+    monkeypatch.setattr(parsed_arch, "parse_arch", counting_parse)
     job = TrainJob.from_arch("3_33_333", nb201, DataSpec("cifar10-subset"), load_protocol("nb201"))
     assert not job.degenerate
     assert job.cost() > 0
     assert job.graph.number_of_edges() > 0
     assert len(calls) == 1, calls
-    assert job.fusion_key() is not None and job.fusion_key() == TrainJob.from_arch(
-        job.arch, nb201, job.data, load_protocol("rescaled", ["lr=0.5"]), seed=3).fusion_key()
+    assert job.fusion_key() is not None and job.fusion_key() == TrainJob(
+        job.cell, nb201, job.data, load_protocol("rescaled", ["lr=0.5"]), seed=3).fusion_key()
+    assert len(calls) == 1, calls  # a job made from the parsed cell parses nothing
 
 
 class _Job:
