@@ -33,7 +33,7 @@ from typing import Any
 from ..jobs.records import provenance, resolve_device
 from ..store.job_status import FINAL, Status
 from ..store.migration import parse_record
-from ..store.record import visit_entries, visit_key
+from ..store.record import RunRecord, visit_entries, visit_key
 from ..store.write import Store
 from .spec import Pipeline
 
@@ -68,9 +68,9 @@ class SliceSummary:
 def prior_per_job(store: Store, device: str) -> float | None:
     """The seconds a job of the slowest chunk of the last slice on ``device`` that timed one
     (its record's ``job_s``), or ``None`` if none did."""
-    for visit in reversed(visit_records(store.path, store)):
-        if visit.get("device") == device and visit.get("job_s"):
-            return float(visit["job_s"])
+    for visit in reversed(_record(store).visits):
+        if visit.device == device and visit.job_s:
+            return float(visit.job_s)
     return None
 
 
@@ -106,14 +106,15 @@ def _chosen_lrs(store: Store, pipeline: Pipeline) -> dict[str, float]:
     protocol), a tuning's (meta ``tuning:<label>``) only when it tuned around the anchor the
     protocol has now (its fixed LR, or the search's choice: a search rerun under changed
     analysis settings may have moved it). The others are left out."""
-    record = parse_record(store.meta(), str(store.path))
+    record = _record(store)
     out = {}
     for e in pipeline.protocols:
-        anchor = record.searches.get(pipeline.lr_search.protocol or e.label, {}).get("chosen_lr") if e.search \
-            else e.protocol.lr
-        tuning = record.tunings.get(e.label, {})
-        if e.tune and anchor is not None and tuning.get("anchor_lr") == anchor and tuning.get("lr") is not None:
-            out[e.label] = float(tuning["lr"])
+        search = record.searches.get(pipeline.lr_search.protocol or e.label)
+        anchor = (search.chosen_lr if search is not None else None) if e.search else e.protocol.lr
+        tuning = record.tunings.get(e.label)
+        if e.tune and anchor is not None and tuning is not None and tuning.anchor_lr == anchor \
+                and tuning.lr is not None:
+            out[e.label] = float(tuning.lr)
         elif e.search and not e.tune and anchor is not None:
             out[e.label] = float(anchor)
     return out
@@ -127,22 +128,27 @@ def device_text(device: str) -> str:
 
 def record_visit(store: Store, summary: SliceSummary, visit: dict[str, Any]) -> None:
     """Store meta ``visit:<n>`` (n = 1 + the slices recorded so far)."""
-    n = 1 + sum(1 for _ in visit_records(store.path, store))
+    n = 1 + len(visit_entries(store.meta()))
     facts = {**visit, **summary.to_json(), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     facts.pop("run_dir", None)
     store.set_meta(visit_key(n), json.dumps(facts))
 
 
+def _record(store: Store) -> RunRecord:
+    return parse_record(store.meta(), str(store.path))
+
+
 def visit_records(path: str | Path, store: Store | None = None) -> list[dict[str, Any]]:
-    """The ``visit:<n>`` records of a store file, in order (empty if it has none)."""
+    """The ``visit:<n>`` records of a store file, in order, as stored (empty if it has none);
+    the run record's :attr:`~nasrescale.store.record.RunRecord.visits` in their JSON form."""
     own = store is None
     store = store or Store(path, readonly=True)
     try:
-        meta = store.meta()
+        visits = _record(store).visits
     finally:
         if own:
             store.close()
-    return [json.loads(value) for value in visit_entries(meta)]
+    return [visit.to_json() for visit in visits]
 
 
 def copy_store(src: str | Path, dst: str | Path) -> Path:

@@ -24,14 +24,19 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from ..errors import DataError
-from .record import (CREATED_KEY, NAME_KEY, PIPELINE_KEY, RECORD_VERSION, REUSED_KEY, VALIDATION_PLAN_KEY,
-                     VERSION_KEY, ProtocolRecord, RunRecord, TrendRecord, base_lr_key, keyed, lr_search_key,
-                     tuning_key, visit_entries)
+from .plans import LandscapePlanRecord, ValidationPlanRecord
+from .record import (CREATED_KEY, LANDSCAPE_PLAN_KEY, NAME_KEY, PIPELINE_KEY, RECORD_VERSION, REUSED_KEY,
+                     VALIDATION_PLAN_KEY, VERSION_KEY, ProtocolRecord, RunRecord, TrendRecord, base_lr_key, keyed,
+                     lr_search_key, tuning_key, visit_entries)
+from .schema import BudgetRecord, CandidateBudget, ExecutorRecord, LrSearchRecord, StoredTable, TuningRecord
+from .stage_records import Reused, SearchSelection, TuningResult, Visit
 
 __all__ = ["ALIASES", "stored_version", "migrate", "parse_record", "record_of"]
+
+S = TypeVar("S", bound=StoredTable)
 
 #: former spellings in the resolved pipeline (dotted paths) -> the current one, applied in this
 #: order by :func:`migrate` where the current key is not set (a former key is then dropped)
@@ -168,6 +173,16 @@ def _text(value: Any) -> str | None:
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
 
 
+def _lr(value: Any) -> float | None:
+    """A stored LR as stored (an int stays an int), else ``None``."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _table_of(kind: type[S], value: Any) -> S | None:
+    """The record of a stored table, ``None`` where nothing (or no table) is stored."""
+    return kind.of(value) if isinstance(value, Mapping) else None
+
+
 def parse_record(meta: Mapping[str, Any], where: str = "the store") -> RunRecord:
     """The :class:`~nasrescale.store.record.RunRecord` of a store's meta, of any version this one reads.
 
@@ -189,14 +204,20 @@ def parse_record(meta: Mapping[str, Any], where: str = "the store") -> RunRecord
         archs=tuple(str(a) for a in archs) if isinstance(archs, list) else (),
         protocols={label: ProtocolRecord.of(label, table) for label, table in _protocols_by_label(pipeline.get("protocols")).items()
                    if isinstance(table, Mapping)},
-        budget=_section(pipeline, "budget"), budgets=_section(pipeline, "budgets"),
-        executor=_section(pipeline, "executor"), lr_search=_section(pipeline, "lr_search"),
-        tuning=_section(pipeline, "tuning"),
+        budget=BudgetRecord.of(pipeline.get("budget")),
+        budgets={str(name): CandidateBudget.of(t) for name, t in _section(pipeline, "budgets").items()
+                 if isinstance(t, Mapping)},
+        executor=ExecutorRecord.of(pipeline.get("executor")),
+        lr_search=_table_of(LrSearchRecord, pipeline.get("lr_search")),
+        tuning=_table_of(TuningRecord, pipeline.get("tuning")),
         trend=TrendRecord.of(pipeline["trend"]) if isinstance(pipeline.get("trend"), Mapping) else None,
-        base_lrs={label: _json(value) for label, value in keyed(current, base_lr_key).items()},
-        tunings=_tables(keyed(current, tuning_key)), searches=_tables(keyed(current, lr_search_key)),
-        visits=tuple(v for v in map(_json, visit_entries(current)) if isinstance(v, dict)),
-        reused=_tables({REUSED_KEY: current.get(REUSED_KEY)}).get(REUSED_KEY),
+        base_lrs={label: _lr(_json(value)) for label, value in keyed(current, base_lr_key).items()},
+        tunings={label: TuningResult.of(doc) for label, doc in _tables(keyed(current, tuning_key)).items()},
+        searches={label: SearchSelection.of(doc) for label, doc in _tables(keyed(current, lr_search_key)).items()},
+        visits=tuple(Visit.of(v) for v in map(_json, visit_entries(current)) if isinstance(v, dict)),
+        reused=_table_of(Reused, _json(current.get(REUSED_KEY))),
+        validation_plan=_table_of(ValidationPlanRecord, _json(current.get(VALIDATION_PLAN_KEY))),
+        landscape_plan=_table_of(LandscapePlanRecord, _json(current.get(LANDSCAPE_PLAN_KEY))),
         created_at=_text(current.get(CREATED_KEY)), pipeline=pipeline, meta=current)
 
 

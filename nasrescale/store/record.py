@@ -5,7 +5,9 @@ creation time, and the choices its stages made (``base_lr:<label>``, ``tuning:<l
 ``lr_search:<label>``, ``visit:<n>``, ...). :class:`RunRecord` holds what the readers use of
 them as typed fields; :func:`~nasrescale.store.migration.parse_record` builds it, once per read
 (:attr:`~nasrescale.store.read.StoreData.record`), after bringing an older store's meta to the
-current layout (:data:`RECORD_VERSION`).
+current layout (:data:`RECORD_VERSION`). Its tables, its stages' entries and its stored plans are
+typed by the schema types of :mod:`~nasrescale.store.schema`, :mod:`~nasrescale.store.stage_records`
+and :mod:`~nasrescale.store.plans`.
 
 Every meta key is built here (:func:`base_lr_key`, :func:`tuning_key`, ...), for the writers
 and the readers alike, as is the store label of a trend's protocol at a budget
@@ -19,6 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+
+from .plans import LandscapePlanRecord, ValidationPlanRecord
+from .schema import BudgetRecord, CandidateBudget, ExecutorRecord, LrSearchRecord, TuningRecord
+from .stage_records import Reused, SearchSelection, TuningResult, Visit
 
 __all__ = ["RECORD_VERSION", "VERSION_KEY", "PIPELINE_KEY", "NAME_KEY", "CREATED_KEY", "IDENTITY_KEY",
            "VALIDATION_PLAN_KEY", "LANDSCAPE_PLAN_KEY", "REUSED_KEY", "base_lr_key", "tuning_key", "lr_search_key",
@@ -113,7 +119,7 @@ class ProtocolRecord:
         init: its init rule (``default``, ``in_degree``, ...).
         kernel_rule: its kernel rule (``family``: the family's).
         epochs: its training length.
-        batch_size, momentum, weight_decay, precision: its optimizer and numerics settings, as stored.
+        batch_size, momentum, nesterov, weight_decay, precision: its optimizer and numerics settings, as stored.
         searched: its base LR is found by the LR search (``base_lr = "search"``).
         tuned: its LR is tuned at the run's budget (``tune = true``).
         settings: every key the pipeline stored for it (batch size, momentum, precision, ...).
@@ -132,6 +138,7 @@ class ProtocolRecord:
     epochs: int | None = None
     batch_size: int | None = None
     momentum: float | None = None
+    nesterov: bool | None = None
     weight_decay: float | None = None
     precision: str | None = None
     searched: bool = False
@@ -147,6 +154,7 @@ class ProtocolRecord:
                    kernel_rule=_text(table.get("kernel_rule")),
                    epochs=epochs if isinstance(epochs, int) and not isinstance(epochs, bool) else None,
                    batch_size=_number(table.get("batch_size")), momentum=_number(table.get("momentum")),
+                   nesterov=table["nesterov"] if isinstance(table.get("nesterov"), bool) else None,
                    weight_decay=_number(table.get("weight_decay")), precision=_text(table.get("precision")),
                    searched=table.get("base_lr") == "search", tuned=bool(table.get("tune")), settings=dict(table))
 
@@ -198,17 +206,19 @@ class RunRecord:
         archs: the architectures the pipeline declares (``arch_list``), in its order.
         protocols: label -> :class:`ProtocolRecord`, in the stored order.
         budget: the ``[budget]`` table; budgets: a calibration's candidate budgets by name.
-        executor: the ``[executor]`` table; lr_search: the ``[lr_search]`` table; tuning: the
-            ``[tuning]`` table (empty where the pipeline has none).
+        executor: the ``[executor]`` table.
+        lr_search: the ``[lr_search]`` table; tuning: the ``[tuning]`` table (``None``: the
+            pipeline has none).
         trend: the ``[trend]`` table (``None``: not a trend run).
-        base_lrs: label -> the base LR stored for it (given, searched or tuned).
+        base_lrs: label -> the base LR stored for it (given, searched or tuned; ``None``: not yet).
         tunings: label -> its finished tuning (anchor, multipliers, means, runs, choice).
         searches: search label -> its LR search's selection.
         visits: the recorded visits (slices), in order.
-        reused: what a trend copied from its ``reuse`` run (``None``: nothing).
+        reused: what a run copied from another run's store (``None``: nothing).
+        validation_plan: an LR validation's plan; landscape_plan: a landscape's (``None``: none stored).
         created_at: when the store was created.
         pipeline: the whole resolved pipeline, migrated (to reproduce a run; readers use the fields).
-        meta: the other meta entries, as stored (plans: ``validation_plan``, ``landscape_plan``).
+        meta: every meta entry, as stored, the pipeline migrated (to reproduce a run; readers use the fields).
     """
 
     version: int
@@ -224,22 +234,24 @@ class RunRecord:
     seeds: tuple[int, ...]
     archs: tuple[str, ...]
     protocols: Mapping[str, ProtocolRecord]
-    budget: Mapping[str, Any]
-    budgets: Mapping[str, Mapping[str, Any]]
-    executor: Mapping[str, Any]
-    lr_search: Mapping[str, Any]
-    tuning: Mapping[str, Any]
+    budget: BudgetRecord
+    budgets: Mapping[str, CandidateBudget]
+    executor: ExecutorRecord
+    lr_search: LrSearchRecord | None
+    tuning: TuningRecord | None
     trend: TrendRecord | None
-    base_lrs: Mapping[str, Any]
-    tunings: Mapping[str, Mapping[str, Any]]
-    searches: Mapping[str, Mapping[str, Any]]
-    visits: tuple[Mapping[str, Any], ...]
-    reused: Mapping[str, Any] | None
+    base_lrs: Mapping[str, float | None]
+    tunings: Mapping[str, TuningResult]
+    searches: Mapping[str, SearchSelection]
+    visits: tuple[Visit, ...]
+    reused: Reused | None
+    validation_plan: ValidationPlanRecord | None
+    landscape_plan: LandscapePlanRecord | None
     created_at: str | None
     pipeline: Mapping[str, Any] = field(repr=False)
     meta: Mapping[str, Any] = field(repr=False)
 
-    def base_lr(self, label: str) -> Any:
+    def base_lr(self, label: str) -> float | None:
         """The base LR stored for protocol ``label`` (``None``: none yet)."""
         return self.base_lrs.get(label)
 
@@ -247,9 +259,10 @@ class RunRecord:
         """Whether protocol ``label``'s LR tuning has finished (its choice is stored)."""
         return label in self.tunings
 
-    def search_of(self, label: str) -> Mapping[str, Any] | None:
+    def search_of(self, label: str) -> SearchSelection | None:
         """The LR search's selection for protocol ``label`` (one shared search: ``lr_search.protocol``'s)."""
-        return self.searches.get(str(self.lr_search.get("protocol") or label))
+        shared = self.lr_search.protocol if self.lr_search is not None else None
+        return self.searches.get(str(shared or label))
 
     def family_or(self, default: str = "nb201") -> str:
         """The family's name, else ``default``."""

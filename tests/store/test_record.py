@@ -51,7 +51,7 @@ def _old_meta() -> dict[str, str]:
     return {"name": "old", "created_at": "2025-01-01T00:00:00Z", "pipeline": json.dumps(pipeline),
             base_lr_key("default"): "0.1", base_lr_key("rescaled"): "0.4",
             tuning_key("rescaled"): json.dumps({"chosen": 2.0, "lr": 0.8}),
-            lr_search_key("rescaled"): json.dumps({"chosen_lr": 0.4}), visit_key(1): json.dumps({"jobs": 3})}
+            lr_search_key("rescaled"): json.dumps({"chosen_lr": 0.4}), visit_key(1): json.dumps({"jobs_run": 3})}
 
 
 def test_an_old_layout_migrates_to_the_current_record():
@@ -63,8 +63,8 @@ def test_an_old_layout_migrates_to_the_current_record():
     assert (default.lr, default.lr_rule, default.epochs, default.searched) == (0.1, "fixed", 4, False)
     assert (rescaled.lr, rescaled.searched, rescaled.tuned) == (None, True, True)
     assert record.base_lr("rescaled") == 0.4 and record.tuned("rescaled") and not record.tuned("default")
-    assert record.tunings["rescaled"]["chosen"] == 2.0 and record.search_of("rescaled") == {"chosen_lr": 0.4}
-    assert record.visits == ({"jobs": 3},) and record.created_at == "2025-01-01T00:00:00Z"
+    assert record.tunings["rescaled"].chosen == 2.0 and record.search_of("rescaled").chosen_lr == 0.4
+    assert [v.jobs_run for v in record.visits] == [3] and record.created_at == "2025-01-01T00:00:00Z"
 
 
 def test_the_migrated_pipeline_is_in_the_current_layout():

@@ -161,7 +161,7 @@ def summarize_calibration(run_dir: Path, n_boot: int = 1000) -> CalibrationSumma
     spec, nats = reference_spec(store.record)
     reference = load_source(spec, nats_file=nats) if spec else None
     cpus = cpus_per_run(store)
-    budgets = {name: dict(t) for name, t in store.record.budgets.items() if isinstance(t, dict)}
+    budgets = {name: t.to_json() for name, t in store.record.budgets.items()}
     labels = [p for p in protocol_order(store) if p in budgets] or protocol_order(store)
     candidates = tuple(replace(candidate_stats(store, label, reference, cpus, n_boot), budget=budgets.get(label, {}))
                        for label in labels)

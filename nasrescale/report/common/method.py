@@ -23,7 +23,6 @@ The rows (docs/design.md §2 has the facts about the released code):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
 
 from ...errors import NasRescaleError
 from ...protocol import FAMILY_KERNEL_RULE
@@ -54,7 +53,7 @@ def _names(labels: list[str]) -> str:
 def _epochs(record: RunRecord) -> list[int]:
     """The epochs the runs trained: each calibration candidate's, else the budget's, else the protocols'."""
     tables = list(record.budgets.values()) if record.budgets else [record.budget]
-    found = {t.get("epochs") for t in tables if isinstance(t, Mapping)} - {None}
+    found = {t.epochs for t in tables} - {None}
     if not found:
         found = {p.epochs for p in record.protocols.values()} - {None}
     return sorted(int(e) for e in found if isinstance(e, int))

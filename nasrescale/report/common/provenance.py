@@ -8,6 +8,7 @@ from typing import Any
 
 from ...ranking.text import fmt
 from ...store.read import StoreData
+from ...store.stage_records import Visit
 from .markdown import md_table
 from .records import job_records, precision_label
 
@@ -25,7 +26,7 @@ def provenance(store: StoreData) -> dict[str, str]:
     records = [r for r in job_records(store, final_only=True) if not r.get("degenerate")]
     prov = [r.get("provenance") or {} for r in records]
     slices = _slices(store)
-    copy = next((v.get("data_copy") for v in reversed(slices) if v.get("data_copy")), None)
+    copy = next((v.data_copy for v in reversed(slices) if v.data_copy), None)
     where = store.record.data_path
     return {
         "device": _counted([str(p.get("device_name") or p.get("device") or "") for p in prov]),
@@ -49,23 +50,28 @@ def provenance_lines(store: StoreData) -> list[str]:
     return lines
 
 
-def _slices(store: StoreData) -> list[dict[str, Any]]:
+def _slices(store: StoreData) -> tuple[Visit, ...]:
     """The slices recorded by :func:`~nasrescale.pipeline.slices.run_slice` (meta ``visit:<n>``)."""
-    return [dict(visit) for visit in store.record.visits]
+    return store.record.visits
 
 
-def _jobs_run(visit: dict[str, Any]) -> str:
+def _known(value: Any) -> Any:
+    """A visit's value, ``?`` where the slice did not record it."""
+    return "?" if value is None else value
+
+
+def _jobs_run(visit: Visit) -> str:
     """A slice's evaluation jobs, with its LR-search and tuning jobs where it ran some.
 
-    >>> _jobs_run({"jobs_run": 0, "stage_jobs_run": 50}), _jobs_run({"jobs_run": 12})
+    >>> _jobs_run(Visit(jobs_run=0, stage_jobs_run=50)), _jobs_run(Visit(jobs_run=12))
     ('0 (+50 LR-search/tuning)', '12')
     """
-    stage = visit.get("stage_jobs_run")
-    return f"{visit.get('jobs_run', '?')}" + (f" (+{stage} LR-search/tuning)" if stage else "")
+    stage = visit.stage_jobs_run
+    return f"{_known(visit.jobs_run)}" + (f" (+{stage} LR-search/tuning)" if stage else "")
 
 
-def _slice_table(slices: list[dict[str, Any]]) -> list[str]:
-    rows = [[i + 1, v.get("finished_at", "?"), v.get("device", "?"), _jobs_run(v),
-             f"{v.get('jobs_done', '?')}/{v.get('jobs_total', '?')}", fmt(v.get("wall_s"), 0), v.get("stopped", "")]
+def _slice_table(slices: tuple[Visit, ...]) -> list[str]:
+    rows = [[i + 1, _known(v.finished_at), _known(v.device), _jobs_run(v),
+             f"{_known(v.jobs_done)}/{_known(v.jobs_total)}", fmt(v.wall_s, 0), v.stopped or ""]
             for i, v in enumerate(slices)]
     return md_table(["slice", "finished (UTC)", "device", "jobs run", "jobs done/total", "wall (s)", "ended"], rows)

@@ -72,8 +72,8 @@ def precision_label(record: dict[str, Any]) -> str:
 def cpus_per_run(store: StoreData) -> float:
     """CPU cores one run held: the executor's ``cpus_per_job`` under Ray, else the recorded threads."""
     executor = store.record.executor
-    if executor.get("kind") == "ray":
-        return float(executor.get("cpus_per_job", 1.0))
+    if executor.kind == "ray":
+        return float(executor.cpus_per_job)
     threads = [json.loads(r).get("provenance", {}).get("threads") for r in store.jobs.get("record_json", []) if isinstance(r, str)]
     threads = [t for t in threads if t]
     return float(np.median(threads)) if threads else float("nan")

@@ -9,15 +9,16 @@ base architecture), in :class:`ValidationAnalysis`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
 from ...lrsearch.validation import analyze
+from ...store.migration import parse_record
+from ...store.plans import ValidationPlanRecord
 from ...store.read import reading
-from ...store.record import VALIDATION_PLAN_KEY
+from ...store.record import RunRecord
 from .typed import ABSENT, Absent, Plain, jfield
 
 __all__ = ["Point", "Correlation", "GroupStats", "ValidationAnalysis", "ValidationRun", "read_validation",
@@ -85,17 +86,18 @@ class ValidationAnalysis(Plain):
 
 @dataclass(frozen=True)
 class ValidationRun:
-    """A validation run's stored meta, plan and job rows, and its analysis."""
+    """A validation run's record, its stored plan and job rows, and its analysis."""
 
-    meta: dict[str, Any]
-    plan: dict[str, Any]
+    record: RunRecord
+    plan: ValidationPlanRecord
     rows: list[dict[str, Any]]
     analysis: ValidationAnalysis
 
 
-def analysis_of(plan: dict[str, Any], rows: list[dict[str, Any]]) -> ValidationAnalysis:
-    """The analysis of ``rows`` under ``plan`` (its rule and loss), typed."""
-    return ValidationAnalysis.from_plain(analyze(plan, rows))
+def analysis_of(plan: ValidationPlanRecord, rows: list[dict[str, Any]]) -> ValidationAnalysis:
+    """The analysis of ``rows`` under ``plan`` (its rule and loss; under another's:
+    :meth:`~nasrescale.store.plans.ValidationPlanRecord.under`), typed."""
+    return ValidationAnalysis.from_plain(analyze(plan.to_json(), rows))
 
 
 def read_validation(run_dir: Path) -> ValidationRun:
@@ -105,8 +107,7 @@ def read_validation(run_dir: Path) -> ValidationRun:
         DataError: no store, or the store is not an ``lr_validation`` run.
     """
     with reading(Path(run_dir)) as store:
-        meta, rows = store.meta(), store.rows_with_tail()
-    if VALIDATION_PLAN_KEY not in meta:
+        record, rows = parse_record(store.meta(), str(store.path)), store.rows_with_tail()
+    if record.validation_plan is None:
         raise DataError(f"{str(run_dir)!r} holds no lr_validation run (no validation plan in its store)")
-    plan = json.loads(meta[VALIDATION_PLAN_KEY])
-    return ValidationRun(meta, plan, rows, analysis_of(plan, rows))
+    return ValidationRun(record, record.validation_plan, rows, analysis_of(record.validation_plan, rows))

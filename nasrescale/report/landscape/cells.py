@@ -1,6 +1,6 @@
 """Each cell's landscape read from a store: accuracies per grid LR and seed, its own best LR.
 
-:func:`read_cells` turns a landscape store (its plan meta and job rows) into one
+:func:`read_cells` turns a landscape store (its record's plan and its job rows) into one
 :class:`CellLandscape` per cell whose grid is complete (every run finished and no extension
 pending), with the best LR by argmax and by the vertex of a quadratic through the best and its
 neighbours in log LR (:func:`~nasrescale.lrsearch.landscape.vertex`), a bootstrap interval of
@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import DataError
 from ...lrsearch.landscape import LandscapeSettings, best_k, bootstrap_best, cell_grid, cross_fit, vertex
 from ...store.job_status import FINAL, Status
+from ...store.plans import LandscapePlanRecord
 from ...store.read import StoreData
-from ...store.record import LANDSCAPE_PLAN_KEY
 
 __all__ = ["CellLandscape", "read_plan", "read_cells", "cell_of"]
 
@@ -59,14 +60,17 @@ class CellLandscape:
         return self.acc[min(self.acc, key=lambda j: (abs(j - k), j))]
 
 
-def read_plan(store: StoreData) -> tuple[dict[str, Any], LandscapeSettings]:
-    """The stored plan and its settings."""
-    plan = json.loads(store.meta[LANDSCAPE_PLAN_KEY])
-    raw = dict(plan["settings"])
-    raw["strata"] = tuple(raw.get("strata") or ())
-    raw["criterion"] = tuple(raw.get("criterion") or ())
-    raw["recipe"] = tuple(raw.get("recipe") or ())
-    return plan, LandscapeSettings(**raw)
+def read_plan(store: StoreData) -> tuple[LandscapePlanRecord, LandscapeSettings]:
+    """The stored plan (from the run's record) and its settings.
+
+    Raises:
+        DataError: the store holds no landscape plan.
+    """
+    plan = store.record.landscape_plan
+    if plan is None:
+        raise DataError(f"{str(store.path)!r} holds no landscape run (no landscape plan in its store)")
+    stored = plan.settings
+    return plan, LandscapeSettings(**{name: getattr(stored, name) for name in stored.fields()})
 
 
 def _elr(record_json: Any) -> tuple[float, float] | None:
@@ -117,18 +121,18 @@ def _accuracies(store: StoreData, settings: LandscapeSettings, seeds: list[int])
 def read_cells(store: StoreData, n_boot: int = 1000) -> tuple[list[CellLandscape], int]:
     """The cells whose landscape is complete, in the plan's order, and how many are not yet."""
     plan, settings = read_plan(store)
-    acc = _accuracies(store, settings, list(plan["seeds"]))
+    acc = _accuracies(store, settings, list(plan.seeds))
     elrs = _elrs(store, settings)
     out, pending = [], 0
-    for arch, info in plan["cells"].items():
-        if info["degenerate"]:
+    for arch, info in plan.cells.items():
+        if info.degenerate:
             continue
         curve = acc.get(arch, {})
         grid = cell_grid(settings, curve, arch)
         if not curve or any(k not in curve for k in grid):
             pending += 1
             continue
-        cell = cell_of(arch, float(info["lr_scale"]), float(info["sum_l3"]), curve, n_boot, elrs.get(arch, {}))
+        cell = cell_of(arch, float(info.lr_scale), float(info.sum_l3), curve, n_boot, elrs.get(arch, {}))
         if cell is None:
             pending += 1
             continue

@@ -9,7 +9,6 @@ accuracy-optimal LR on the same cells.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -21,6 +20,7 @@ from ...lrsearch.stats import loglog_slope
 from ...space.families import CellFamily
 from ...space.isomorphism import first_of_each_class
 from ...store.read import store_path
+from ...store.record import RunRecord
 from ..common.censored import tobit
 from ..common.validation_run import read_validation
 from .cells import CellLandscape
@@ -45,24 +45,26 @@ def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], 
     return row | ({"run": run} if run is not None else {})
 
 
-def _optimizer(meta: dict[str, str]) -> str:
-    """The optimizer a criterion run trained with, in words (from its stored pipeline).
+def _optimizer(record: RunRecord) -> str:
+    """The optimizer a criterion run trained with, in words (from its record's first protocol).
 
-    >>> _optimizer({"pipeline": '{"protocols": {"p": {"momentum": 0.0, "nesterov": false, "weight_decay": 0.0, "batch_size": 128}}}'})
+    >>> from nasrescale.store.migration import record_of
+    >>> plain = {"momentum": 0.0, "nesterov": False, "weight_decay": 0.0, "batch_size": 128}
+    >>> _optimizer(record_of({"protocols": {"p": plain}}))
     'SGD, batch 128'
-    >>> _optimizer({"pipeline": '{"protocols": {"p": {"momentum": 0.9, "nesterov": true, "weight_decay": 0.0005, "batch_size": 256}}}'})
+    >>> nesterov = {"momentum": 0.9, "nesterov": True, "weight_decay": 0.0005, "batch_size": 256}
+    >>> _optimizer(record_of({"protocols": {"p": nesterov}}))
     'SGD, Nesterov momentum 0.9, weight decay 0.0005, batch 256'
     """
-    try:
-        p = next(iter(json.loads(meta["pipeline"])["protocols"].values()))
-    except (KeyError, ValueError, StopIteration, TypeError):
+    p = next(iter(record.protocols.values()), None)
+    if p is None:
         return "optimizer not recorded"
     parts = ["SGD"]
-    if p.get("momentum"):
-        parts.append(f"{'Nesterov ' if p.get('nesterov') else ''}momentum {p['momentum']:g}")
-    if p.get("weight_decay"):
-        parts.append(f"weight decay {p['weight_decay']:g}")
-    return ", ".join(parts + [f"batch {p.get('batch_size')}"])
+    if p.momentum:
+        parts.append(f"{'Nesterov ' if p.nesterov else ''}momentum {p.momentum:g}")
+    if p.weight_decay:
+        parts.append(f"weight decay {p.weight_decay:g}")
+    return ", ".join(parts + [f"batch {p.batch_size}"])
 
 
 def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Callable[[float], float],
@@ -92,6 +94,6 @@ def criterion_rows(names: Sequence[str], cells: Sequence[CellLandscape], lr: Cal
         if set(theirs) not in shown:  # once per set of shared cells
             shown.append(set(theirs))
             rows.append(_row("landscape", "landscape (accuracy-optimal LR), same cells", {a: mine[a] for a in theirs}, scales))
-        rows.append(_row("criterion", f"{name} (maximal LR, one epoch, {_optimizer(run.meta)})", theirs, scales,
+        rows.append(_row("criterion", f"{name} (maximal LR, one epoch, {_optimizer(run.record)})", theirs, scales,
                          f"{edge} at a grid edge: a bound (censored fit)" if edge else "", run=name, censor=censor))
     return rows

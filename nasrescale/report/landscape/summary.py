@@ -71,16 +71,16 @@ def analyze(store: StoreData, n_boot: int = 9999, n_sim: int | None = None) -> L
     ``n_sim`` scales the verdicts' simulations (0: no verdicts; default :data:`~.verdicts.N_SIM`)."""
     plan, settings = read_plan(store)
     cells, pending = read_cells(store, min(n_boot, 2000))
-    out: dict[str, Any] = {"label": plan["label"], "seeds": plan["seeds"], "epochs": plan.get("epochs"),
-                           "settings": plan["settings"], "cells": len(cells), "pending": pending,
-                           "degenerate": sum(bool(c["degenerate"]) for c in plan["cells"].values()),
+    out: dict[str, Any] = {"label": plan.label, "seeds": list(plan.seeds), "epochs": plan.epochs,
+                           "settings": plan.settings.to_json(), "cells": len(cells), "pending": pending,
+                           "degenerate": sum(bool(c.degenerate) for c in plan.cells.values()),
                            "per_cell": [_cell_json(c, settings.lr) for c in cells]}
     if len(cells) < 3:
         return LandscapeAnalysis.from_plain(out)
     _compared(out, store, cells, settings, n_boot)
     n_sim = verdicts_module.N_SIM if n_sim is None else n_sim
     if n_sim and len(cells) >= MIN_CELLS:
-        recipe = (recipe_scores(settings.recipe, cells, plan["seeds"], store.path.parent.parent)
+        recipe = (recipe_scores(settings.recipe, cells, list(plan.seeds), store.path.parent.parent)
                   if settings.recipe else None)
         out["verdicts"] = verdicts(cells, settings.points_per_octave, settings.lr, n_sim, min(n_boot, 2000),
                                    recipe=recipe)

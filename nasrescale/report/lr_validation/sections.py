@@ -13,6 +13,7 @@ from ...errors import DataError
 from ...lrsearch.search import LOSS_KINDS
 from ...lrsearch.select import SELECTION_RULES
 from ...lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
+from ...store.schema import LrSearchRecord
 from ..common.markdown import md_table
 from ..common.page import Computed, Section
 from ..common.validation_run import Correlation, GroupStats, analysis_of
@@ -47,9 +48,9 @@ class Title(_Lines):
     def lines(self, run: ValidationSummary) -> list[str]:
         rule = ("the argmin of the final training loss per seed, averaged over seeds in log LR (the paper's rule)"
                 if run.analysis.rule == "argmin" else
-                f"the largest LR within {100 * run.plan['rel_tol']:g}% of the smallest mean final training loss")
+                f"the largest LR within {100 * run.plan.rel_tol:g}% of the smallest mean final training loss")
         return [f"# LR validation: {run.name}", "",
-                f"Family `{run.family}`, base architecture `{run.plan['base_arch']}`. Each architecture's maximal LR "
+                f"Family `{run.family}`, base architecture `{run.plan.base_arch}`. Each architecture's maximal LR "
                 f"is {rule}, and is compared with `base_lr x lr_scale(arch) x kernel factor`, base_lr being the base "
                 "architecture's measured maximal LR (Chen et al., ICLR 2024, eqs. 8-9).", ""]
 
@@ -160,11 +161,11 @@ class Sensitivity(_Lines):
         for rule in SELECTION_RULES:
             for loss in LOSS_KINDS:
                 try:
-                    res = analysis_of({**run.plan, "rule": rule, "loss": loss}, run.rows)
+                    res = analysis_of(run.plan.under(rule, loss), run.rows)
                 except DataError:  # runs stored before the tail loss was recorded
                     continue
                 c = res.overall
-                mark = " (this report)" if (rule, loss) == (run.plan.get("rule"), run.plan.get("loss")) else ""
+                mark = " (this report)" if (rule, loss) == (run.plan.rule, run.plan.loss) else ""
                 lines.append(f"| `{rule}`{mark} | `{loss}` | {fmt3(c.pearson_log)} | "
                              f"{fmt3(c.without_base.pearson_log)} | {fmt3(c.slope)} | {res.at_edge} |")
         return lines + [""]
@@ -173,21 +174,21 @@ class Sensitivity(_Lines):
 def _budget_lines(run: ValidationSummary) -> list[str]:
     """What was run: data, protocol, grid, seeds, rule, size."""
     record, res = run.record, run.analysis
-    search, budget = record.lr_search, record.budget
-    runs = sum(len(m["runs"]) for g in run.plan["groups"].values() for m in g["archs"])
-    epochs = search.get("epochs", 1)  # every run holds the grid LR constant for the search's epochs
+    search, budget = record.lr_search or LrSearchRecord(), record.budget
+    runs = run.plan.runs
+    epochs = search.epochs  # every run holds the grid LR constant for the search's epochs
     proto_text = "; ".join(f"`{label}`: init {p.init}, batch {p.batch_size}, momentum {p.momentum}, weight decay "
                            f"{p.weight_decay}, {p.precision}" for label, p in record.protocols.items())
     return [f"- data: `{record.dataset}`"
-            + (f", {budget['train_subset']} training images" if budget.get("train_subset") else ", full training set"),
+            + (f", {budget.train_subset} training images" if budget.train_subset else ", full training set"),
             f"- protocols: {proto_text}; each run {epochs} epoch(s) at a constant LR (the protocol's schedule "
             "and epochs are not used)",
-            f"- grid: {search.get('points')} LRs from {search.get('lr_min')} to {search.get('lr_max')} (log-spaced), "
-            f"extended past an edge up to {search.get('extend')} times; {runs} runs in the plan",
-            f"- seeds: {search.get('seeds')}; rule `{res.rule}` on the `{res.loss}` loss"
+            f"- grid: {search.points} LRs from {search.lr_min} to {search.lr_max} (log-spaced), "
+            f"extended past an edge up to {search.extend} times; {runs} runs in the plan",
+            f"- seeds: {list(search.seeds)}; rule `{res.rule}` on the `{res.loss}` loss"
             + (" (mean over the last 10% of the epoch's steps)" if res.loss == "tail" else
                " (the epoch's mean training loss, as the paper's released code logs it)"),
-            f"- width {budget.get('width') or 'family default'}" + (f", cells {budget['cells']}" if budget.get("cells") else "")]
+            f"- width {budget.width or 'family default'}" + (f", cells {budget.cells}" if budget.cells else "")]
 
 
 def _provenance(run: ValidationSummary) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...errors import NasRescaleError
 from ...store.job_status import FINAL
-from ...store.migration import parse_record
+from ...store.plans import ValidationPlanRecord
 from ...store.read import reading
 from ...store.record import RunRecord
 from ..common.validation_run import ValidationAnalysis, read_validation
@@ -36,7 +36,7 @@ class ValidationSummary:
 
     Attributes:
         run_dir, name: the run folder and the run's name.
-        record: the run's typed record (its protocols, ``[lr_search]`` and budget as stored).
+        record: the run's typed record (its protocols, ``[lr_search]`` and budget as stored, its plan).
         family: its cell family's name (``?`` where none is recorded).
         plan, rows: the stored validation plan and job rows (the sensitivity reads them again
             under every rule and loss).
@@ -49,7 +49,7 @@ class ValidationSummary:
     name: str
     record: RunRecord
     family: str
-    plan: dict[str, Any]
+    plan: ValidationPlanRecord
     rows: list[dict[str, Any]]
     analysis: ValidationAnalysis
     censored: CensoredFits | None
@@ -82,9 +82,9 @@ def summarize_validation(run_dir: Path, censored: bool = True) -> ValidationSumm
         DataError: no store, or the store is not an ``lr_validation`` run.
     """
     run = read_validation(Path(run_dir))
-    record = parse_record(run.meta)
+    record = run.record
     family = record.family or "?"
     with reading(Path(run_dir)) as store:
         finished = [store.record(r["key"]) or {} for r in store.rows() if r["status"] in FINAL]
-    return ValidationSummary(Path(run_dir), run.meta.get("name", Path(run_dir).name), record, family, run.plan,
+    return ValidationSummary(Path(run_dir), record.name or Path(run_dir).name, record, family, run.plan,
                              run.rows, run.analysis, _censored(run.analysis, family) if censored else None, finished)

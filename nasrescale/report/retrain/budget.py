@@ -21,6 +21,7 @@ from typing import Any
 from ...scaling.init_rules import has_base_lr
 from ...store.read import StoreData
 from ...store.record import ProtocolRecord
+from ...store.stage_records import SearchSelection
 from ..common.markdown import md_table
 from ..common.records import job_records, record_precision
 from .tuning import tunings, tuned_lr_text
@@ -38,15 +39,16 @@ def _distinct(values: list[Any]) -> list[Any]:
 
 def searches(store: StoreData) -> dict[str, dict[str, Any]]:
     """Per protocol with ``base_lr = "search"``: ``{chosen_lr, arch, plot, selection}`` (``chosen_lr``
-    and the rest ``None`` while the search has not finished); ``plot`` is the figure's file name
+    and the rest ``None`` while the search has not finished; ``selection``: its
+    :class:`~nasrescale.store.stage_records.SearchSelection`); ``plot`` is the figure's file name
     when it is in the run folder."""
     out = {}
     for label, protocol in store.record.protocols.items():
         if not protocol.searched:
             continue
-        sel = dict(store.record.search_of(label) or {})  # one shared search (lr_search.protocol) or its own
-        plot = Path(str(sel.get("plot") or f"lr_search_{label}.png")).name
-        out[str(label)] = {"chosen_lr": sel.get("chosen_lr"), "arch": sel.get("arch"),
+        sel = store.record.search_of(label) or SearchSelection()  # one shared search (lr_search.protocol) or its own
+        plot = Path(str(sel.plot or f"lr_search_{label}.png")).name
+        out[str(label)] = {"chosen_lr": sel.chosen_lr, "arch": sel.arch,
                            "plot": plot if (store.path.parent / plot).is_file() else None, "selection": sel}
     return out
 
@@ -82,14 +84,14 @@ def budget_facts(store: StoreData) -> dict[str, Any]:
                          f"({(r.get('provenance') or {}).get('device_name')})" for r in records if r.get("provenance")])
     return {
         "dataset": dataset,
-        "epochs": budget.get("epochs") or (first("epochs") or [None])[0],
-        "width": budget.get("width") or (first("width") or [None])[0],
-        "cells": budget.get("cells") or (first("cells") or [None])[0],
-        "train_subset": budget.get("train_subset"), "test_subset": budget.get("test_subset"),
-        "resolution": budget.get("resolution"),
+        "epochs": budget.epochs or (first("epochs") or [None])[0],
+        "width": budget.width or (first("width") or [None])[0],
+        "cells": budget.cells or (first("cells") or [None])[0],
+        "train_subset": budget.train_subset, "test_subset": budget.test_subset,
+        "resolution": budget.resolution,
         "calibration": record.calibration,
-        "train_images": max(first("train_images"), default=budget.get("train_subset")),
-        "test_images": max(first("test_images"), default=budget.get("test_subset")),
+        "train_images": max(first("train_images"), default=budget.train_subset),
+        "test_images": max(first("test_images"), default=budget.test_subset),
         "full_train_images": _FULL_TRAIN.get(str(dataset)),
         "lrs": {label: _lr_text(p, found.get(label), tuned.get(label)) for label, p in protocols.items()},
         "seeds": list(record.seeds or sorted(store.jobs["seed"].dropna().unique().tolist())),
@@ -129,12 +131,12 @@ def search_lines(store: StoreData, found_by_label: dict[str, dict[str, Any]]) ->
     its plot (nothing without one)."""
     lines: list[str] = []
     for label, found in found_by_label.items():
-        sel = found["selection"]
+        sel: SearchSelection = found["selection"]
         if found["chosen_lr"] is None:
             lines += [f"Protocol {label}: the base-LR search has not finished; no run of {label} has trained yet.", ""]
             continue
-        grid = sel.get("grid") or []
-        rule = "; ".join(sel.get("rule_text") or []) or f"rule {sel.get('rule', '?')}"
+        grid = sel.grid
+        rule = "; ".join(sel.rule_text) or f"rule {sel.rule or '?'}"
         ranked = bool(((store.jobs["protocol"] == label) & (store.jobs["arch"] == found["arch"])).any())
         tuned = label in store.record.protocols and store.record.protocols[label].tuned
         lines += [f"Protocol **{label}** " + ("anchored its LR tuning at" if tuned else "trained at")

@@ -1,6 +1,6 @@
 """The report's tuning section: each ``tune = true`` protocol's accuracy against its LR multiplier.
 
-Read from the store's meta ``tuning:<label>`` (written by :mod:`nasrescale.pipeline.stages`):
+Read from the run record's tunings (meta ``tuning:<label>``, written by :mod:`nasrescale.pipeline.stages`):
 the anchor LR, the multipliers tried, each one's mean test accuracy over the tuning cells and
 seeds and every run's accuracy, and the choice. The figure ``tuning.png`` draws, per protocol,
 the mean accuracy against the multiplier (log axis) with each tuning cell's runs behind it, the
@@ -9,7 +9,6 @@ chosen multiplier marked.
 
 from __future__ import annotations
 
-import copy
 import math
 from pathlib import Path
 from typing import Any
@@ -19,19 +18,33 @@ from ...scaling.lr_rules import scales_per_arch
 from ...lrsearch.tuning import TUNE_PREFIX, chance_accuracy, choose_multiplier, extend_multipliers
 from ...store.job_status import FINAL, Status
 from ...store.read import StoreData
+from ...store.schema import TuningRecord
+from ...store.stage_records import TuningResult
 
 __all__ = ["tunings", "tuning_progress", "tuning_numbers", "tuning_lines", "tuned_lr_text"]
 
 
 def tunings(store: StoreData) -> dict[str, dict[str, Any]]:
-    """label -> its finished tuning's meta (``anchor_lr``, ``means``, ``runs``, ``chosen``, ``lr``...),
-    with ``added``: the multipliers past the pipeline's first grid, which extensions tried."""
+    """label -> its finished tuning (``anchor_lr``, ``means``, ``runs``, ``chosen``, ``lr``...), with
+    ``added``: the multipliers past the pipeline's first grid, which extensions tried."""
     out = {}
-    first = set(map(float, store.record.tuning.get("multipliers", [])))
+    table = store.record.tuning
+    first = set(map(float, table.multipliers)) if table is not None else set()
     for label, found in store.record.tunings.items():
-        doc = out[label] = copy.deepcopy(dict(found))
-        doc["added"] = sorted(set(map(float, doc.get("means") or {})) - first) if first else []
+        doc = out[label] = _finished(found)
+        doc["added"] = sorted(set(map(float, doc["means"])) - first) if first else []
     return out
+
+
+def _finished(found: TuningResult) -> dict[str, Any]:
+    """A finished tuning as the section reads it (every run's ``diverged`` where it was stored)."""
+    runs = {m: [{"arch": r.arch, "seed": r.seed, "test_accuracy": r.test_accuracy}
+                | ({"diverged": r.diverged} if r.diverged is not None else {}) for r in rs]
+            for m, rs in found.runs.items()}
+    doc = {"protocol": found.protocol, "anchor_lr": found.anchor_lr, "cells": list(found.cells),
+           "seeds": list(found.seeds), "chosen": found.chosen, "edge": found.edge, "means": dict(found.means),
+           "diverged": dict(found.diverged), "lr": found.lr, "runs": runs}
+    return doc | ({"criterion": found.criterion} if found.criterion is not None else {})
 
 
 def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
@@ -40,16 +53,14 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
     jobs = store.jobs
     tune = jobs[jobs["protocol"].astype(str).str.startswith(TUNE_PREFIX) & jobs["status"].isin(list(FINAL))]
     record = store.record
-    table = record.tuning
+    table = record.tuning or TuningRecord()
     chance = chance_accuracy(str(record.dataset or ""))
     out: dict[str, dict[str, Any]] = {}
     for (label, m), rows in tune.groupby(tune["protocol"].map(_arm_multiplier)):
         doc = out.setdefault(label, {"in_progress": True, "chosen": None, "edge": None, "means": {}, "runs": {},
-                                     "seeds": table.get("seeds", []),
-                                     "cells_planned": table.get("cells"),
+                                     "seeds": list(table.seeds), "cells_planned": table.cells,
                                      "criterion": "mean test accuracy over the tuning cells and seeds",
-                                     "planned": table.get("cells", 0) * len(table.get("seeds", [])) *
-                                     len(table.get("multipliers", []))})
+                                     "planned": table.cells * len(table.seeds) * len(table.multipliers)})
         accs = [chance if st == Status.DIVERGED else a for st, a in zip(rows["status"], rows["test_accuracy"])]
         doc["runs"][f"{m:g}"] = [{"arch": a, "seed": int(sd), "test_accuracy": acc, "diverged": st == Status.DIVERGED}
                                  for a, sd, acc, st in zip(rows["arch"], rows["seed"], accs, rows["status"])]
@@ -58,7 +69,7 @@ def tuning_progress(store: StoreData) -> dict[str, dict[str, Any]]:
             (protocol.lr if protocol is not None else None)
         doc["anchor_lr"] = float(anchor or math.nan)
     for doc in out.values():
-        _whole_cells(doc, [float(m) for m in table.get("multipliers", [])])
+        _whole_cells(doc, [float(m) for m in table.multipliers])
         _grid_state(doc, table, chance)
     return out
 
@@ -89,13 +100,13 @@ def _whole_cells(doc: dict[str, Any], first: list[float]) -> None:
     doc["diverged"] = {k: sum(bool(r.get("diverged")) for r in rs) for k, rs in doc["runs"].items()}
 
 
-def _grid_state(doc: dict[str, Any], table: dict[str, Any], chance: float) -> None:
+def _grid_state(doc: dict[str, Any], table: TuningRecord, chance: float) -> None:
     """Where a running tuning stands: ``planned`` counts the runs of every multiplier tried so far
     (an extension's too) on all the planned tuning cells (``tuning.cells``); once each has all its
     runs, ``best`` and ``edge`` say whether the grid extends (``next``: the multiplier it adds,
     ``extension``: which one, of ``extend``)."""
-    full = int(table.get("cells") or len(doc["cells"])) * max(len(doc["seeds"]), 1)
-    grid = sorted({*map(float, doc["means"]), *map(float, table.get("multipliers", []))})
+    full = int(table.cells or len(doc["cells"])) * max(len(doc["seeds"]), 1)
+    grid = sorted({*map(float, doc["means"]), *map(float, table.multipliers)})
     doc["planned"] = full * len(grid)
     if any(len(doc["runs"].get(f"{m:g}", [])) < full for m in grid):
         return
@@ -103,8 +114,8 @@ def _grid_state(doc: dict[str, Any], table: dict[str, Any], chance: float) -> No
     doc["best"], doc["edge"] = choice.chosen, choice.edge
     if choice.edge is not None:
         doc["next"] = extend_multipliers(grid, choice.edge)[0 if choice.edge == "low" else -1]
-        doc["extension"] = len(grid) - len(table.get("multipliers", grid)) + 1
-        doc["extend"] = table.get("extend", 0)
+        doc["extension"] = len(grid) - len(table.multipliers) + 1
+        doc["extend"] = table.extend
 
 
 def _arm_multiplier(label: str) -> tuple[str, float]:

@@ -185,7 +185,7 @@ class Provenance:
 
     def compute(self, run: TrendSummary) -> Computed:
         reused = run.store.record.reused
-        return Computed(dict(reused) if reused is not None else None)
+        return Computed({"source": reused.source, "runs": reused.runs} if reused is not None else None)
 
     def render(self, run: TrendSummary, computed: Computed) -> list[str]:
         reused = computed.numbers
