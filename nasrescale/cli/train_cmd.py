@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history", action="store_true", help="include the per-epoch history in the printed JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int_at_least(1), metavar="N",
-                   help="intra-op CPU threads (default: the cores other processes leave free when training "
-                        "starts: docs/benchmarks.md)")
+                   help="intra-op CPU threads (default: every core; 1 where other work shares the machine: "
+                        "docs/benchmarks.md)")
     add_fuse_options(p)
     p.set_defaults(func=run_train)
 

@@ -1,5 +1,5 @@
-"""How many intra-op threads a CPU job takes: the cores other processes leave free, shared among
-the jobs running at once, unless ``executor.threads`` / ``--threads`` says otherwise.
+"""How many intra-op threads a CPU job takes: the cores shared among the jobs running at once,
+unless ``executor.threads`` / ``--threads`` says otherwise.
 
 The threads of one parallel region wait on the slowest, so a job with two threads on a 2-core
 machine runs at the pace of whichever core is shared the most. ``benchmarks/threads_under_load.py``
@@ -7,11 +7,12 @@ times the quickstart alone and beside one busy single-thread process (docs/bench
 2-core AMD EPYC: two threads 132 s alone and 402 s beside it (3.0x); one thread 187 s alone (1.41x
 the two threads' time) and 195 s beside it (1.05x). On a 2-core Intel Xeon (``nasrescale train``,
 3 epochs) a second thread bought 13% alone and cost 3.6x beside a busy process. No fixed count
-serves both an idle and a shared machine, so the default reads the machine when a job starts: the
-cores that other processes keep busy (:func:`busy_cores`, sampled over a quarter second) are left
-to them. On an idle 2-core machine a job takes both cores; beside one busy process, one.
-``--threads N`` fixes the count (and with it the order of the floating-point reductions, for runs
-that must repeat to the last bit whatever else the machine runs).
+serves both an idle and a shared machine. :func:`cpu_threads` can read the machine
+(``busy=MEASURE``: the cores other processes keep busy, :func:`busy_cores`), but the default does
+not: a thread count that follows the load changes the order of the floating-point reductions, so
+the same seed gave another accuracy when the load changed between two runs. The default keeps
+every core (shared among the jobs that run at once), and ``--threads 1`` is the choice on a
+machine other work shares.
 
 >>> cpu_threads(3), cpu_threads(None, jobs_at_once=10**6), cpu_threads(None, busy=0.0) == (os.cpu_count() or 1)
 (3, 1, True)
@@ -60,10 +61,11 @@ def busy_cores(window: float = 0.25) -> float | None:
     return min(cores, max(0.0, ((busy1 - busy0) - (own1 - own0)) / max(wall1 - wall0, 1e-9)))
 
 
-def cpu_threads(requested: int | None, jobs_at_once: int = 1, *, busy: float | None = MEASURE) -> int:
+def cpu_threads(requested: int | None, jobs_at_once: int = 1, *, busy: float | None = None) -> int:
     """The threads a CPU job takes: ``requested``; else the cores other processes leave free,
     shared among ``jobs_at_once`` jobs, at least 1. ``busy`` is the cores they keep busy
-    (default: measured now with :func:`busy_cores`; ``None``: unknown, every core counts as free).
+    (:data:`MEASURE`: measured now with :func:`busy_cores`; default ``None``: not read, every
+    core counts as free, so the count does not follow the load).
 
     >>> cpu_threads(None, busy=float(os.cpu_count() or 1))  # every core busy elsewhere: one thread
     1
@@ -86,17 +88,18 @@ def use_threads(threads: int) -> None:
 
 
 class ThreadPolicy:
-    """:func:`cpu_threads` for a run of many jobs: the machine is measured when a job starts, at
+    """:func:`cpu_threads` for a run of many jobs (``measure``: the machine is read when a job starts, at
     most once every ``every`` seconds (default :data:`MEASURE_EVERY_S`; a quarter-second sample
-    per tiny job would cost more than the job), and the count is applied with :func:`use_threads`.
+    per tiny job would cost more than the job); the count is applied with :func:`use_threads`.
 
     >>> policy = ThreadPolicy(2)
     >>> policy.apply(), policy.apply()
     (2, 2)
     """
 
-    def __init__(self, requested: int | None, jobs_at_once: int = 1, every: float | None = None) -> None:
-        self.requested, self.jobs_at_once = requested, jobs_at_once
+    def __init__(self, requested: int | None, jobs_at_once: int = 1, every: float | None = None,
+                 measure: bool = False) -> None:
+        self.requested, self.jobs_at_once, self.busy = requested, jobs_at_once, MEASURE if measure else None
         self.every = MEASURE_EVERY_S if every is None else every
         self._last: tuple[float, int] | None = None
 
@@ -104,6 +107,6 @@ class ThreadPolicy:
         """Set and return the threads for the job that starts now."""
         now = time.monotonic()
         if self._last is None or now - self._last[0] >= self.every:
-            self._last = (now, cpu_threads(self.requested, self.jobs_at_once))
+            self._last = (now, cpu_threads(self.requested, self.jobs_at_once, busy=self.busy))
         use_threads(self._last[1])
         return self._last[1]

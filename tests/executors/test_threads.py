@@ -47,7 +47,7 @@ def test_a_cpu_job_takes_the_free_cores_when_it_starts_or_the_threads_it_is_give
     jobs = [_Job("a"), _Job("b"), _Job("c")]
     LocalExecutor(ExecutorSettings(device="cpu"), progress=False).run(jobs, lambda outcome: None)
     LocalExecutor(ExecutorSettings(device="cpu", threads=1), progress=False).run([_Job("d")], lambda outcome: None)
-    assert _Job.seen == [3, 1, 3, 1]  # 3 free, round(1.2) = 1, round(2.6) = 3; then the count it is given
+    assert _Job.seen == [3, 3, 3, 1]  # by default the load is not read (same seed, same result); then the count given
 
 
 def test_the_free_cores_are_shared_among_the_jobs_at_once_and_unknown_load_leaves_every_core():
@@ -72,6 +72,7 @@ def test_the_policy_measures_at_most_once_per_interval(monkeypatch, restore_thre
     monkeypatch.setattr("os.cpu_count", lambda: 4)
     calls = []
     monkeypatch.setattr("nasrescale.executors.threads.busy_cores", lambda: calls.append(1) or 2.0)
-    policy = ThreadPolicy(None, every=3600.0)
+    policy = ThreadPolicy(None, every=3600.0, measure=True)
     assert [policy.apply() for _ in range(5)] == [2] * 5 and len(calls) == 1
-    assert ThreadPolicy(None, every=0.0).apply() == 2 and len(calls) == 2
+    assert ThreadPolicy(None, every=0.0, measure=True).apply() == 2 and len(calls) == 2
+    assert ThreadPolicy(None).apply() == 4 and len(calls) == 2  # the default reads no load
