@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import math
 
 import pytest
@@ -136,6 +137,15 @@ def test_tiny_validation_run_resumes_and_reports(tmp_path, mlp_dag, capsys):
     assert "Pearson r (log LR)" in md
     assert (summary.run_dir / "lr_validation.png").stat().st_size > 10_000
     assert json.loads((summary.run_dir / "report.json").read_text())["overall"]["n"] == 3
+    assert "(interim)" not in md and "**Interim:**" not in md
+    conn = sqlite3.connect(summary.run_dir / "store.sqlite")  # one run left to do: the report says so
+    with conn:
+        conn.execute("UPDATE jobs SET status = 'pending' WHERE key = (SELECT key FROM jobs LIMIT 1)")
+    conn.close()
+    assert main(["report", str(path), "--results", str(tmp_path / "results")]) == 0
+    md = (summary.run_dir / "report.md").read_text()
+    assert md.splitlines()[0].endswith(" (interim)")
+    assert "11 of the 12 runs stored so far have finished; 1 still to run" in md
 
 
 def _plan_and_rows(losses: dict[str, list[float]], scales: dict[str, float]) -> tuple[dict, list[dict]]:

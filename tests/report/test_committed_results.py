@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from nasrescale.pipeline.landscape import ANALYSIS_SETTINGS
+
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
@@ -105,3 +107,31 @@ def test_a_committed_report_is_recomputable_from_its_committed_store(run, tmp_pa
     assert not unreported, f"{run.name}: {len(unreported)} finished runs are not in report.json; report again"
     for key, acc in reported.items():
         assert acc == pytest.approx(stored[key], abs=0.006), key
+
+
+#: committed landscape runs: their report.json records the plan settings it was written under
+LANDSCAPES = sorted(p.parent for p in RESULTS.glob("*/store.sqlite.gz")
+                    if (p.parent / "report.json").exists()
+                    and "settings" in json.loads((p.parent / "report.json").read_text()))
+
+
+@pytest.mark.parametrize("run", LANDSCAPES, ids=lambda p: p.name)
+def test_landscape_report_settings_are_the_committed_stores(run: Path, tmp_path: Path) -> None:
+    """A landscape's analysis-only settings (its ``recipe`` and ``criterion`` arms, ...) live in
+    its stored plan, refreshed by each ``run``: a report written from a refreshed live store and
+    committed beside an older pack would lose those arms when regenerated from the pack."""
+    db = tmp_path / "store.sqlite"
+    with gzip.open(run / "store.sqlite.gz", "rb") as src, db.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    conn = sqlite3.connect(db)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'landscape_plan'").fetchone()
+    finally:
+        conn.close()
+    assert row is not None, f"{run.name}: its committed store holds no landscape plan"
+    stored = json.loads(row[0])["settings"]
+    reported = json.loads((run / "report.json").read_text())["settings"]
+    analysis = [k for k in ANALYSIS_SETTINGS if k in reported]
+    assert analysis, f"{run.name}: its report.json names none of {ANALYSIS_SETTINGS}"
+    assert {k: stored.get(k) for k in analysis} == {k: reported[k] for k in analysis}, \
+        f"{run.name}: report.json was written under other settings than its store.sqlite.gz holds: repack it"

@@ -13,6 +13,7 @@ from ...errors import DataError
 from ...lrsearch.search import LOSS_KINDS
 from ...lrsearch.select import SELECTION_RULES
 from ...lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
+from ...store.job_status import FINAL
 from ...store.schema import LrSearchRecord
 from ..common.markdown import md_table
 from ..common.page import Computed, Section
@@ -49,10 +50,25 @@ class Title(_Lines):
         rule = ("the argmin of the final training loss per seed, averaged over seeds in log LR (the paper's rule)"
                 if run.analysis.rule == "argmin" else
                 f"the largest LR within {100 * run.plan.rel_tol:g}% of the smallest mean final training loss")
-        return [f"# LR validation: {run.name}", "",
+        return [f"# LR validation: {run.name}{' (interim)' if _pending(run) else ''}", "", *_interim(run),
                 f"Family `{run.family}`, base architecture `{run.plan.base_arch}`. Each architecture's maximal LR "
                 f"is {rule}, and is compared with `base_lr x lr_scale(arch) x kernel factor`, base_lr being the base "
                 "architecture's measured maximal LR (Chen et al., ICLR 2024, eqs. 8-9).", ""]
+
+
+def _pending(run: ValidationSummary) -> int:
+    """How many of the run's stored jobs have not finished (pending, running or to retry)."""
+    return sum(r["status"] not in FINAL for r in run.rows)
+
+
+def _interim(run: ValidationSummary) -> list[str]:
+    """The line that says the figures are not final yet, where jobs are still to run."""
+    pending = _pending(run)
+    if not pending:
+        return []
+    return [f"**Interim:** {len(run.rows) - pending:,} of the {len(run.rows):,} runs stored so far have finished; "
+            f"{pending:,} still to run, and a cell whose best LR sits at a grid edge may add a round past it. "
+            f"Every figure below moves until `nasrescale run {run.name}` finishes.", ""]
 
 
 def _ci(value: float | None, ci: list[float] | None) -> str:
