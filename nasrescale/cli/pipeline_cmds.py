@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_results_option(p, writes=True)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--threads", metavar="N", type=_positive_int,
-                   help="intra-op threads per CPU job (default: the cores shared among the jobs that run at once; 1 "
-                        "where other work shares the machine: docs/benchmarks.md); "
+                   help="intra-op threads per CPU job (default: the cores other processes leave free when the run "
+                        "first runs a job, stored and kept on resume: docs/benchmarks.md); "
                         "= --set executor.threads=N")
     p.add_argument("--time-limit", metavar="DURATION", type=parse_duration,
                    help="run cells until this much time has passed (e.g. 3h, 90m, 5400s), then stop; cells go in "

@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--history", action="store_true", help="include the per-epoch history in the printed JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int_at_least(1), metavar="N",
-                   help="intra-op CPU threads (default: every core; 1 where other work shares the machine: "
-                        "docs/benchmarks.md)")
+                   help="intra-op CPU threads (default: the cores other processes leave free when it starts, "
+                        "named in the result's provenance: docs/benchmarks.md)")
     add_fuse_options(p)
     p.set_defaults(func=run_train)
 
@@ -95,10 +95,10 @@ def train_job(args: argparse.Namespace) -> Any:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
-    from ..executors.threads import cpu_threads, use_threads  # the executors load torch: only to train
+    from ..executors.threads import MEASURE, cpu_threads, use_threads  # the executors load torch: only to train
 
     import_train_plugins(args)  # before the family and the protocols are read (both paths below)
-    use_threads(cpu_threads(args.threads))
+    use_threads(cpu_threads(args.threads, busy=MEASURE))  # read once, from the cores other processes leave free
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast

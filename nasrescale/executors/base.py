@@ -63,8 +63,8 @@ class ExecutorSettings:
             unit of work per group (``None``: :func:`nasrescale.jobs.fusion.fuse_by_default` of the
             executor's device: on for CUDA, off for the CPU, where it measured slower).
         max_fused: the most jobs in one fused group (larger groups are split evenly).
-        threads: intra-op threads per CPU job (``None``: the cores shared among the jobs that
-            run at once,
+        threads: intra-op threads per CPU job (``None``: a run picks them once, from the cores
+            other processes leave free when it first runs a job, and keeps them on resume:
             :func:`~nasrescale.executors.threads.cpu_threads`; Ray: ``cpus_per_job``).
     """
 
@@ -90,7 +90,7 @@ class ExecutorSettings:
             raise ConfigError(f"executor.max_fused: must be >= 1, got {self.max_fused}")
         if self.threads is not None and self.threads < 1:
             raise ConfigError(f"executor.threads: intra-op threads per CPU job, >= 1, got {self.threads} "
-                              "(leave it out for the default: the cores shared among the jobs that run at once)")
+                              "(leave it out for the default: the cores other processes leave free when the run starts)")
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ def local_executor(settings: ExecutorSettings, *, checkpoint_dir: str | Path | N
     return LocalExecutor(settings, checkpoint_dir=checkpoint_dir, progress=progress)
 
 
-@register_executor("ray", requires="ray", install=_RAY_INSTALL, summary="Ray core tasks (the ray extra)")
+@register_executor("ray", requires="ray", install=_RAY_INSTALL, summary="Ray core tasks (the ray extra)",
+                   shares_cores=False)
 def ray_executor(settings: ExecutorSettings, *, checkpoint_dir: str | Path | None = None,
                  progress: bool = True) -> Executor:
     """Ray core tasks on ``settings.address`` or a local Ray instance (imports ``ray`` here).

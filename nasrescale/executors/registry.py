@@ -49,6 +49,9 @@ class ExecutorEntry:
         requires: the optional package the executor imports (``None``: none).
         install: how to install it, for error messages.
         summary: one line for help texts.
+        shares_cores: its CPU jobs share this machine's cores, so a run picks their intra-op
+            threads once (:func:`~nasrescale.executors.threads.cpu_threads`); ``False``: the
+            executor gives each job its own (Ray: ``cpus_per_job``).
     """
 
     name: str
@@ -56,14 +59,15 @@ class ExecutorEntry:
     requires: str | None = None
     install: str = ""
     summary: str = ""
+    shares_cores: bool = True
 
 
 #: the registered executors, by ``executor.kind``
 EXECUTORS: Registry[ExecutorEntry] = Registry("executor.kind", "executors")
 
 
-def register_executor(name: str, *, requires: str | None = None, install: str = "",
-                      summary: str = "") -> Callable[[ExecutorFactory], ExecutorFactory]:
+def register_executor(name: str, *, requires: str | None = None, install: str = "", summary: str = "",
+                      shares_cores: bool = True) -> Callable[[ExecutorFactory], ExecutorFactory]:
     """Decorator: register ``factory`` as the executor ``executor.kind = name`` builds.
 
     Registering a name twice replaces the first entry (a plug-in may override a built-in).
@@ -76,7 +80,7 @@ def register_executor(name: str, *, requires: str | None = None, install: str = 
     >>> _ = EXECUTORS.remove("inline_demo")
     """
     return EXECUTORS.decorator(name, lambda factory: ExecutorEntry(
-        name, factory, requires, install, summary or (factory.__doc__ or "").strip()))
+        name, factory, requires, install, summary or (factory.__doc__ or "").strip(), shares_cores))
 
 
 #: the registered ``executor.kind`` values, in registration order

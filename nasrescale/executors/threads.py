@@ -1,18 +1,17 @@
-"""How many intra-op threads a CPU job takes: the cores shared among the jobs running at once,
-unless ``executor.threads`` / ``--threads`` says otherwise.
+"""How many intra-op threads a CPU job takes: ``executor.threads`` / ``--threads`` where given,
+else a count a run picks once, from the cores other processes leave free when it starts.
 
 The threads of one parallel region wait on the slowest, so a job with two threads on a 2-core
 machine runs at the pace of whichever core is shared the most. ``benchmarks/threads_under_load.py``
 times the quickstart alone and beside one busy single-thread process (docs/benchmarks.md). On a
 2-core AMD EPYC: two threads 132 s alone and 402 s beside it (3.0x); one thread 187 s alone (1.41x
-the two threads' time) and 195 s beside it (1.05x). On a 2-core Intel Xeon (``nasrescale train``,
-3 epochs) a second thread bought 13% alone and cost 3.6x beside a busy process. No fixed count
-serves both an idle and a shared machine. :func:`cpu_threads` can read the machine
-(``busy=MEASURE``: the cores other processes keep busy, :func:`busy_cores`), but the default does
-not: a thread count that follows the load changes the order of the floating-point reductions, so
-the same seed gave another accuracy when the load changed between two runs. The default keeps
-every core (shared among the jobs that run at once), and ``--threads 1`` is the choice on a
-machine other work shares.
+the two threads' time) and 195 s beside it (1.05x). No fixed count serves both an idle and a shared
+machine, so the count is read from the machine (:func:`busy_cores`). It is read once per run, not
+per job: the thread count sets the order of the floating-point reductions, so a count that
+followed the load would give one seed another result within a run (13.0 against 13.5 % once).
+A pipeline run stores the count it picked and a resumed run keeps it
+(:func:`nasrescale.pipeline.run_threads.run_threads`); every job's record names its threads, and
+``--threads N`` repeats them. An executor used without a run (the API) takes every core.
 
 >>> cpu_threads(3), cpu_threads(None, jobs_at_once=10**6), cpu_threads(None, busy=0.0) == (os.cpu_count() or 1)
 (3, 1, True)
@@ -25,13 +24,11 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["busy_cores", "cpu_threads", "use_threads", "ThreadPolicy"]
+__all__ = ["MEASURE", "busy_cores", "cpu_threads", "use_threads", "ThreadPolicy"]
 
 _STAT = Path("/proc/stat")
 #: ``busy`` default of :func:`cpu_threads`: measure the machine now
 MEASURE = -1.0
-#: seconds between two measurements of the machine within one run (:class:`ThreadPolicy`)
-MEASURE_EVERY_S = 10.0
 
 
 def _sample() -> tuple[float, float, float]:
@@ -88,25 +85,18 @@ def use_threads(threads: int) -> None:
 
 
 class ThreadPolicy:
-    """:func:`cpu_threads` for a run of many jobs (``measure``: the machine is read when a job starts, at
-    most once every ``every`` seconds (default :data:`MEASURE_EVERY_S`; a quarter-second sample
-    per tiny job would cost more than the job); the count is applied with :func:`use_threads`.
+    """:func:`cpu_threads` for the jobs of one executor run, applied with :func:`use_threads` as each starts
+    (the count is computed once: ``requested``, else every core shared among ``jobs_at_once``).
 
     >>> policy = ThreadPolicy(2)
     >>> policy.apply(), policy.apply()
     (2, 2)
     """
 
-    def __init__(self, requested: int | None, jobs_at_once: int = 1, every: float | None = None,
-                 measure: bool = False) -> None:
-        self.requested, self.jobs_at_once, self.busy = requested, jobs_at_once, MEASURE if measure else None
-        self.every = MEASURE_EVERY_S if every is None else every
-        self._last: tuple[float, int] | None = None
+    def __init__(self, requested: int | None, jobs_at_once: int = 1) -> None:
+        self.threads = cpu_threads(requested, jobs_at_once)
 
     def apply(self) -> int:
         """Set and return the threads for the job that starts now."""
-        now = time.monotonic()
-        if self._last is None or now - self._last[0] >= self.every:
-            self._last = (now, cpu_threads(self.requested, self.jobs_at_once, busy=self.busy))
-        use_threads(self._last[1])
-        return self._last[1]
+        use_threads(self.threads)
+        return self.threads

@@ -22,6 +22,7 @@ from ..lrsearch.search import LrSearchSettings, losses_from_rows, plot_selection
 from ..lrsearch.select import Selection, select_lr
 from ..store.job_status import Status
 from ..store.write import Store
+from .run_threads import run_threads
 
 __all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "Pace", "RunJobs", "extend_rounds",
            "widen_again"]
@@ -41,6 +42,7 @@ def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, che
     new = store.add_jobs(job_rows(by_key.values()))
     todo = [by_key[k] for k in store.runnable() if k in by_key]
     if todo:
+        settings = run_threads(store, settings)  # picked once per run, kept on resume
         runner = executor or get_executor(settings, checkpoint_dir=checkpoints, progress=progress)
 
         def on_outcome(outcome: Outcome) -> None:

@@ -1,5 +1,6 @@
-"""The thread policy: a CPU job takes the cores other processes leave free when it starts, or the
-threads it is given, and a bad count is refused before anything runs."""
+"""The thread policy: a run's CPU jobs take the cores other processes leave free when the run first
+runs a job (picked once, stored, kept on resume), or the threads they are given; a bad count is
+refused before anything runs."""
 
 from __future__ import annotations
 
@@ -37,17 +38,43 @@ def restore_threads():
     torch.set_num_threads(before)
 
 
-def test_a_cpu_job_takes_the_free_cores_when_it_starts_or_the_threads_it_is_given(restore_threads, monkeypatch):
+def test_an_executor_keeps_one_count_for_all_its_jobs_whatever_the_load(restore_threads, monkeypatch):
     monkeypatch.setattr("os.cpu_count", lambda: 3)
-    load = iter([0.0, 1.8, 0.4])  # what other processes keep busy as each job starts
+    load = iter([0.0, 1.8, 0.4])  # a count that followed this load would change within the run
     monkeypatch.setattr("nasrescale.executors.threads.busy_cores", lambda: next(load))
-    monkeypatch.setattr("nasrescale.executors.threads.MEASURE_EVERY_S", 0.0)  # measure as each job starts
     torch.set_num_threads(2)
     _Job.seen.clear()
     jobs = [_Job("a"), _Job("b"), _Job("c")]
     LocalExecutor(ExecutorSettings(device="cpu"), progress=False).run(jobs, lambda outcome: None)
     LocalExecutor(ExecutorSettings(device="cpu", threads=1), progress=False).run([_Job("d")], lambda outcome: None)
-    assert _Job.seen == [3, 3, 3, 1]  # by default the load is not read (same seed, same result); then the count given
+    assert _Job.seen == [3, 3, 3, 1]  # without a run: every core, not the load; then the count given
+
+
+class _Meta(dict):
+    """The part of a store :func:`run_threads` uses."""
+
+    def meta(self) -> dict:
+        return self
+
+    def set_meta(self, key: str, value: str) -> None:
+        self[key] = value
+
+
+def test_a_run_picks_its_threads_once_from_the_load_and_keeps_them_on_resume(monkeypatch):
+    from nasrescale.pipeline.run_threads import THREADS_META, run_threads
+
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    load = iter([3.0, 0.0, 0.0])
+    monkeypatch.setattr("nasrescale.executors.threads.busy_cores", lambda: next(load))
+    store = _Meta()
+    assert run_threads(store, ExecutorSettings()).threads == 1  # three cores busy elsewhere at the start
+    assert store == {THREADS_META: "1"}
+    assert run_threads(store, ExecutorSettings()).threads == 1  # resumed on an idle machine: the same count
+    assert run_threads(store, ExecutorSettings(threads=3)).threads == 3  # given: wins, not stored
+    assert store == {THREADS_META: "1"}
+    assert run_threads(_Meta({THREADS_META: "16"}), ExecutorSettings()).threads == 4  # stored on a bigger machine: picked again
+    ray = ExecutorSettings(kind="ray", cpus_per_job=2)
+    assert run_threads(_Meta(), ray) is ray  # Ray gives each task its own CPUs
 
 
 def test_the_free_cores_are_shared_among_the_jobs_at_once_and_unknown_load_leaves_every_core():
@@ -64,15 +91,3 @@ def test_the_free_cores_are_shared_among_the_jobs_at_once_and_unknown_load_leave
 def test_a_bad_thread_count_names_the_key():
     with pytest.raises(ConfigError, match="executor.threads: intra-op threads per CPU job, >= 1, got 0"):
         ExecutorSettings(threads=0)
-
-
-def test_the_policy_measures_at_most_once_per_interval(monkeypatch, restore_threads):
-    from nasrescale.executors.threads import ThreadPolicy
-
-    monkeypatch.setattr("os.cpu_count", lambda: 4)
-    calls = []
-    monkeypatch.setattr("nasrescale.executors.threads.busy_cores", lambda: calls.append(1) or 2.0)
-    policy = ThreadPolicy(None, every=3600.0, measure=True)
-    assert [policy.apply() for _ in range(5)] == [2] * 5 and len(calls) == 1
-    assert ThreadPolicy(None, every=0.0, measure=True).apply() == 2 and len(calls) == 2
-    assert ThreadPolicy(None).apply() == 4 and len(calls) == 2  # the default reads no load

@@ -80,6 +80,10 @@ def test_run_status_export_and_a_rerun_that_does_nothing(capsys, tiny, tmp_path)
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert json.loads(db.execute("SELECT value FROM meta WHERE key='pipeline'").fetchone()[0])["budget"]["epochs"] == 1
         assert db.execute("SELECT value FROM meta WHERE key='base_lr:rescaled'").fetchone()[0] == "0.3"
+        picked = int(db.execute("SELECT value FROM meta WHERE key='cpu_threads'").fetchone()[0])  # once per run
+        ran = {json.loads(r)["provenance"]["threads"] for (r,) in db.execute(
+            "SELECT record_json FROM jobs WHERE degenerate = 0").fetchall()}
+        assert ran == {picked}  # every trained job ran with the count the run picked and stored
     assert sorted(r[0] for r in rows) == ["done"] * 4
     assert sum(r[1] for r in rows) == 2
     for row in rows:
