@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable, Generic, Iterator, TypeVar
 
 from .errors import ConfigError, NasRescaleError
@@ -30,6 +31,10 @@ class Registry(Generic[E]):
     an unknown name raises ``error`` naming ``key``, listing the registered names and, where
     given, ``hint`` (how to add one).
 
+    A registry whose entries are registered by a package above it (the pipeline kinds, each
+    in its own package over the pipeline) names that package in ``load``: it is imported, by
+    name, before the registry is first read or written, as a plug-in's entry point would be.
+
     >>> colours = Registry("paint.colour", "colours")
     >>> red, blue = colours.add("red", 0xFF0000), colours.add("blue", 0x0000FF)
     >>> colours.names(), colours.get("blue") == 0x0000FF, len(colours)
@@ -41,15 +46,27 @@ class Registry(Generic[E]):
     """
 
     def __init__(self, key: str, what: str, *, error: type[NasRescaleError] = ConfigError, hint: str = "",
-                 unique: bool = False) -> None:
+                 unique: bool = False, load: str | None = None) -> None:
         self.key, self.what, self.error, self.hint, self.unique = key, what, error, hint, unique
         self._entries: dict[str, E] = {}
+        self._load = load
+
+    def _loaded(self) -> dict[str, E]:
+        """The entries, once the ``load`` package (if any) has registered its own."""
+        if self._load is not None:
+            module, self._load = self._load, None
+            try:
+                importlib.import_module(module)
+            except BaseException:
+                self._load = module
+                raise
+        return self._entries
 
     def add(self, name: str, entry: E) -> E:
         """Register ``entry`` as ``name`` (a non-empty string without spaces); returns ``entry``."""
         if not isinstance(name, str) or not name or any(c.isspace() for c in name):
             raise ValueError(f"{self.key}: a registered name must be a non-empty word, got {name!r}")
-        old = self._entries.get(name, entry)
+        old = self._loaded().get(name, entry)
         if self.unique and old is not entry and old != entry:
             raise self.error(f"{self.key}: {name!r} is registered already, as another entry of the {self.what}; "
                              "register the new one under another name")
@@ -67,24 +84,24 @@ class Registry(Generic[E]):
 
     def remove(self, name: str) -> E:
         """Unregister ``name`` and return its entry (tests, plug-in reloads)."""
-        return self._entries.pop(name)
+        return self._loaded().pop(name)
 
     def names(self) -> tuple[str, ...]:
         """The registered names, in registration order."""
-        return tuple(self._entries)
+        return tuple(self._loaded())
 
     def items(self) -> list[tuple[str, E]]:
         """``(name, entry)`` pairs, in registration order."""
-        return list(self._entries.items())
+        return list(self._loaded().items())
 
     def values(self) -> list[E]:
         """The entries, in registration order."""
-        return list(self._entries.values())
+        return list(self._loaded().values())
 
     def get(self, name: str, key: str | None = None) -> E:
         """The entry registered as ``name``; else ``error`` naming ``key`` (default: the
         registry's), listing the names and ending with the hint."""
-        if not isinstance(name, str) or name not in self._entries:
+        if not isinstance(name, str) or name not in self._loaded():
             names = ", ".join(repr(n) for n in self._entries)
             hint = f"; {self.hint}" if self.hint else ""
             raise self.error(f"{key or self.key}: expected one of {names} (the registered {self.what}), "
@@ -92,10 +109,10 @@ class Registry(Generic[E]):
         return self._entries[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._loaded()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
+        return iter(self._loaded())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._loaded())

@@ -19,21 +19,28 @@ name = "a"
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
+import pkgutil
 from typing import Any, Callable, Mapping, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import nasrescale.report.kinds  # noqa: F401  (see below)
+import nasrescale.kinds
+import nasrescale.report
 from nasrescale.cli.main import main
 from nasrescale.store.reproduce import toml_literal
 
 # The CLI imports its report code (matplotlib, pandas) lazily, on a command's first use. The fuzz
 # targets run each example under a hang alarm; a first import cut short by that alarm on a slow or
 # busy machine leaves matplotlib half-imported and every later example failing for that reason
-# alone. Importing it here, before any alarm, keeps the alarm on the command's own work.
+# alone. Importing it here (every kind's package and the report's), before any alarm, keeps the
+# alarm on the command's own work.
+for _package in (nasrescale.kinds, nasrescale.report):
+    for _info in pkgutil.walk_packages(_package.__path__, f"{_package.__name__}."):
+        importlib.import_module(_info.name)
 
 #: examples per target in the suite, and in the long (``-m slow``) run (``NASRESCALE_FUZZ_EXAMPLES`` to change it)
 SUITE, LONG = 120, int(os.environ.get("NASRESCALE_FUZZ_EXAMPLES", "5000"))

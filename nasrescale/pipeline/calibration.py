@@ -111,7 +111,7 @@ def calibration_plan(pipeline: Any, archs: Sequence[str]) -> list[TrainJob]:
     entry, family, base = pipeline.protocols[0], pipeline.family(), pipeline.data_spec()
     cells = pipeline.arch_cells(archs)
     jobs: list[tuple[int, TrainJob]] = []
-    for c in pipeline.budgets:
+    for c in pipeline.table("budgets"):
         overrides = {k: getattr(c.budget, k) for k in ("epochs", "batch_size") if getattr(c.budget, k) is not None}
         try:
             protocol = dataclasses.replace(entry.protocol, **overrides)

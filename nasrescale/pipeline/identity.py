@@ -1,13 +1,13 @@
 """When a stored pipeline is the same experiment as the one being run: the keys that only say
 how stored runs are read (:func:`analysis_only`: the shared tables' and each kind's own), and a
-pipeline grown by protocols or by a trend's budgets (:func:`identity_grows`), whose stored jobs
-are then jobs of the grown one too."""
+pipeline grown by protocols or by a kind's table that may grow (:func:`identity_grows`), whose
+stored jobs are then jobs of the grown one too."""
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .kinds import KINDS
+from .kinds import KINDS, kind_tables
 
 __all__ = ["SHARED_ANALYSIS_ONLY", "analysis_only", "identity_grows", "strip_keys"]
 
@@ -15,8 +15,9 @@ __all__ = ["SHARED_ANALYSIS_ONLY", "analysis_only", "identity_grows", "strip_key
 def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether identity ``new`` is ``old`` grown: by protocols (every stored protocol unchanged,
     new ones added, and the tables only new protocols use, ``lr_search`` and ``tuning``, added
-    with them) and/or by a trend's budgets (``trend.epochs`` a superset, the rest of ``[trend]``
-    unchanged). The stored jobs are then jobs of the grown pipeline too (job keys are content hashes).
+    with them) and/or by a kind's own table that may grow (:attr:`KindTable.grows
+    <nasrescale.pipeline.kinds.KindTable.grows>`: a trend's budgets, ``trend.epochs`` a superset).
+    The stored jobs are then jobs of the grown pipeline too (job keys are content hashes).
 
     >>> old = {"budget": {"epochs": 6}, "protocols": {"a": {"lr": 0.1}}, "trend": {"epochs": [6, 12]}}
     >>> identity_grows(old, {**old, "protocols": {"a": {"lr": 0.1}, "b": {"lr": 0.2}}, "tuning": {"cells": 12}})
@@ -28,23 +29,16 @@ def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """
     if set(old) - set(new) or set(new) - set(old) - {"lr_search", "tuning"}:
         return False
-    if any(old[k] != new[k] for k in old if k not in ("protocols", "trend")):
+    growing = {name: table.grows for name, table in kind_tables().items() if table.grows is not None}
+    if any(old[k] != new[k] for k in old if k != "protocols" and k not in growing):
         return False
     stored, grown = old.get("protocols", {}), new.get("protocols", {})
     if not (set(grown) >= set(stored) and all(grown[label] == table for label, table in stored.items())):
         return False
-    before, after = old.get("trend"), new.get("trend")
-    if before != after and not _budgets_grow(before, after):
+    changed = [name for name in growing if old.get(name) != new.get(name)]
+    if not all(growing[name](old.get(name), new.get(name)) for name in changed):
         return False
-    return set(grown) > set(stored) or before != after
-
-
-def _budgets_grow(before: Any, after: Any) -> bool:
-    """Whether ``[trend]`` ``after`` is ``before`` with budgets added to ``epochs`` and nothing else changed."""
-    if not (isinstance(before, dict) and isinstance(after, dict)):
-        return False
-    rest = {k: v for k, v in before.items() if k != "epochs"} == {k: v for k, v in after.items() if k != "epochs"}
-    return rest and set(after.get("epochs", [])) > set(before.get("epochs", []))
+    return set(grown) > set(stored) or bool(changed)
 
 
 #: keys of the shared tables that do not determine stored results, so a store made under other

@@ -1,51 +1,66 @@
-"""Pipeline kinds (``[pipeline] kind``): what each plans and runs after its jobs.
+"""Pipeline kinds (``[pipeline] kind``): what the pipeline loader, its runner and its drivers ask
+of a kind, instead of testing its name.
 
-Every kind registers one :class:`PipelineKind` in :data:`KINDS`; the pipeline, its driver and
-``nasrescale run`` ask it instead of testing the kind's name. Each kind's report is the entry of
-the same name in :data:`nasrescale.report.kinds.REPORTS`, read from the kind the store records:
+Each kind is one package of :mod:`nasrescale.kinds` (``kinds/<kind>/``: its tables, its plan,
+its report) that registers one :class:`~nasrescale.kinds.entry.KindEntry`: its
+:class:`PipelineKind` lands in :data:`KINDS` here, its report in
+:data:`nasrescale.report.kinds.REPORTS`. The registries sit low, the kinds above the pipeline:
+:data:`KINDS` imports :mod:`nasrescale.kinds` (by name) before it is first read, so that every
+built-in kind is there whoever asks first (a plug-in kind registers from the module a pipeline
+file's ``imports`` names).
 
-* ``retrain`` -- architectures x protocols x seeds; a protocol with ``base_lr = "search"`` has
-  its base LR chosen by the LR search first; reported by the ranking and ``report.md``.
-* ``calibration`` -- one protocol at several candidate budgets (``[budgets.<label>]``) x
-  architectures x each candidate's seeds (:mod:`nasrescale.pipeline.calibration`); reported by
-  :mod:`nasrescale.report.calibration` (proxy validity against the reference, cost).
-* ``lr_validation`` -- each architecture's maximal LR grid-searched (the grid extended past an
-  edge argmin, up to ``lr_search.extend`` rounds) and compared with the predicted one
-  (:mod:`nasrescale.lrsearch.validation`); reported by its own summary and report.
-* ``landscape`` -- one protocol at every LR of a log grid x architectures x seeds, each cell's
-  grid extended past an edge best (:mod:`nasrescale.pipeline.landscape`); reported by
-  :mod:`nasrescale.report.landscape` (each cell's best LR against the path-depth rule, headroom
-  and the ranking each cell's own best LR gives).
-* ``trend`` -- a retrain's protocols x architectures x seeds at each of ``trend.epochs``
-  (:mod:`nasrescale.pipeline.trend`), reusing finished runs of another store; reported by
-  :mod:`nasrescale.report.trend` (each budget's comparison, and how it moves with the budget).
-
->>> sorted(KINDS), get_kind("retrain").needs_base_lr, get_kind("lr_validation").needs_base_lr
-(['calibration', 'landscape', 'lr_validation', 'retrain', 'trend'], True, False)
+>>> get_kind("retrain").needs_base_lr, get_kind("lr_validation").needs_base_lr
+(True, False)
+>>> owned_tables()["trend"]
+'trend'
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from ..config import from_table, to_table
+from ..jobs.job import DataSpec, TrainJob
 from ..registry import Registry
-from ..jobs.job import TrainJob
-from ..space.parsed_arch import ParsedArch
 from ..store.write import Store
-from .calibration import calibration_plan
-from .landscape import ANALYSIS_SETTINGS, check_landscape, extend_cells, landscape_plan, refresh_analysis
-from .trend import check_reuse, reusing, trend_plan
-from .validation import extend_validation, validation_plan
-from .protocols import ProtocolEntry, protocol_keys
+from .preflight import DataKeys
 
-__all__ = ["PipelineKind", "KINDS", "register_kind", "get_kind", "owned_tables", "staged_tables", "RunJobs"]
+__all__ = ["PipelineKind", "KindTable", "KINDS", "register_kind", "get_kind", "owned_tables", "kind_tables", "staged_tables",
+           "nothing_after", "RunJobs"]
 
 #: a :class:`nasrescale.pipeline.spec.Pipeline` (spec.py imports this module, so not by name)
 Pipeline = Any
 #: runs jobs through the store and executor; returns ``(jobs, new jobs, jobs run now)``
 RunJobs = Callable[[list[TrainJob]], tuple[int, int, int]]
+
+
+@dataclass(frozen=True)
+class KindTable:
+    """A top-level table of a pipeline file that only one kind reads (``[trend]``, ``[landscape]``,
+    ``[validation]``, a calibration's ``[budgets.<label>]``).
+
+    Attributes:
+        name: the table's name in the file (and in the stored pipeline).
+        read: ``(the table as written or None, the shared tables typed by name) -> the typed
+            table``; raises ConfigError naming its keys.
+        write: the typed table as the stored pipeline holds it (JSON).
+        grows: ``(stored, new)`` JSON of the table: whether ``new`` only adds jobs to those of
+            ``stored`` (a trend's budgets), so a store of ``stored`` is a store of ``new`` too;
+            ``None``: the table must be unchanged.
+    """
+
+    name: str
+    read: Callable[[Any, Mapping[str, Any]], Any]
+    write: Callable[[Any], Any] = to_table
+    grows: Callable[[Any, Any], bool] | None = None
+
+    @classmethod
+    def of(cls, name: str, settings: type, grows: Callable[[Any, Any], bool] | None = None) -> "KindTable":
+        """The table ``name`` read into the dataclass ``settings`` (every key optional)."""
+        return cls(name, lambda table, shared: from_table(settings, {} if table is None else table, name),
+                   to_table, grows)
 
 
 @dataclass(frozen=True)
@@ -59,10 +74,10 @@ class PipelineKind:
         slices: :func:`~nasrescale.pipeline.slices.run_slice` can run it in slices.
         plan: ``(pipeline, archs) -> (jobs, meta)``: the jobs and the store meta they need.
         after: ``(pipeline, archs, store, meta, run_jobs, progress) -> counts``: what runs once
-            the planned jobs are stored (``(0, 0, 0)`` when nothing).
-        owns: the pipeline tables only this kind reads (``[validation]``, ``[trend]``,
-            ``[landscape]``): a pipeline of another kind with one is refused, and the kind's
-            resolved pipeline (its store identity) holds them.
+            the planned jobs are stored (:func:`nothing_after`: nothing).
+        tables: the pipeline tables only this kind reads (:class:`KindTable`): a pipeline of
+            another kind with one is refused, and the kind's resolved pipeline (its store
+            identity) holds them.
         uses: ``pipeline -> tables``: the shared optional tables (``lr_search``, ``tuning``) this
             pipeline of the kind reads, and so resolves (a table no stage reads stays out: older
             stores keep their identity).
@@ -76,10 +91,14 @@ class PipelineKind:
         cells_done: ``(pipeline, archs, store, run_jobs) -> counts``: what a time-limited run
             does once a chunk of cells finished (a landscape extends their grids); ``None``: nothing.
         reuse_key: the ``table.key`` naming a store whose finished runs of the same jobs are
-            copied in instead of trained (with ``runs=reusing``, ``check=check_reuse``).
+            copied in instead of trained (:mod:`nasrescale.pipeline.reuse`).
         analysis_only: the kind's dotted keys that only say how stored runs are read (a store
             made under other values is the same experiment;
             :func:`~nasrescale.pipeline.identity.analysis_only`).
+        data_specs: ``pipeline -> [(data, how its keys are spelled)]``: every distinct dataset
+            its jobs use, where that is not the pipeline's one (a calibration's candidates).
+        identity: ``identity -> identity``: what the kind leaves out of its store identity
+            beside the shared keys (a calibration's seeds: more seeds add jobs, change none).
     """
 
     name: str
@@ -90,16 +109,23 @@ class PipelineKind:
     after: Callable[[Pipeline, Sequence[str], Store, dict[str, str], RunJobs, bool], tuple[int, int, int]]
     runs: Callable[[Pipeline, Store, RunJobs], RunJobs] = lambda pipeline, store, run: run
     check: Callable[[Pipeline, Path], None] = lambda pipeline, run_dir: None
-    owns: tuple[str, ...] = ()
+    tables: tuple[KindTable, ...] = ()
     uses: Callable[[Pipeline], tuple[str, ...]] = lambda pipeline: ()
     stores_kind: bool = True
     cells_done: Callable[[Pipeline, Sequence[str], Store, RunJobs], tuple[int, int, int]] | None = None
     reuse_key: str | None = None
     analysis_only: tuple[str, ...] = ()
+    data_specs: Callable[[Pipeline], list[tuple[DataSpec, DataKeys]]] | None = None
+    identity: Callable[[dict[str, Any]], dict[str, Any]] = lambda identity: identity
+
+    @property
+    def owns(self) -> tuple[str, ...]:
+        """The names of the kind's own tables."""
+        return tuple(table.name for table in self.tables)
 
 
-#: the registered kinds, by name
-KINDS: Registry[PipelineKind] = Registry("pipeline.kind", "pipeline kinds")
+#: the registered kinds, by name (the built-in ones from :mod:`nasrescale.kinds`)
+KINDS: Registry[PipelineKind] = Registry("pipeline.kind", "pipeline kinds", load="nasrescale.kinds")
 
 
 def register_kind(kind: PipelineKind) -> PipelineKind:
@@ -117,22 +143,9 @@ def owned_tables() -> dict[str, str]:
     return {table: kind.name for kind in KINDS.values() for table in kind.owns}
 
 
-# -- retrain ------------------------------------------------------------------------------
-def _retrain_plan(pipeline: Pipeline, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
-    """Architecture x protocol x seed; every protocol's base LR must be known, or marked to be
-    searched (each job checks its own)."""
-    family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
-
-    def job(cell: ParsedArch, entry: ProtocolEntry, seed: int) -> TrainJob:
-        with protocol_keys(entry):  # a job's check of its protocol names the pipeline's key
-            return TrainJob(cell, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
-
-    return [job(cell, entry, seed) for cell in pipeline.arch_cells(archs) for entry in pipeline.protocols
-            for seed in pipeline.pipeline.seeds], {}
-
-
-def _nothing_after(*_: Any) -> tuple[int, int, int]:
-    return 0, 0, 0
+def kind_tables() -> dict[str, KindTable]:
+    """``table -> its KindTable`` over every registered kind."""
+    return {table.name: table for kind in KINDS.values() for table in kind.tables}
 
 
 def staged_tables(pipeline: Pipeline) -> tuple[str, ...]:
@@ -140,34 +153,6 @@ def staged_tables(pipeline: Pipeline) -> tuple[str, ...]:
     return (("lr_search",) if pipeline.needs_search() else ()) + (("tuning",) if pipeline.needs_tuning() else ())
 
 
-register_kind(PipelineKind("retrain", needs_base_lr=True, searches=True, slices=True, plan=_retrain_plan,
-                           after=_nothing_after, uses=staged_tables, stores_kind=False))
-register_kind(PipelineKind("lr_validation", needs_base_lr=False, searches=False, slices=False, plan=validation_plan,
-                           after=extend_validation, owns=("validation",), uses=lambda pipeline: ("lr_search",)))
-
-
-# -- calibration --------------------------------------------------------------------------
-register_kind(PipelineKind("calibration", needs_base_lr=True, searches=False, slices=False,
-                           plan=lambda pipeline, archs: (calibration_plan(pipeline, archs), {}),
-                           after=_nothing_after))
-
-
-# -- trend --------------------------------------------------------------------------------
-register_kind(PipelineKind("trend", needs_base_lr=True, searches=True, slices=True, plan=trend_plan,
-                           after=_nothing_after, owns=("trend",), uses=staged_tables, runs=reusing,
-                           check=check_reuse, reuse_key="trend.reuse",
-                           analysis_only=("trend.reuse", "trend.noise", "trend.top_percent")))
-
-
-# -- landscape ----------------------------------------------------------------------------
-def _landscape_after(pipeline: Pipeline, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
-                     progress: bool) -> tuple[int, int, int]:
-    refresh_analysis(pipeline, store)
-    return extend_cells(pipeline, archs, store, run, progress)
-
-
-register_kind(PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan,
-                           after=_landscape_after, owns=("landscape",), runs=reusing, check=check_landscape,
-                           reuse_key="landscape.reuse",
-                           analysis_only=tuple(f"landscape.{key}" for key in ANALYSIS_SETTINGS),
-                           cells_done=lambda pipeline, archs, store, run: extend_cells(pipeline, archs, store, run)))
+def nothing_after(*_: Any) -> tuple[int, int, int]:
+    """A kind's ``after`` where nothing runs once its planned jobs are stored."""
+    return 0, 0, 0

@@ -47,7 +47,7 @@ from ..store.record import LANDSCAPE_PLAN_KEY
 from ..store.write import Store
 from .execute import RunJobs, extend_rounds
 from .protocols import protocol_keys
-from .trend import check_reuse
+from .reuse import check_reuse
 
 __all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META",
            "resolved_settings", "refresh_analysis", "ANALYSIS_SETTINGS"]
@@ -67,7 +67,7 @@ def _entry(pipeline: Any) -> Any:
 def resolved_settings(pipeline: Any) -> LandscapeSettings:
     """``[landscape]`` with its ``centers`` keyed by canonical cell (any of the family's encodings
     may name a cell in the file); a key that is no cell is a ConfigError naming it."""
-    settings = pipeline.landscape
+    settings = pipeline.table("landscape")
     centers = {}
     for key, lr in settings.centers.items():
         try:
@@ -79,7 +79,7 @@ def resolved_settings(pipeline: Any) -> LandscapeSettings:
 
 def landscape_jobs(pipeline: Any, arch: str, ks: Sequence[int]) -> list[TrainJob]:
     """The jobs of ``arch`` at grid indices ``ks`` x the pipeline's seeds."""
-    entry, settings, budget = _entry(pipeline), pipeline.landscape, pipeline.budget
+    entry, settings, budget = _entry(pipeline), pipeline.table("landscape"), pipeline.budget
     cell = pipeline.arch_cells([arch])[0]
     with protocol_keys(entry.label):
         return [TrainJob(cell, pipeline.family(), pipeline.data_spec(),
@@ -91,7 +91,7 @@ def landscape_jobs(pipeline: Any, arch: str, ks: Sequence[int]) -> list[TrainJob
 def check_landscape(pipeline: Any, run_dir: Path) -> None:
     """What a landscape needs before its store is created: every stratum ``landscape.strata`` cuts
     holds a selected cell, and the ``reuse`` store exists; else a ConfigError naming the key."""
-    family, settings = pipeline.family(), pipeline.landscape
+    family, settings = pipeline.family(), pipeline.table("landscape")
     scales = {}
     for cell in pipeline.arch_cells(pipeline.arch_list()):
         arch, graph = cell.text, cell.graph

@@ -43,7 +43,6 @@ key path and the allowed keys or values. ``--set a.b=value`` overrides any key
 from __future__ import annotations
 
 import dataclasses
-import json
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,37 +56,37 @@ from ..lrsearch.search import LrSearchSettings
 from ..models.norms import with_norm
 from ..plugins import Plugin, import_plugins
 from ..protocol import LR_TO_SEARCH, LrToSearch
-from ..lrsearch.validation import ValidationSettings
 from ..space.families import CellFamily
 from ..space.registry import family_names_in, resolve_family
 from ..space.parsed_arch import CellMemo, ParsedArch
 from ..space.selection import select_cells
-from .calibration import Candidate, candidate_data, candidate_keys, candidates_table, parse_candidates
 from .checks import check_distinct, check_stages, check_tuning_seeds
 from .files import pipeline_names, resolve_pipeline_path
 from .identity import analysis_only, strip_keys
-from .kinds import PipelineKind, get_kind, owned_tables
-from .landscape import LandscapeSettings
+from .kinds import PipelineKind, get_kind, kind_tables, owned_tables
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
 from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, TuningSettings
-from .trend import TrendSettings
 
 __all__ = ["TuningSettings", "PipelineSettings", "DataSettings", "ArchSettings", "Budget", "ProtocolEntry",
            "Pipeline",
            "load_pipeline", "pipeline_names", "resolve_pipeline_path"]
 
 
+#: the tables of every kind: typed here; a kind's own tables are its
+#: :attr:`PipelineKind.tables` (:mod:`nasrescale.kinds`), never named here
 _SECTIONS = {"pipeline": PipelineSettings, "data": DataSettings, "archs": ArchSettings, "budget": Budget,
-             "executor": ExecutorSettings, "lr_search": LrSearchSettings, "validation": ValidationSettings,
-             "tuning": TuningSettings, "trend": TrendSettings, "landscape": LandscapeSettings}
+             "executor": ExecutorSettings, "lr_search": LrSearchSettings, "tuning": TuningSettings}
 
 #: the tables every kind resolves (the others: a kind's own, :attr:`PipelineKind.owns`, and the
 #: stages' tables it uses, :attr:`PipelineKind.uses`)
 _SHARED = ("pipeline", "data", "archs", "budget", "executor")
 
-#: every top-level table of a pipeline file (``budgets``: a calibration's candidates)
-_TABLES = (*_SECTIONS, "protocols", "budgets")
+
+def _tables() -> tuple[str, ...]:
+    """Every top-level table of a pipeline file: the shared ones, ``protocols`` and every
+    registered kind's own."""
+    return (*_SECTIONS, "protocols", *kind_tables())
 
 
 @dataclass(frozen=True)
@@ -102,11 +101,8 @@ class Pipeline:
     protocols: tuple[ProtocolEntry, ...]
     source: str | None = None
     lr_search: LrSearchSettings = LrSearchSettings()
-    validation: ValidationSettings = ValidationSettings()
     tuning: TuningSettings = TuningSettings()
-    trend: TrendSettings = TrendSettings()  # a trend's budgets (pipeline/trend.py)
-    landscape: LandscapeSettings = LandscapeSettings()  # a landscape's grid (pipeline/landscape.py)
-    budgets: tuple[Candidate, ...] = ()  # a calibration's candidate budgets (pipeline/calibration.py)
+    own: tuple[tuple[str, Any], ...] = ()  # the kind's own tables, typed: (name, value) (PipelineKind.tables)
     plugins: tuple[Plugin, ...] = ()  # what ``pipeline.imports`` names, imported when the file was read
 
     @property
@@ -117,6 +113,17 @@ class Pipeline:
     def imports(self) -> tuple[Plugin, ...]:
         """Every plug-in the pipeline imported: its own ``pipeline.imports``, then its protocol files'."""
         return tuple(dict.fromkeys([*self.plugins, *(p for e in self.protocols for p in e.imports)]))
+
+    def table(self, name: str) -> Any:
+        """The kind's own table ``name``, typed (a trend's ``trend``: its ``TrendSettings``).
+
+        Raises:
+            ConfigError: the pipeline's kind has no such table.
+        """
+        for table, value in self.own:
+            if table == name:
+                return value
+        raise ConfigError(f"{name}: a {self.pipeline.kind} pipeline has no [{name}] table")
 
     @property
     def kind(self) -> PipelineKind:
@@ -162,10 +169,8 @@ class Pipeline:
 
     def data_specs(self) -> list[tuple[DataSpec, DataKeys]]:
         """Every distinct dataset its jobs use, with how its keys are spelled in errors."""
-        if not self.budgets:
-            return [(self.data_spec(), PIPELINE_KEYS)]
-        specs = {candidate_data(self.data_spec(), c): candidate_keys(c) for c in self.budgets}
-        return list(specs.items())
+        specs = self.kind.data_specs
+        return [(self.data_spec(), PIPELINE_KEYS)] if specs is None else specs(self)
 
     def arch_list(self) -> list[str]:
         """The selected architectures, canonical, in selection order (selected once per pipeline)."""
@@ -212,14 +217,8 @@ class Pipeline:
         return self.with_base_lrs({e.label: LR_TO_SEARCH for e in self.protocols if e.search})
 
     def jobs(self, archs: Sequence[str] | None = None) -> list[TrainJob]:
-        """Every job, as the kind plans them (``retrain``: architecture x protocol x seed;
-        ``lr_validation``: architecture x grid LR x search seed, :meth:`validation_plan`)."""
+        """Every job, as the kind plans them (:attr:`PipelineKind.plan`)."""
         return self.kind.plan(self, self.arch_list() if archs is None else archs)[0]
-
-    def validation_plan(self, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
-        """An ``lr_validation`` pipeline's plan (JSON) and jobs (:mod:`nasrescale.pipeline.validation`)."""
-        jobs, meta = self.kind.plan(self, archs)
-        return json.loads(meta["validation_plan"]), jobs
 
     def resolved(self, archs: Sequence[str]) -> dict[str, Any]:
         """The whole resolved pipeline as JSON (saved with the run)."""
@@ -231,8 +230,8 @@ class Pipeline:
         out["protocols"] = {e.label: {"source": e.source, **to_table(e.protocol), **({"base_lr": "search"} if e.search else {}),
                                       **({"tune": True} if e.tune else {})}
                             for e in self.protocols}
-        if self.budgets:
-            out["budgets"] = candidates_table(self.budgets)
+        writers = {table.name: table.write for table in kind.tables}
+        out.update({name: writers[name](value) for name, value in self.own})
         out["arch_list"] = list(archs)
         out["pipeline"]["family"] = self.family().name  # family_file alone: the file's family, by name
         out["pipeline"].pop("imports")  # as typed: stored resolved (module names, absolute .py paths), where any
@@ -250,18 +249,14 @@ class Pipeline:
         out["data"].pop("path", None)
         for key in ("description", "reference", "calibration", "imports"):
             out["pipeline"].pop(key, None)
-        if self.budgets:  # a calibration may grow by seeds: more seeds add jobs, change none
-            out["pipeline"].pop("seeds", None)
-            for table in out["budgets"].values():
-                table.pop("seeds", None)
-        return strip_keys(out, analysis_only())
+        return strip_keys(self.kind.identity(out), analysis_only())
 
 
 def _apply_overrides(doc: dict[str, Any], overrides: Overrides) -> None:
     for key, value in typed_overrides(overrides).items():
         path, text = key.split("."), f"{key}={value!r}"
-        if path[0] not in _TABLES:
-            raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join(_TABLES)}")
+        if path[0] not in _tables():
+            raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join(_tables())}")
         if len(path) < 2:
             raise ConfigError(f"--set {text!r}: give a key inside the table, e.g. {path[0]}.KEY=VALUE")
         set_in_table(doc, path, value, text)
@@ -280,8 +275,8 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
     doc = read_toml_file(path, "pipeline")
     _apply_overrides(doc, overrides)
     for key in doc:
-        if key not in _TABLES:
-            raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(_TABLES)}")
+        if key not in _tables():
+            raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(_tables())}")
     if not isinstance(doc.get("pipeline"), dict):
         raise ConfigError("pipeline: missing [pipeline] table (with at least name = \"...\")")
     # the plug-ins first: the names the rest of the file gives may be theirs
@@ -300,20 +295,21 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
         if table in doc and owner != kind.name:
             raise ConfigError(f"{table}: this table belongs to kind = \"{owner}\"; a {kind.name} pipeline has none "
                               f"(set pipeline.kind = \"{owner}\" or drop [{table}])")
-    budgets = _candidates(doc, kind.name, sections["budget"], sections["pipeline"].seeds)
+    own = _own_tables(doc, kind, sections)
     needs_lr = kind.needs_base_lr
     entries = tuple(protocol_entry(label, t, sections["budget"], path.parent, needs_lr) for label, t in protocols.items())
     check_stages(entries, sections["lr_search"], kind)
     check_tuning_seeds(entries, sections["tuning"].seeds, sections["pipeline"].seeds)
     check_distinct(entries)
-    return Pipeline(**sections, protocols=entries, source=str(path), budgets=budgets, plugins=plugins)
+    return Pipeline(**sections, protocols=entries, source=str(path), own=own, plugins=plugins)
 
 
-def _candidates(doc: dict[str, Any], kind: str, budget: Budget, seeds: Sequence[int]) -> tuple[Candidate, ...]:
-    """A calibration's ``[budgets.<label>]`` tables; other kinds have none."""
-    if kind == "calibration":
-        return parse_candidates(doc.get("budgets", {}), budget, seeds)
-    if "budgets" in doc:
-        raise ConfigError(f"budgets: candidate budgets belong to a calibration (pipeline.kind = \"calibration\"); "
-                          f"a {kind} pipeline has one [budget] table")
-    return ()
+def _own_tables(doc: dict[str, Any], kind: PipelineKind, sections: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The kind's own tables (:attr:`PipelineKind.tables`), each read by its kind."""
+    own = []
+    for table in kind.tables:
+        raw = doc.get(table.name)
+        if raw is not None and not isinstance(raw, dict):
+            raise ConfigError(f"{table.name}: expected a table")
+        own.append((table.name, table.read(raw, sections)))
+    return tuple(own)

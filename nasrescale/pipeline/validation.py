@@ -16,15 +16,17 @@ from ..store.record import PIPELINE_KEY, VALIDATION_PLAN_KEY
 from ..store.write import Store
 from .execute import RunJobs, extend_rounds
 
-__all__ = ["validation_plan", "extend_validation", "PLAN_META"]
+__all__ = ["validation_plan", "plan_of", "extend_validation", "PLAN_META"]
 
 #: store meta holding the plan (per group and architecture its scale, kernel factor and job keys)
 PLAN_META = VALIDATION_PLAN_KEY
 
 
-def _plan(pipeline: Any, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
+def plan_of(pipeline: Any, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
+    """The plan (JSON: per group and architecture its scale, kernel factor and job keys) and the jobs
+    of an ``lr_validation`` pipeline on ``archs``."""
     return plan_validation(archs, pipeline.family(), pipeline.protocols, pipeline.data_spec(), pipeline.lr_search,
-                           pipeline.validation.kernels, pipeline.budget.width, pipeline.budget.cells)
+                           pipeline.table("validation").kernels, pipeline.budget.width, pipeline.budget.cells)
 
 
 def _announce(jobs: list[TrainJob]) -> str:
@@ -33,7 +35,7 @@ def _announce(jobs: list[TrainJob]) -> str:
 
 def validation_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
     """Every architecture x grid LR x search seed, and the plan meta."""
-    plan, jobs = _plan(pipeline, archs)
+    plan, jobs = plan_of(pipeline, archs)
     return jobs, {PLAN_META: json.dumps(plan)}
 
 
@@ -48,7 +50,7 @@ def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: d
 
     def next_jobs() -> list[TrainJob]:
         return extend_plan(plan, store.rows_with_tail(), pipeline.family(), pipeline.protocols, pipeline.data_spec(),
-                           pipeline.lr_search, pipeline.validation.kernels, pipeline.budget.width,
+                           pipeline.lr_search, pipeline.table("validation").kernels, pipeline.budget.width,
                            pipeline.budget.cells)
 
     counts = extend_rounds(pipeline.lr_search.extend, next_jobs, run,

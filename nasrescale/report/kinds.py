@@ -3,11 +3,13 @@
 ``nasrescale report`` (:func:`write_run_report`) and the end of ``nasrescale run``
 (:func:`end_of_run`) read the kind the store records (:attr:`~nasrescale.store.record.RunRecord.kind`,
 an older store's migrated by :mod:`nasrescale.store.migration`) and ask its
-:class:`KindReport`; adding a pipeline kind adds one entry here (its report's sections are its
-own, :mod:`nasrescale.report.common.page`).
+:class:`KindReport`; so does the results index (:attr:`KindReport.index`). Each kind's package
+(:mod:`nasrescale.kinds`) registers its report with its one
+:class:`~nasrescale.kinds.entry.KindEntry`; :data:`REPORTS` imports :mod:`nasrescale.kinds`
+(by name) before it is first read.
 
->>> REPORTS.names()
-('retrain', 'lr_validation', 'calibration', 'trend', 'landscape')
+>>> REPORTS.get("trend").name, REPORTS.get("trend").link is not None
+('trend', True)
 """
 
 from __future__ import annotations
@@ -15,21 +17,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from ..ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
+from ..ranking.boot_counts import DEFAULT_BOOT
 from ..registry import Registry
 from ..store.read import read_store
-from .calibration.write import calibration_text, proxy_validity, write_calibration_report
 from .common.links import RunLink
-from .landscape.link import LANDSCAPE_LINK
-from .landscape.write import landscape_text, write_landscape_report
-from .lr_validation.write import summary_text, write_validation_report
-from .retrain.write import ranking_text, write_report
-from .trend.link import TREND_LINK
-from .trend.write import trend_text, write_trend_report
 
-__all__ = ["KindReport", "REPORTS", "RUN_LINKS", "register_report", "write_run_report", "end_of_run"]
+__all__ = ["KindReport", "REPORTS", "register_report", "run_links", "write_run_report", "end_of_run"]
 
 
 @dataclass(frozen=True)
@@ -42,24 +37,35 @@ class KindReport:
         write: ``(run_dir, n_boot, include_degenerate, include_tuning) -> path``: writes
             ``report.md`` (with ``report.json`` and its figures); ``include_degenerate`` and
             ``include_tuning`` (count the LR tuning's cells) where the kind has a use for them.
+        index: ``run_dir -> lines``: what the results index (``results/README.md``) shows of a
+            run of the kind after its provenance: its report's headline; ``None``: the ranking
+            table of its protocols and the report's verdict lines.
+        link: how a study's report quotes the runs of this kind built on it (its claims);
+            ``None``: not quoted.
+        proxy: ``(RUN:LABEL, results root, n_boot) -> figures``: the proxy validity of a run's
+            candidate, which a study's claims quote (``pipeline.calibration``); ``None``: none.
     """
 
     name: str
     text: Callable[[Path], str]
     write: Callable[[Path, int, bool, bool], Path]
+    index: Callable[[Path], list[str]] | None = None
+    link: RunLink | None = None
+    proxy: Callable[[str, Path, int], dict[str, Any]] | None = None
 
 
-#: the report of each pipeline kind, by the kind's name
-REPORTS: Registry[KindReport] = Registry("pipeline.kind", "reports of pipeline kinds")
-
-#: the runs of other kinds a study's report quotes (its claims), in the claims' order; the rooms
-#: stay siblings: each link is its own room's, handed to the retrain report here
-RUN_LINKS: tuple[RunLink, ...] = (TREND_LINK, LANDSCAPE_LINK)
+#: the report of each pipeline kind, by the kind's name (the built-in ones from :mod:`nasrescale.kinds`)
+REPORTS: Registry[KindReport] = Registry("pipeline.kind", "reports of pipeline kinds", load="nasrescale.kinds")
 
 
 def register_report(report: KindReport) -> KindReport:
     """Add ``report`` to :data:`REPORTS` (replacing one of the same kind); returns it."""
     return REPORTS.add(report.name, report)
+
+
+def run_links() -> tuple[RunLink, ...]:
+    """The runs of other kinds a study's report quotes (its claims), in registration order."""
+    return tuple(report.link for report in REPORTS.values() if report.link is not None)
 
 
 def write_run_report(run_dir: Path, *, n_boot: int = DEFAULT_BOOT, include_degenerate: bool = False,
@@ -81,24 +87,3 @@ def end_of_run(run_dir: Path) -> None:
     except Exception as err:  # noqa: BLE001 - the results are stored; the report can be redone
         print(f"nasrescale run: the results are stored, but the report failed ({type(err).__name__}: {err}); "
               "retry with `nasrescale report`", file=sys.stderr)
-
-
-def _retrain_write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
-    """The retrain report, with the proxy validity of the calibration candidate its pipeline
-    names (``pipeline.calibration``, a run under the same results root) and the runs of
-    :data:`RUN_LINKS` built on it."""
-    calibration = read_store(run_dir / "store.sqlite").record.calibration
-    proxy = proxy_validity(calibration, run_dir.parent, n_boot) if calibration else None
-    return write_report(run_dir, n_boot=n_boot, include_degenerate=include_degenerate, proxy=proxy,
-                        include_tuning=include_tuning, links=RUN_LINKS)
-
-
-register_report(KindReport("retrain", ranking_text, _retrain_write))
-register_report(KindReport("lr_validation", summary_text, lambda run_dir, n_boot, degenerate, tuning:
-                           write_validation_report(run_dir)))
-register_report(KindReport("calibration", calibration_text, lambda run_dir, n_boot, degenerate, tuning:
-                           write_calibration_report(run_dir, n_boot=n_boot)))
-register_report(KindReport("trend", trend_text, lambda run_dir, n_boot, degenerate, tuning:
-                           write_trend_report(run_dir, n_boot=n_boot)))
-register_report(KindReport("landscape", landscape_text, lambda run_dir, n_boot, degenerate, tuning:
-                           write_landscape_report(run_dir, n_boot=max(n_boot, VERDICT_BOOT))))

@@ -9,7 +9,8 @@ trained on, the hardware and software its finished jobs ran on (device, torch, C
 precision actually used: the CPU always trains in fp32), the dates, jobs done / total, the
 slices recorded by :mod:`nasrescale.pipeline.slices`, and a ranking table (each protocol against
 the benchmark reference, and the protocols against each other: Kendall tau over the
-architectures finished so far). :func:`provenance_lines` is the same provenance as a few
+architectures finished so far), or what the run's kind shows instead
+(:attr:`~nasrescale.report.kinds.KindReport.index`: an LR validation's or a landscape's headline). :func:`provenance_lines` is the same provenance as a few
 Markdown lines for a run's own ``report.md``.
 
 >>> from pathlib import Path
@@ -35,6 +36,7 @@ from .common.markdown import md_table
 from .common.provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
 from .retrain.identical import identical_protocols
 from .common.held_out import held_out, tuning_cells, without
+from .kinds import REPORTS
 from .common.reference import load_reference, protocol_order, reference_spec
 
 __all__ = ["provenance", "provenance_lines", "index_text", "write_index", "refresh_index", "run_folders",
@@ -50,14 +52,6 @@ def run_folders(root: Path) -> list[Path]:
     """The run folders under ``root`` that the index lists (:func:`is_listed`), by name."""
     root = Path(root)
     return sorted(p for p in root.iterdir() if p.is_dir() and is_listed(p)) if root.is_dir() else []
-
-
-def _validation_lines(run_dir: Path) -> list[str]:
-    """An LR-validation run's headline (its report's statistics sentence) instead of a ranking."""
-    report = run_dir / "report.md"
-    heads = [ln for ln in report.read_text(encoding="utf-8").splitlines() if "r (log LR)" in ln and ln.startswith("**")] \
-        if report.is_file() else []
-    return (heads or ["LR validation (no report yet: `nasrescale report` writes it)."]) + [""]
 
 
 def _ranking_rows(store: StoreData) -> list[list[Any]]:
@@ -109,13 +103,9 @@ def _run_section(run_dir: Path) -> list[str]:
     slices = _slices(store)
     if slices:
         lines += ["Slices run:", "", *_slice_table(slices), ""]
-    if store.record.kind == "lr_validation":
-        return lines + _validation_lines(run_dir)
-    if store.record.kind == "landscape":  # its headline: the report's one bold line
-        report = run_dir / "report.md"
-        heads = [ln for ln in report.read_text(encoding="utf-8").splitlines() if ln.startswith("**")][:1] \
-            if report.is_file() else []
-        return lines + heads + ([""] if heads else [])
+    index = REPORTS.get(store.record.kind).index
+    if index is not None:  # the kind's own headline in place of a ranking
+        return lines + index(run_dir)
     lines += ["Ranking (Kendall tau-b over the architectures finished under both, the LR tuning's cells and "
               "their isomorphs left out; mean accuracy of B, %):", ""]
     lines += md_table(["B", "A", "architectures", "mean acc. B", "Kendall tau"], _ranking_rows(store)) + [""]

@@ -13,6 +13,7 @@ from nasrescale.space.encodings import parse_arch
 from nasrescale.errors import ConfigError
 from nasrescale.lrsearch.select import select_lr
 from nasrescale.lrsearch.validation import analyze, correlations
+from nasrescale.pipeline.validation import plan_of
 from nasrescale.pipeline.spec import load_pipeline, pipeline_names
 from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.store.write import Store
@@ -56,7 +57,7 @@ device = "cpu"
 def test_shipped_validation_pipelines_plan(mlp_dag):
     assert {"lr_validation_mlp", "lr_validation_cnn", "lr_validation_nb201"} <= set(pipeline_names())
     cnn = load_pipeline("lr_validation_cnn")
-    plan, jobs = cnn.validation_plan(cnn.arch_list())
+    plan, jobs = plan_of(cnn, cnn.arch_list())
     groups = plan["groups"]
     assert list(groups) == ["source@k3", "source@k5", "source@k7"]
     assert all(g["base_group"] == "source@k3" for g in groups.values())
@@ -71,9 +72,9 @@ def test_shipped_validation_pipelines_plan(mlp_dag):
         assert job.protocol.lr_rule == "fixed", job.key()
         assert job.protocol.epochs == 1, job.key()
     with pytest.raises(ConfigError, match="kernel_base"):
-        load_pipeline("lr_validation_cnn", ["validation.kernels=[5, 7]"]).validation_plan(cnn.arch_list())
+        plan_of(load_pipeline("lr_validation_cnn", ["validation.kernels=[5, 7]"]), cnn.arch_list())
     with pytest.raises(ConfigError, match="no conv op"):
-        load_pipeline("lr_validation_mlp", ["validation.kernels=[3, 5]"]).validation_plan(["1_01_001_0001"])
+        plan_of(load_pipeline("lr_validation_mlp", ["validation.kernels=[3, 5]"]), ["1_01_001_0001"])
 
 
 def test_correlations_are_the_textbook_ones():

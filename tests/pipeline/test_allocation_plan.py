@@ -129,7 +129,7 @@ def test_the_dry_run_prints_the_plan_on_the_cpu(tmp_path: Path) -> None:
 def test_the_default_science_is_the_stage_3_landscape_at_full_size() -> None:
     full, cpu = load_pipeline("landscape_nb201_full_gpu"), load_pipeline("landscape_nb201_24ep_cpu")
     assert full.arch_list() == cpu.arch_list() and len(full.arch_list()) == 16
-    assert full.landscape.centers == cpu.landscape.centers
+    assert full.table("landscape").centers == cpu.table("landscape").centers
     assert (full.budget.width, full.budget.cells, full.budget.resolution) == (16, 5, None)  # 32 px, CIFAR-10's own
     assert full.data.name == "cifar10" and full.data.test_split == "full"
     jobs = full.jobs(full.arch_list())

@@ -57,7 +57,7 @@ device = "cpu"
 
 def test_candidates_merge_the_common_budget_and_plan_one_job_per_candidate_cell_and_seed(tmp_path):
     pipeline = load_pipeline(calibration_file(tmp_path))
-    small, low = pipeline.budgets
+    small, low = pipeline.table("budgets")
     assert (small.budget.epochs, small.budget.width, small.budget.train_subset, small.seeds) == (1, 4, 100, (0, 1))
     assert (low.budget.resolution, low.seeds) == (16, (0,))
     jobs = pipeline.jobs()
@@ -74,7 +74,7 @@ def test_candidates_merge_the_common_budget_and_plan_one_job_per_candidate_cell_
     ({"budgets.small.epochs": 0}, "budgets.small.epochs: must be a positive integer"),
     ({"budgets.small.colour": 3}, "budgets.small.colour: unknown key"),
     ({"budgets.small.seeds": [0, 0]}, "budgets.small.seeds: expected distinct integers"),
-    ({"pipeline.kind": "retrain"}, "budgets: candidate budgets belong to a calibration"),
+    ({"pipeline.kind": "retrain"}, r"budgets: this table belongs to kind = \"calibration\""),
 ])
 def test_bad_candidates_name_their_key(tmp_path, override, fragment):
     with pytest.raises(ConfigError, match=fragment.replace(".", r"\.")):
