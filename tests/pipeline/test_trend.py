@@ -20,7 +20,7 @@ from nasrescale.report.common.verdicts import PAPER_GAIN
 from nasrescale.report.kinds import write_run_report
 from nasrescale.report.kinds import write_run_report as write_report
 from nasrescale.report.common.page import Computed
-from nasrescale.report.trend.sections import Pairs
+from nasrescale.kinds.trend.sections import Pairs
 from nasrescale.store.read import read_store
 from nasrescale.ranking.rank import kendall_tau, spearman
 from nasrescale.space.benchmark import benchmark_accuracies

@@ -143,7 +143,7 @@ def test_the_lr_split_reads_its_seed_floor_like_for_like_too():
 
 
 def test_a_trend_leaves_out_the_tuning_cells_of_the_study_it_reuses(tmp_path):
-    from nasrescale.report.trend.summary import trend_held_out
+    from nasrescale.kinds.trend.summary import trend_held_out
     from nasrescale.store.read import read_store
 
     study, truth = build_store(tmp_path / "study", n_archs=12, seeds=(0,))

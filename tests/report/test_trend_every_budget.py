@@ -3,7 +3,7 @@ path that rises to 12 epochs and falls to 24 is said as such, never as "rose fro
 
 from __future__ import annotations
 
-from nasrescale.report.trend.link import trend_claim
+from nasrescale.kinds.trend.link import trend_claim
 
 
 def _numbers() -> dict:

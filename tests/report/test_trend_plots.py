@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from nasrescale.report.trend.plots import _epochs_axis
+from nasrescale.kinds.trend.plots import _epochs_axis
 
 
 def test_an_empty_trend_axis_says_why_and_a_plotted_one_has_a_legend():

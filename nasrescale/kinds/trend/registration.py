@@ -10,10 +10,11 @@ from typing import Any
 
 from ...pipeline.kinds import KindTable, PipelineKind, nothing_after, staged_tables
 from ...pipeline.reuse import check_reuse, reusing
-from ...pipeline.trend import TrendSettings, trend_plan
 from ...report.kinds import KindReport
-from ...report.trend.link import TREND_LINK
 from ..entry import KindEntry, register_entry
+from .link import TREND_LINK
+from .plan import trend_plan
+from .settings import TrendSettings
 
 __all__ = ["TREND", "budgets_grow"]
 
@@ -34,13 +35,13 @@ def budgets_grow(before: Any, after: Any) -> bool:
 
 
 def _text(run_dir: Path) -> str:
-    from ...report.trend.write import trend_text
+    from .write import trend_text
 
     return trend_text(run_dir)
 
 
 def _write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
-    from ...report.trend.write import write_trend_report
+    from .write import write_trend_report
 
     return write_trend_report(run_dir, n_boot=n_boot)
 

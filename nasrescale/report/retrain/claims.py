@@ -185,7 +185,7 @@ def claims_section(pair: Mapping[str, Any] | None, reference: Mapping[str, Mappi
     """The report's section: one bullet per claim (empty without a protocol pair), then one per
     effect of the 2x2 other than the pair itself (``effects``:
     :func:`~nasrescale.report.retrain.effects.effect_rows`), then one per budget trend built on the run
-    (``trends``: :func:`~nasrescale.report.trend.link.trend_claim`)."""
+    (``trends``: :func:`~nasrescale.kinds.trend.link.trend_claim`)."""
     if not pair:
         return []
     bullets = [gain_claim(pair, dataset, names), ranking_claim(pair, setting), split_claim(split), top_claim(pair),

@@ -17,8 +17,8 @@ from ...ranking.rank import bootstrap_cis, seed_noise, topk_mask
 from ...ranking.sources import Source, store_source
 from ...store.read import StoreData, read_store, store_path
 from ...store.record import TrendRecord, trend_label
-from ..common.held_out import held_out, tuning_cells
-from ..common.reference import Comparison, baseline_first, load_reference, reference_spec
+from ...report.common.held_out import held_out, tuning_cells
+from ...report.common.reference import Comparison, baseline_first, load_reference, reference_spec
 
 __all__ = ["TrendSummary", "summarize_trend", "compared_cells", "ranked_cells", "gain_changes",
            "trend_held_out"]

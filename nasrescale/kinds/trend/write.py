@@ -1,5 +1,5 @@
 """The report of a budget trend (``kind = "trend"``): :func:`write_trend_report` writes
-``report.md`` from the sections of :data:`~nasrescale.report.trend.sections.TREND_SECTIONS`,
+``report.md`` from the sections of :data:`~nasrescale.kinds.trend.sections.TREND_SECTIONS`,
 :func:`trend_text` is what ``nasrescale run`` prints at the end.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..common.page import assemble, write_markdown_json
+from ...report.common.page import assemble, write_markdown_json
 from .changes import estimate
 from .rows import pair_row, shown_ci
 from .sections import TREND_SECTIONS

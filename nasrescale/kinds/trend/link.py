@@ -1,6 +1,6 @@
 """A retrain run's link to the budget trends built on it.
 
-A trend (``kind = "trend"``, :mod:`nasrescale.report.trend`) that reuses a study's runs
+A trend (``kind = "trend"``, :mod:`nasrescale.kinds.trend`) that reuses a study's runs
 (``trend.reuse``) or reads its seed-noise floor (``trend.noise``) says how the study's 6-epoch
 comparison moves with the budget. The study's claims section then gives one sentence per such
 trend, read from the trend's own ``report.json`` (written by ``nasrescale report TREND``): which
@@ -67,9 +67,9 @@ from typing import Any, Mapping
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import fmt
 from .path import path_text
-from ..common.links import RunLink
-from ..common.siblings import sibling_reports
-from ..common.verdicts import cells_text, paper_gain
+from ...report.common.links import RunLink
+from ...report.common.siblings import sibling_reports
+from ...report.common.verdicts import cells_text, paper_gain
 
 __all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim", "TREND_LINK"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..common.robust import ci_text
+from ...report.common.robust import ci_text
 
 __all__ = ["budget_gains", "step_text", "monotone", "path_text"]
 

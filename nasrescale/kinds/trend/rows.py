@@ -1,4 +1,4 @@
-"""The rows of a trend report's tables (:mod:`nasrescale.report.trend.sections`): each protocol
+"""The rows of a trend report's tables (:mod:`nasrescale.kinds.trend.sections`): each protocol
 against the reference at one budget (:func:`protocol_row`), B against A at one budget
 (:func:`pair_row`), and how a row with few cells is shown (:func:`shown_ci`, :func:`top_text`,
 :func:`few_note`: below :data:`MIN_TOPK_ROWS` cells a figure without its CI, no top-K% tau).
@@ -14,7 +14,7 @@ from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.paired import paired_robust
 from ...ranking.text import fmt
 from ...store.job_status import FINAL
-from ..common.verdicts import too_few
+from ...report.common.verdicts import too_few
 from ...store.record import trend_label
 from .summary import TrendSummary
 

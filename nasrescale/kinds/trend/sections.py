@@ -19,14 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from ...ranking.text import fmt
-from ..common.held_out import held_out_note
-from ..common.markdown import md_table
-from ..common.names import short_names
-from ..common.page import Computed, Section
-from ..common.provenance import provenance_lines
-from ..common.records import cpus_per_run
-from ..common.robust import robust_cells
-from ..common.verdicts import too_few
+from ...report.common.held_out import held_out_note
+from ...report.common.markdown import md_table
+from ...report.common.names import short_names
+from ...report.common.page import Computed, Section
+from ...report.common.provenance import provenance_lines
+from ...report.common.records import cpus_per_run
+from ...report.common.robust import robust_cells
+from ...report.common.verdicts import too_few
 from .changes import change_line, estimate
 from .plots import gain_epochs_plot, tau_epochs_plot
 from .rows import few_note, pair_row, protocol_row, shown_ci, top_text

@@ -18,7 +18,7 @@ new length), stored under the label ``<protocol>@<epochs>ep``. Job keys are cont
 (:meth:`~nasrescale.jobs.job.TrainJob.key`), so a trend job at the study's budget *is* the
 study's job: with ``reuse`` every job about to run -- an LR search's too -- is first looked up in
 that store (a run name under the same results root, or a run folder), and its finished record
-is copied in instead of training it again (:func:`reusing`; meta ``reused`` counts them). The
+is copied in instead of training it again (:func:`~nasrescale.pipeline.reuse.reusing`; meta ``reused`` counts them). The
 cells of a time-limited run are visited in spread order as a retrain's are: each cell's every
 budget and protocol run together.
 
@@ -26,22 +26,15 @@ budget and protocol run together.
 Traceback (most recent call last):
 ...
 nasrescale.errors.ConfigError: trend.epochs: expected distinct positive integers in ascending order, e.g. [6, 12, 24], got [12, 6]
->>> trend_label("default", 12)
-'default@12ep'
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Sequence
 
-from ..errors import ConfigError
-from ..jobs.job import TrainJob
-from ..store.record import trend_label
-from .protocols import protocol_keys
+from ...errors import ConfigError
 
-__all__ = ["TrendSettings", "trend_label", "trend_plan"]
+__all__ = ["TrendSettings"]
 
 
 @dataclass(frozen=True)
@@ -69,25 +62,3 @@ class TrendSettings:
                               f"[6, 12, 24], got {list(self.epochs)}")
         if not 1 <= self.top_percent <= 100:
             raise ConfigError(f"trend.top_percent: a percentage in [1, 100], got {self.top_percent}")
-
-
-def trend_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
-    """Budget x architecture x protocol x seed, the smallest budget first (a partial run ranks it first).
-
-    Raises:
-        ConfigError: a protocol whose base LR is not known yet, or one a budget cannot take
-            (e.g. warm-up epochs beyond it), naming the key.
-    """
-    family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
-    cells, jobs = pipeline.arch_cells(archs), []
-    for epochs in pipeline.table("trend").epochs:
-        for entry in pipeline.protocols:
-            try:
-                protocol = dataclasses.replace(entry.protocol, epochs=epochs)
-            except (ConfigError, ValueError) as err:
-                raise ConfigError(f"trend.epochs: {epochs} epochs for protocols.{entry.label}: {err}") from None
-            with protocol_keys(entry):
-                jobs += [TrainJob(cell, family, data, protocol, seed, budget.width, budget.cells,
-                                  trend_label(entry.label, epochs))
-                         for cell in cells for seed in pipeline.pipeline.seeds]
-    return jobs, {}
