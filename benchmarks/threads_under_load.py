@@ -75,13 +75,17 @@ def main() -> None:
     parser.add_argument("--threads", nargs="+", default=["1", "2", "auto"],
                         help="thread counts to time; auto: the default policy (no --threads)")
     parser.add_argument("--reference", default="2", help="the thread count the idle times are set against")
+    parser.add_argument("--alone-only", nargs="*", default=[], metavar="N",
+                        help="of --threads, the counts timed alone only (e.g. the reference, whose time beside a "
+                             "busy process is already known)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.threads:
             rows[n] = {"alone_s": _quickstart(n, Path(tmp), f"alone{n}"),
-                       "beside_busy_s": _beside_busy(n, Path(tmp), f"busy{n}")}
+                       "beside_busy_s": (float("nan") if n in args.alone_only
+                                         else _beside_busy(n, Path(tmp), f"busy{n}"))}
     ref = rows.get(args.reference, next(iter(rows.values())))["alone_s"]
     print(f"machine: {_cpu_name()}, {os.cpu_count()} cores, torch {torch.__version__}")
     peaks = _peaks()
