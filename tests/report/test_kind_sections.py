@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 import pytest
 
-from nasrescale.report.calibration.sections import CALIBRATION_SECTIONS
-from nasrescale.report.calibration.write import write_calibration_report
+from nasrescale.kinds.calibration.sections import CALIBRATION_SECTIONS
+from nasrescale.kinds.calibration.write import write_calibration_report
 from nasrescale.report.common.page import Computed
 from nasrescale.report.landscape.sections import LANDSCAPE_SECTIONS
 from nasrescale.report.landscape.write import write_landscape_report

@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...pipeline.calibration import (calibration_plan, candidate_data, candidate_keys, candidates_table,
-                                     parse_candidates)
 from ...pipeline.kinds import KindTable, PipelineKind, nothing_after
 from ...pipeline.preflight import DataKeys
 from ...jobs.job import DataSpec
 from ...report.kinds import KindReport
 from ..entry import KindEntry, register_entry
+from .budgets import candidate_data, candidate_keys, candidates_table, parse_candidates
+from .plan import calibration_plan
 
 __all__ = ["CALIBRATION"]
 
@@ -37,19 +37,19 @@ def _identity(identity: dict[str, Any]) -> dict[str, Any]:
 
 
 def _text(run_dir: Path) -> str:
-    from ...report.calibration.write import calibration_text
+    from .write import calibration_text
 
     return calibration_text(run_dir)
 
 
 def _write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
-    from ...report.calibration.write import write_calibration_report
+    from .write import write_calibration_report
 
     return write_calibration_report(run_dir, n_boot=n_boot)
 
 
 def _proxy(spec: str, results_root: Path, n_boot: int) -> dict[str, Any]:
-    from ...report.calibration.write import proxy_validity
+    from .write import proxy_validity
 
     return proxy_validity(spec, results_root, n_boot)
 

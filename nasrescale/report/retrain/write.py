@@ -39,7 +39,7 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
         include_degenerate: count degenerate cells in every statistic (default: left out, and
             the page says how many).
         proxy: the calibrated proxy validity of the run's budget
-            (:func:`nasrescale.report.calibration.write.proxy_validity`), for the claims section.
+            (:func:`nasrescale.kinds.calibration.write.proxy_validity`), for the claims section.
         include_tuning: count the LR tuning's cells and the cells isomorphic to them in every
             statistic (default: left out, and the page says which).
         sections: the page's sections, in order (default: :data:`RETRAIN_SECTIONS`, where a new

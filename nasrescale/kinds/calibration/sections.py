@@ -11,9 +11,9 @@ from typing import Any, Sequence
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.sources import load_source
 from ...ranking.text import fmt
-from ..common.method import method_section
-from ..common.page import Computed, Section
-from ..common.provenance import provenance_lines
+from ...report.common.method import method_section
+from ...report.common.page import Computed, Section
+from ...report.common.provenance import provenance_lines
 from .plots import accuracy_grid, tau_cost_plot
 from .summary import CalibrationSummary, Candidate
 

@@ -18,9 +18,9 @@ from typing import Any, Sequence
 from ...errors import NasRescaleError
 from ...ranking.sources import load_source
 from ...store.read import read_store
-from ..common.page import Section, assemble, write_markdown_json
-from ..common.records import cpus_per_run
-from ..common.reference import reference_spec
+from ...report.common.page import Section, assemble, write_markdown_json
+from ...report.common.records import cpus_per_run
+from ...report.common.reference import reference_spec
 from .sections import CALIBRATION_SECTIONS, candidates_table, verdict_lines
 from .summary import candidate_stats, summarize_calibration
 

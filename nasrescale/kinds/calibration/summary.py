@@ -23,9 +23,9 @@ from ...ranking.rank import kendall_tau
 from ...ranking.sources import load_source, store_source
 from ...store.job_status import FINAL
 from ...store.read import StoreData, read_store
-from ..common.records import cpus_per_run
-from ..common.reference import protocol_order, reference_spec
-from ..common.typed import ABSENT, Absent, Plain
+from ...report.common.records import cpus_per_run
+from ...report.common.reference import protocol_order, reference_spec
+from ...report.common.typed import ABSENT, Absent, Plain
 
 __all__ = ["GOAL_TAU", "Ranked", "Candidate", "CalibrationSummary", "candidate_stats", "summarize_calibration"]
 

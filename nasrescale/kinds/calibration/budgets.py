@@ -5,7 +5,7 @@ cells at several candidate budgets, each a ``[budgets.<label>]`` table of the ``
 (``epochs``, ``batch_size``, ``width``, ``cells``, ``train_subset``, ``test_subset``,
 ``resolution``) plus its own ``seeds``; keys a candidate leaves out come from ``[budget]``.
 Every candidate's runs are stored under its label, so ``nasrescale rank NAME:LABEL
-nb201:cifar10`` ranks one candidate, and the report (:mod:`nasrescale.report.calibration`) puts
+nb201:cifar10`` ranks one candidate, and the report (:mod:`.write`) puts
 them side by side with their cost::
 
     [pipeline]
@@ -32,14 +32,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..config import to_table
-from ..errors import ConfigError
-from ..jobs.job import DataSpec, TrainJob
-from .preflight import DataKeys
-from .tables import Budget, labelled_table
+from ...config import to_table
+from ...errors import ConfigError
+from ...jobs.job import DataSpec
+from ...pipeline.preflight import DataKeys
+from ...pipeline.tables import Budget, labelled_table
 
-__all__ = ["Candidate", "parse_candidates", "calibration_plan", "candidate_data", "candidate_keys",
-           "candidates_table"]
+__all__ = ["Candidate", "parse_candidates", "candidate_data", "candidate_keys", "candidates_table"]
 
 _KEYS = tuple(f.name for f in dataclasses.fields(Budget))
 
@@ -95,30 +94,3 @@ def candidate_keys(candidate: Candidate) -> DataKeys:
 def candidates_table(candidates: Sequence[Candidate]) -> dict[str, Any]:
     """The candidates as stored with the run (label -> budget keys and seeds)."""
     return {c.label: {**to_table(c.budget), "seeds": list(c.seeds)} for c in candidates}
-
-
-def calibration_plan(pipeline: Any, archs: Sequence[str]) -> list[TrainJob]:
-    """Candidate x architecture x seed under the pipeline's one protocol (label = the candidate's).
-
-    Raises:
-        ConfigError: not exactly one protocol, or a candidate the protocol cannot take
-            (e.g. warm-up epochs beyond the candidate's epochs), naming the key.
-    """
-    if len(pipeline.protocols) != 1:
-        labels = ", ".join(e.label for e in pipeline.protocols)
-        raise ConfigError(f"protocols: a calibration trains one protocol (the benchmark's default, "
-                          f"protocol = \"nb201\"); got {labels}")
-    entry, family, base = pipeline.protocols[0], pipeline.family(), pipeline.data_spec()
-    cells = pipeline.arch_cells(archs)
-    jobs: list[tuple[int, TrainJob]] = []
-    for c in pipeline.table("budgets"):
-        overrides = {k: getattr(c.budget, k) for k in ("epochs", "batch_size") if getattr(c.budget, k) is not None}
-        try:
-            protocol = dataclasses.replace(entry.protocol, **overrides)
-        except (ConfigError, ValueError) as err:
-            raise ConfigError(f"budgets.{c.label}: {err}") from None
-        data = candidate_data(base, c)
-        jobs += [(i, TrainJob(cell, family, data, protocol, seed, c.budget.width, c.budget.cells, c.label))
-                 for i, seed in enumerate(c.seeds) for cell in cells]
-    # every candidate's first seed before any second one: a partial run already ranks each candidate
-    return [job for _, job in sorted(jobs, key=lambda pair: pair[0])]

@@ -1,1 +1,0 @@
-"""The report of a proxy calibration (``kind = "calibration"``): :mod:`.write`."""
