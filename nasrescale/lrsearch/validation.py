@@ -13,7 +13,7 @@ turn (the base is searched at ``kernel_base``), as the paper's CNN experiment va
 
 The run stores a plan (meta ``validation_plan``: per group and architecture its scale, kernel
 factor and job keys), so :func:`analyze` needs only the store; the report
-(:func:`nasrescale.report.lr_validation.write.write_validation_report`) adds Pearson r on log LR and
+(:func:`nasrescale.kinds.lr_validation.write.write_validation_report`) adds Pearson r on log LR and
 on LR, Spearman rho, log-log slopes with CIs (:mod:`nasrescale.lrsearch.stats`) and the
 predicted-vs-measured plot with y = x and per-seed error bars.
 """
@@ -21,7 +21,6 @@ predicted-vs-measured plot with y = x and per-seed error bars.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import ConfigError, DataError
@@ -35,29 +34,13 @@ from .search import LrSearchSettings, losses_from_rows, search_jobs
 from .select import select_lr
 from .stats import correlations
 
-__all__ = ["ValidationSettings", "kernel_variant", "validation_plan", "analyze", "correlations", "extend_plan",
+__all__ = ["kernel_variant", "validation_plan", "analyze", "correlations", "extend_plan",
            "EXTEND_STEPS", "LR_BOUNDS"]
 
 #: grid steps added past an edge per extension round
 EXTEND_STEPS = 4
 #: the extension never goes below / above these LRs
 LR_BOUNDS = (1e-6, 1e3)
-
-
-@dataclass(frozen=True)
-class ValidationSettings:
-    """``[validation]`` of an ``lr_validation`` pipeline.
-
-    Attributes:
-        kernels: conv kernel sizes to validate (each family conv op takes each in turn); empty:
-            the family as it is. Must contain the family's ``kernel_base`` when given.
-    """
-
-    kernels: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        if any(k < 1 or k % 2 == 0 for k in self.kernels) or len(set(self.kernels)) != len(self.kernels):
-            raise ConfigError(f"validation.kernels: expected distinct odd sizes, got {list(self.kernels)}")
 
 
 def kernel_variant(family: CellFamily, kernel: int) -> CellFamily:

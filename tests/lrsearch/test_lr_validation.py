@@ -13,7 +13,7 @@ from nasrescale.space.encodings import parse_arch
 from nasrescale.errors import ConfigError
 from nasrescale.lrsearch.select import select_lr
 from nasrescale.lrsearch.validation import analyze, correlations
-from nasrescale.pipeline.validation import plan_of
+from nasrescale.kinds.lr_validation.plan import plan_of
 from nasrescale.pipeline.spec import load_pipeline, pipeline_names
 from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.store.write import Store

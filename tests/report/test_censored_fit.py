@@ -10,7 +10,7 @@ import pytest
 
 from nasrescale.report.common.censored import tobit
 from nasrescale.report.common.validation_run import Point
-from nasrescale.report.lr_validation.censored import criterion_fits
+from nasrescale.kinds.lr_validation.censored import criterion_fits
 from nasrescale.space.encodings import parse_arch
 from nasrescale.space.registry import get_family
 from nasrescale.space.topology import lr_scale, path_depths

@@ -17,8 +17,8 @@ from nasrescale.kinds.calibration.write import write_calibration_report
 from nasrescale.report.common.page import Computed
 from nasrescale.report.landscape.sections import LANDSCAPE_SECTIONS
 from nasrescale.report.landscape.write import write_landscape_report
-from nasrescale.report.lr_validation.sections import VALIDATION_SECTIONS
-from nasrescale.report.lr_validation.write import write_validation_report
+from nasrescale.kinds.lr_validation.sections import VALIDATION_SECTIONS
+from nasrescale.kinds.lr_validation.write import write_validation_report
 
 ROOT = Path(__file__).resolve().parents[2]
 

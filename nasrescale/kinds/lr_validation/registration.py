@@ -6,23 +6,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...lrsearch.validation import ValidationSettings
 from ...pipeline.kinds import KindTable, PipelineKind
-from ...pipeline.validation import extend_validation, validation_plan
 from ...report.kinds import KindReport
 from ..entry import KindEntry, register_entry
+from .plan import extend_validation, validation_plan
+from .settings import ValidationSettings
 
 __all__ = ["LR_VALIDATION", "index_lines"]
 
 
 def _text(run_dir: Path) -> str:
-    from ...report.lr_validation.write import summary_text
+    from .write import summary_text
 
     return summary_text(run_dir)
 
 
 def _write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
-    from ...report.lr_validation.write import write_validation_report
+    from .write import write_validation_report
 
     return write_validation_report(run_dir)
 

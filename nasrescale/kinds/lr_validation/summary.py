@@ -3,7 +3,7 @@
 Its analysis (measured against predicted maximal LR per architecture, the statistics overall
 and per group; :class:`~nasrescale.report.common.validation_run.ValidationAnalysis`), the
 censored fits where the run's cell family is installed
-(:class:`~nasrescale.report.lr_validation.censored.CensoredFits`), the plan and job rows it was
+(:class:`~nasrescale.kinds.lr_validation.censored.CensoredFits`), the plan and job rows it was
 read from, and the records of its finished runs. ``report.json`` is :meth:`ValidationSummary.to_json`.
 """
 
@@ -18,7 +18,7 @@ from ...store.job_status import FINAL
 from ...store.plans import ValidationPlanRecord
 from ...store.read import reading
 from ...store.record import RunRecord
-from ..common.validation_run import ValidationAnalysis, read_validation
+from ...report.common.validation_run import ValidationAnalysis, read_validation
 from .censored import CensoredFits, criterion_fits
 
 __all__ = ["PAPER_R", "ValidationSummary", "summarize_validation"]

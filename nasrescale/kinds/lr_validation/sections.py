@@ -1,5 +1,5 @@
 """The sections of an LR-rule validation's report, in order (:data:`VALIDATION_SECTIONS`), each
-over the run's :class:`~nasrescale.report.lr_validation.summary.ValidationSummary`: the
+over the run's :class:`~nasrescale.kinds.lr_validation.summary.ValidationSummary`: the
 statistics beside the paper's r, the censored fits, the figures, how much the figure depends on
 the definition of the maximal LR, what ran, and every architecture.
 """
@@ -15,9 +15,9 @@ from ...lrsearch.select import SELECTION_RULES
 from ...lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from ...store.job_status import FINAL
 from ...store.schema import LrSearchRecord
-from ..common.markdown import md_table
-from ..common.page import Computed, Section
-from ..common.validation_run import Correlation, GroupStats, analysis_of
+from ...report.common.markdown import md_table
+from ...report.common.page import Computed, Section
+from ...report.common.validation_run import Correlation, GroupStats, analysis_of
 from .plots import plot_curves, plot_predicted_measured
 from .summary import ValidationSummary
 

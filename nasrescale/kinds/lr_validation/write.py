@@ -1,8 +1,8 @@
 """The report of an ``lr_validation`` run: measured vs predicted maximal LR (paper Figs. 2, 3, 5).
 
 :func:`write_validation_report` reads the run's store (read-only; a partial run reports what
-is finished) into its :class:`~nasrescale.report.lr_validation.summary.ValidationSummary` and
-writes the sections of :data:`~nasrescale.report.lr_validation.sections.VALIDATION_SECTIONS` into
+is finished) into its :class:`~nasrescale.kinds.lr_validation.summary.ValidationSummary` and
+writes the sections of :data:`~nasrescale.kinds.lr_validation.sections.VALIDATION_SECTIONS` into
 ``report.md`` (the paper's statistics beside the paper's r, the budget and the provenance of the
 runs), ``lr_validation.png`` (predicted vs measured, log-log, y = x, per-seed spread),
 ``lr_validation_curves.png`` (loss vs LR per architecture) and the summary into ``report.json``.
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...lrsearch.stats import PREDICTED_SLOPE
-from ..common.page import Section, assemble, write_markdown_json
+from ...report.common.page import Section, assemble, write_markdown_json
 from .sections import VALIDATION_SECTIONS, fmt3
 from .summary import summarize_validation
 

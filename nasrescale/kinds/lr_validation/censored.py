@@ -27,9 +27,9 @@ from ...space.families import CellFamily
 from ...space.encodings import parse_arch
 from ...space.isomorphism import first_of_each_class
 from ...space.topology import effective_edges, path_depths
-from ..common.censored import tobit
-from ..common.typed import ABSENT, Absent, Plain, jfield
-from ..common.validation_run import Point
+from ...report.common.censored import tobit
+from ...report.common.typed import ABSENT, Absent, Plain, jfield
+from ...report.common.validation_run import Point
 
 __all__ = ["Fit", "R2", "TwoPredictors", "CensoredFits", "criterion_fits"]
 

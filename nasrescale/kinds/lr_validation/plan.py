@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ..jobs.job import TrainJob
-from ..lrsearch.validation import extend_plan, validation_plan as plan_validation
-from ..store.record import PIPELINE_KEY, VALIDATION_PLAN_KEY
-from ..store.write import Store
-from .execute import RunJobs, extend_rounds
+from ...jobs.job import TrainJob
+from ...lrsearch.validation import extend_plan, validation_plan as plan_validation
+from ...store.record import PIPELINE_KEY, VALIDATION_PLAN_KEY
+from ...store.write import Store
+from ...pipeline.execute import RunJobs, extend_rounds
 
 __all__ = ["validation_plan", "plan_of", "extend_validation", "PLAN_META"]
 

@@ -1,4 +1,4 @@
-"""The figures of an LR-rule validation report (:mod:`nasrescale.report.lr_validation`).
+"""The figures of an LR-rule validation report (:mod:`nasrescale.kinds.lr_validation`).
 
 * :func:`plot_predicted_measured`: measured vs predicted maximal LR, log-log, y = x, each point
   with the spread of its seeds' argmins as an error bar (min to max), the base starred, points
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ...fileio import save_figure
-from ..common.plots import log_ticks
-from ..common.validation_run import Point, ValidationAnalysis
+from ...report.common.plots import log_ticks
+from ...report.common.validation_run import Point, ValidationAnalysis
 
 __all__ = ["plot_predicted_measured", "plot_curves"]
 

@@ -1,1 +1,0 @@
-"""The report of an LR-rule validation (``kind = "lr_validation"``): :mod:`.write`."""
