@@ -80,6 +80,17 @@ def test_readme_landscape_verdict_quotes_the_landscape_report():
     assert not missing, f"README.md's landscape verdict disagrees with results/landscape_nb201_cpu/report.json: {missing}"
 
 
+def _paper_to_study_ratios() -> list[float]:
+    """Each cell's maximal LR with the paper's optimizer over the one with the study's."""
+    def measured(run: str) -> dict[str, float]:
+        points = json.loads((ROOT / "results" / run / "report.json").read_text())["points"]
+        return {p["arch"]: p["measured_lr"] for p in points}
+
+    paper, study = measured("lr_validation_nb201_paper_cpu"), measured("lr_validation_nb201_cpu")
+    assert paper.keys() == study.keys()
+    return [paper[a] / study[a] for a in paper]
+
+
 def test_readme_criterion_sentences_quote_the_censored_fits():
     """README's criterion figures (each function once, the censored slope, the path count) are the
     lr_validation reports' own."""
@@ -99,6 +110,13 @@ def test_readme_criterion_sentences_quote_the_censored_fits():
               f"R^2 {nobn['r2']['path_count']:.2f} against {nobn['r2']['lr_scale']:.2f}",
               f"log P {two['path_count']:+.2f} [{two['path_count_ci'][0]:+.2f}, {two['path_count_ci'][1]:+.2f}] "
               f"with log scale {two['lr_scale']:+.2f} [{two['lr_scale_ci'][0]:+.2f}, {two['lr_scale_ci'][1]:+.2f}]"]
+    paper = censored("lr_validation_nb201_paper_cpu")
+    every_paper = [f for f in paper["fits"] if f["fit"].startswith("every cell")][0]
+    quoted.append(f"the slope is the same, {every_paper['slope']:+.2f} [{every_paper['slope_ci'][0]:+.2f}, "
+                  f"{every_paper['slope_ci'][1]:+.2f}]")
+    ratios = _paper_to_study_ratios()
+    quoted.append(f"maximal LRs are {min(ratios):.1f} to {max(ratios):.1f} times higher")
+    assert every_paper["slope_ci"][1] < 0 and every["slope_ci"][0] < every_paper["slope"] < every["slope_ci"][1]
     assert every["slope_ci"][1] < 0  # README says "against the rule, not flat"
     assert every_nobn["slope_ci"][0] < 0 < 1 < every_nobn["slope_ci"][1]  # "it holds both 1 and 0"
     missing = [q for q in quoted if q not in text]
