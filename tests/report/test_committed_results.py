@@ -32,16 +32,21 @@ def _per_architecture(run: Path) -> bool:
 RUNS = sorted(p.parent for p in RESULTS.glob("*/store.sqlite.gz") if _per_architecture(p.parent))
 
 
-def finished_jobs(gz: Path, tmp_path: Path) -> dict[tuple[str, str, str], float]:
-    """``{(arch, protocol, seed): test accuracy}`` of the store's done jobs."""
+def query(gz: Path, tmp_path: Path, sql: str) -> list[tuple]:
+    """The rows ``sql`` selects from the packed store ``gz`` (unpacked into ``tmp_path``)."""
     db = tmp_path / "store.sqlite"
     with gzip.open(gz, "rb") as src, db.open("wb") as dst:
         shutil.copyfileobj(src, dst)
     conn = sqlite3.connect(db)
     try:
-        rows = conn.execute("SELECT arch, protocol, seed, test_accuracy FROM jobs WHERE status = 'done'").fetchall()
+        return conn.execute(sql).fetchall()
     finally:
         conn.close()
+
+
+def finished_jobs(gz: Path, tmp_path: Path) -> dict[tuple[str, str, str], float]:
+    """``{(arch, protocol, seed): test accuracy}`` of the store's done jobs."""
+    rows = query(gz, tmp_path, "SELECT arch, protocol, seed, test_accuracy FROM jobs WHERE status = 'done'")
     return {(a, p, str(s)): acc for a, p, s, acc in rows}
 
 
@@ -120,16 +125,9 @@ def test_landscape_report_settings_are_the_committed_stores(run: Path, tmp_path:
     """A landscape's analysis-only settings (its ``recipe`` and ``criterion`` arms, ...) live in
     its stored plan, refreshed by each ``run``: a report written from a refreshed live store and
     committed beside an older pack would lose those arms when regenerated from the pack."""
-    db = tmp_path / "store.sqlite"
-    with gzip.open(run / "store.sqlite.gz", "rb") as src, db.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    conn = sqlite3.connect(db)
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'landscape_plan'").fetchone()
-    finally:
-        conn.close()
-    assert row is not None, f"{run.name}: its committed store holds no landscape plan"
-    stored = json.loads(row[0])["settings"]
+    rows = query(run / "store.sqlite.gz", tmp_path, "SELECT value FROM meta WHERE key = 'landscape_plan'")
+    assert rows, f"{run.name}: its committed store holds no landscape plan"
+    stored = json.loads(rows[0][0])["settings"]
     reported = json.loads((run / "report.json").read_text())["settings"]
     analysis = [k for k in ANALYSIS_SETTINGS if k in reported]
     assert analysis, f"{run.name}: its report.json names none of {ANALYSIS_SETTINGS}"
