@@ -32,6 +32,7 @@ def test_layers_contract_is_kept():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "nasrescale layers KEPT" in result.stdout
     assert "report rooms KEPT" in result.stdout
+    assert "kind packages KEPT" in result.stdout
 
 
 def test_a_planted_upward_import_breaks_the_contract(tmp_path):
@@ -56,15 +57,15 @@ def test_no_import_cycle_between_modules():
     assert cycles == []
 
 
-def test_report_kind_rooms_are_independent_siblings(tmp_path):
-    """A kind's room importing another kind's room (here the retrain report the landscape's
-    writer) breaks the report rooms' contract: a link goes through ``report.common.links``."""
+def test_kind_packages_are_independent_siblings(tmp_path):
+    """A kind's package importing another kind's (here the retrain's claims the trend's writer)
+    breaks the kind packages' contract: a link goes through ``report.common.links``."""
     shutil.copytree(ROOT / "nasrescale", tmp_path / "nasrescale",
                     ignore=shutil.ignore_patterns("__pycache__", "*.npz", "*.gz"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    claims = tmp_path / "nasrescale" / "report" / "retrain" / "claims.py"
-    claims.write_text(claims.read_text() + "\nfrom ..landscape import write  # planted sibling import\n")
+    claims = tmp_path / "nasrescale" / "kinds" / "retrain" / "claims.py"
+    claims.write_text(claims.read_text() + "\nfrom ..trend import write  # planted sibling import\n")
     result = lint(tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "report rooms BROKEN" in result.stdout
-    assert "nasrescale.report.retrain.claims -> nasrescale.report.landscape.write" in result.stdout
+    assert "kind packages BROKEN" in result.stdout
+    assert "nasrescale.kinds.retrain.claims -> nasrescale.kinds.trend.write" in result.stdout

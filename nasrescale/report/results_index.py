@@ -34,7 +34,7 @@ from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, read_store
 from .common.markdown import md_table
 from .common.provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
-from .retrain.identical import identical_protocols
+from .common.identical import identical_protocols
 from .common.held_out import held_out, tuning_cells, without
 from .kinds import REPORTS
 from .common.reference import load_reference, protocol_order, reference_spec

@@ -232,7 +232,7 @@ def test_base_lr_search_in_a_pipeline(tmp_path):
     finally:
         store.close()
     assert (summary.run_dir / "lr_search_rescaled.png").is_file()
-    from nasrescale.report.retrain.write import write_report
+    from nasrescale.kinds.retrain.write import write_report
 
     md = write_report(summary.run_dir, n_boot=10).read_text()  # the search runs are no protocol of the report
     assert "rescaled" in md

@@ -142,7 +142,7 @@ def test_a_slice_searches_and_tunes_once_and_reuses_both_on_resume(tmp_path):
 
 
 def test_the_report_shows_the_search_the_tuning_and_each_tuned_lr(tmp_path):
-    from nasrescale.report.retrain.write import write_report
+    from nasrescale.kinds.retrain.write import write_report
 
     pipeline = _load(tmp_path, staged_pipeline())
     summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
@@ -336,7 +336,7 @@ def test_bad_stage_settings_exit_2_naming_the_key_before_anything_is_stored(tmp_
 
 
 def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path, capsys):
-    from nasrescale.report.retrain.write import write_report
+    from nasrescale.kinds.retrain.write import write_report
 
     pipeline = _load(tmp_path, staged_pipeline())
     summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
@@ -358,7 +358,7 @@ def test_a_tuning_still_running_shows_its_finished_runs_and_no_choice(tmp_path, 
 def test_a_tuning_whose_finished_grid_peaks_at_its_edge_says_the_grid_extends(tmp_path):
     """A store stopped after the first grid, best at its high edge: the report says which
     multiplier comes next rather than "no multiplier chosen yet"."""
-    from nasrescale.report.retrain.write import write_report
+    from nasrescale.kinds.retrain.write import write_report
 
     pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 2"))
     summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
@@ -376,7 +376,7 @@ def test_a_tuning_whose_finished_grid_peaks_at_its_edge_says_the_grid_extends(tm
 def test_a_tuning_with_some_of_its_cells_finished_is_in_progress_even_at_an_edge(tmp_path):
     """One of the two tuning cells finished (tuning runs in chunks of a cell, every multiplier):
     the grid is not finished, whatever the finished cell's best says."""
-    from nasrescale.report.retrain.write import write_report
+    from nasrescale.kinds.retrain.write import write_report
 
     pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 2"))
     summary = run_pipeline(pipeline, tmp_path / "res", progress=False,
@@ -400,7 +400,7 @@ def test_a_tuning_with_some_of_its_cells_finished_is_in_progress_even_at_an_edge
 def test_a_finished_tuning_says_in_words_which_multipliers_its_extensions_added(tmp_path):
     """flat's best (x8 of its anchor) lies past the first grid's high edge: the finished tuning's head
     names the multipliers the extensions added, and principled's, chosen inside the first grid, none."""
-    from nasrescale.report.retrain.write import write_report
+    from nasrescale.kinds.retrain.write import write_report
 
     pipeline = _load(tmp_path, staged_pipeline(tuning="extend = 2"))
     summary = run_pipeline(pipeline, tmp_path / "res", progress=False,

@@ -25,7 +25,7 @@ def test_every_protocol_s_init_and_lr_rule_is_named():
 def test_a_run_sharing_cells_with_another_gives_the_same_protocol_s_tau_across_them(tmp_path):
     import json
 
-    from nasrescale.report.retrain.write import write_report
+    from nasrescale.kinds.retrain.write import write_report
     from rank_store_builder import build_store
 
     first, _ = build_store(tmp_path / "cpu", n_archs=14, seeds=(0, 1))

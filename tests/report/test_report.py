@@ -14,7 +14,7 @@ import pytest
 from nasrescale.cli.main import main
 from nasrescale.ranking.compare import compare
 from nasrescale.report.common.reference import protocol_order, reference_spec
-from nasrescale.report.retrain.write import write_report
+from nasrescale.kinds.retrain.write import write_report
 from nasrescale.ranking.sources import load_source
 from nasrescale.store.migration import parse_record
 from nasrescale.store.read import read_store
@@ -128,7 +128,7 @@ def test_report_by_pipeline_file(tmp_path, capsys, monkeypatch):
 
 def test_ranking_text_for_the_end_of_a_run(tmp_path):
     run, _ = build_store(tmp_path / "txt", n_archs=8, seeds=(0, 1))
-    from nasrescale.report.retrain.write import ranking_text
+    from nasrescale.kinds.retrain.write import ranking_text
 
     text = ranking_text(run.parent, n_boot=0)
     expected, _ = compare(load_source("txt:default", results=tmp_path), load_source("txt:rescaled", results=tmp_path),
@@ -151,7 +151,7 @@ def test_rank_and_report_leave_the_store_untouched(tmp_path, capsys):
 
 
 def test_training_curves_are_labelled_with_role_and_arch_and_mapped_in_report_json(tmp_path, monkeypatch):
-    import nasrescale.report.retrain.plots as plots
+    import nasrescale.kinds.retrain.plots as plots
 
     run, truth = build_store(tmp_path / "curves", n_archs=10, seeds=(0,))
     seen = {}
@@ -199,7 +199,7 @@ def test_report_states_its_budget_and_what_it_cannot_show(tmp_path):
 
 
 def _captured_figures(monkeypatch) -> list:
-    import nasrescale.report.retrain.plots as plots
+    import nasrescale.kinds.retrain.plots as plots
 
     figures = []
     real = plots.save_png
@@ -281,7 +281,7 @@ def test_report_include_degenerate_counts_the_cell_everywhere(tmp_path, capsys):
 def test_the_gap_figure_keeps_its_legends_off_the_bars_and_counts_whole_architectures():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from nasrescale.report.retrain.plots import gap_figure
+    from nasrescale.kinds.retrain.plots import gap_figure
 
     accs = {"default": [80.0, 82.0, 85.0], "rescaled": [81.0, 82.5, 84.0]}
     fig = gap_figure(accs, {"rescaled - default": [1.0, 0.5, -1.0]})
@@ -326,7 +326,7 @@ def test_a_searched_base_lr_is_stated_linked_and_not_counted_as_an_architecture(
 
 
 def test_a_long_per_architecture_table_is_folded(tmp_path, monkeypatch):
-    import nasrescale.report.retrain.archs as archs
+    import nasrescale.kinds.retrain.archs as archs
     from nasrescale.ranking.sources import store_source
     from nasrescale.report.common.names import short_names
 

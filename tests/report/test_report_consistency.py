@@ -3,7 +3,7 @@ mean says what it averages over (cells, trained runs or isomorphism classes)."""
 
 from __future__ import annotations
 
-from nasrescale.report.retrain.claims import split_claim
+from nasrescale.kinds.retrain.claims import split_claim
 from nasrescale.report.common.markdown import numbers_table
 
 

@@ -13,8 +13,8 @@ import pytest
 from nasrescale.ranking.compare import compare
 from nasrescale.ranking.rank import kendall_tau
 from nasrescale.ranking.sources import load_source
-from nasrescale.report.retrain.elr import run_spreads
-from nasrescale.report.retrain.write import write_report
+from nasrescale.kinds.retrain.elr import run_spreads
+from nasrescale.kinds.retrain.write import write_report
 from nasrescale.store.read import read_store
 
 from rank_store_builder import DEGENERATE, build_store, spread_of

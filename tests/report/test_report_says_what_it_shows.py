@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from nasrescale.report.retrain.write import write_report
+from nasrescale.kinds.retrain.write import write_report
 
 from rank_store_builder import build_store
 

@@ -1,5 +1,5 @@
 """A new section of the retrain report is one module and one entry of
-:data:`~nasrescale.report.retrain.sections.RETRAIN_SECTIONS` (docs/architecture.md, "A new report
+:data:`~nasrescale.kinds.retrain.sections.RETRAIN_SECTIONS` (docs/architecture.md, "A new report
 section"): a section added to the ordered entries shows on the page, at its place, and its
 numbers land in ``report.json`` under its key."""
 
@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 
 from nasrescale.report.common.page import Computed
-from nasrescale.report.retrain.sections import RETRAIN_SECTIONS
-from nasrescale.report.retrain.summary import RunSummary
-from nasrescale.report.retrain.write import write_report
+from nasrescale.kinds.retrain.sections import RETRAIN_SECTIONS
+from nasrescale.kinds.retrain.summary import RunSummary
+from nasrescale.kinds.retrain.write import write_report
 
 from rank_store_builder import build_store
 
 
 class CellCount:
-    """What a new module of ``report/retrain/`` would hold: one section."""
+    """What a new module of ``kinds/retrain/`` would hold: one section."""
 
     key = "cell_count"
 

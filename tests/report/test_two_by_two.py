@@ -9,9 +9,9 @@ import sqlite3
 import numpy as np
 import pytest
 
-from nasrescale.report.retrain.write import write_report
+from nasrescale.kinds.retrain.write import write_report
 from nasrescale.report.common.verdicts import effect_claim
-from nasrescale.report.retrain.two_by_two import _elr_medians
+from nasrescale.kinds.retrain.two_by_two import _elr_medians
 
 from rank_store_builder import DEGENERATE, build_store
 
@@ -59,7 +59,7 @@ def test_a_2x2_row_on_fewer_than_ten_cells_gives_no_ci_in_the_table(tmp_path):
 def test_the_2x2_figure_draws_each_effect_s_gain_and_tau_at_its_row(monkeypatch, tmp_path):
     """One row per effect, top to bottom in the table's order: its gain at its CI, its tau(A, B),
     and the seed-noise taus as separate markers; an effect without a tau leaves the right panel blank."""
-    from nasrescale.report.retrain import two_by_two_plots
+    from nasrescale.kinds.retrain import two_by_two_plots
 
     figures = []
     monkeypatch.setattr(two_by_two_plots, "save_png", lambda fig, path: figures.append(fig) or path)

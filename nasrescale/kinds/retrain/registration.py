@@ -6,34 +6,19 @@ between protocols)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from ...jobs.job import TrainJob
 from ...pipeline.kinds import PipelineKind, nothing_after, staged_tables
-from ...pipeline.protocols import ProtocolEntry, protocol_keys
 from ...report.kinds import REPORTS, KindReport, run_links
-from ...space.parsed_arch import ParsedArch
 from ...store.read import read_store
 from ..entry import KindEntry, register_entry
+from .plan import KIND, retrain_plan
 
-__all__ = ["RETRAIN", "retrain_plan"]
-
-
-def retrain_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
-    """Architecture x protocol x seed; every protocol's base LR must be known, or marked to be
-    searched (each job checks its own)."""
-    family, data, budget = pipeline.family(), pipeline.data_spec(), pipeline.budget
-
-    def job(cell: ParsedArch, entry: ProtocolEntry, seed: int) -> TrainJob:
-        with protocol_keys(entry):  # a job's check of its protocol names the pipeline's key
-            return TrainJob(cell, family, data, entry.protocol, seed, budget.width, budget.cells, entry.label)
-
-    return [job(cell, entry, seed) for cell in pipeline.arch_cells(archs) for entry in pipeline.protocols
-            for seed in pipeline.pipeline.seeds], {}
+__all__ = ["RETRAIN"]
 
 
 def _text(run_dir: Path) -> str:
-    from ...report.retrain.write import ranking_text
+    from .write import ranking_text
 
     return ranking_text(run_dir)
 
@@ -48,7 +33,7 @@ def _write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning:
     """The study's report, with the proxy validity of the calibration candidate its pipeline
     names (``pipeline.calibration``, a run under the same results root) and the runs of other
     kinds built on it (:func:`~nasrescale.report.kinds.run_links`)."""
-    from ...report.retrain.write import write_report
+    from .write import write_report
 
     calibration = read_store(run_dir / "store.sqlite").record.calibration
     proxy = _proxy(calibration, run_dir.parent, n_boot) if calibration else None
@@ -57,6 +42,6 @@ def _write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning:
 
 
 RETRAIN = register_entry(KindEntry(
-    PipelineKind("retrain", needs_base_lr=True, searches=True, slices=True, plan=retrain_plan, after=nothing_after,
+    PipelineKind(KIND, needs_base_lr=True, searches=True, slices=True, plan=retrain_plan, after=nothing_after,
                  uses=staged_tables, stores_kind=False),
-    KindReport("retrain", _text, _write)))
+    KindReport(KIND, _text, _write)))

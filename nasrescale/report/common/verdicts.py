@@ -136,7 +136,7 @@ def ranking_claim(pair: Mapping[str, Any], setting: str = "") -> str:
 
 
 def effect_claim(row: Mapping[str, Any], names: Mapping[str, str] | None = None) -> str:
-    """One effect of the 2x2 (a row of :func:`~nasrescale.report.retrain.effects.effect_rows`) in words:
+    """One effect of the 2x2 (a row of :func:`~nasrescale.kinds.retrain.effects.effect_rows`) in words:
     its gain against none, its tau against the seed-noise tau of both arms on the same cells.
 
     >>> effect_claim({"effect": "path-depth vs global LR, in-degree init", "a": "flat", "b": "principled",

@@ -22,9 +22,9 @@ from ...scaling.init_rules import has_base_lr
 from ...store.read import StoreData
 from ...store.record import ProtocolRecord
 from ...store.stage_records import SearchSelection
-from ..common.markdown import md_table
-from ..common.records import job_records, record_precision
-from .tuning import tunings, tuned_lr_text
+from ...report.common.markdown import md_table
+from ...report.common.records import job_records, record_precision
+from ...report.common.tuning import tunings, tuned_lr_text
 
 __all__ = ["budget_facts", "budget_limits", "budget_lines", "search_lines", "searches", "BENCHMARK_BUDGET"]
 

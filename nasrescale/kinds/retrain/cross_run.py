@@ -17,7 +17,8 @@ from ...ranking.compare import compare
 from ...ranking.sources import store_source
 from ...ranking.text import fmt
 from ...store.read import read_store
-from ..common.page import Computed
+from ...report.common.page import Computed
+from .plan import KIND
 from .summary import RunSummary
 
 __all__ = ["CrossRun", "cross_run_rows"]
@@ -40,7 +41,7 @@ def cross_run_rows(run: RunSummary) -> list[dict[str, Any]]:
             store = read_store(other / "store.sqlite")
         except NasRescaleError:
             continue
-        if store.record.kind != "retrain":
+        if store.record.kind != KIND:  # another study only
             continue
         for label in run.compared:
             if label not in store.protocols or run.sources[label].runs.empty:

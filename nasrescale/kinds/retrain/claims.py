@@ -20,8 +20,8 @@ from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import fmt
 from ...scaling.lr_rules import scales_per_arch
 from ...store.record import ProtocolRecord
-from ..common.seed_floor import floor_clause
-from ..common.verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
+from ...report.common.seed_floor import floor_clause
+from ...report.common.verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
 
 __all__ = ["claims_pair", "split_claim", "top_claim", "proxy_claim", "claims_section"]
 
@@ -184,7 +184,7 @@ def claims_section(pair: Mapping[str, Any] | None, reference: Mapping[str, Mappi
                    effects: Sequence[Mapping[str, Any]] = (), names: Mapping[str, str] | None = None) -> list[str]:
     """The report's section: one bullet per claim (empty without a protocol pair), then one per
     effect of the 2x2 other than the pair itself (``effects``:
-    :func:`~nasrescale.report.retrain.effects.effect_rows`), then one per budget trend built on the run
+    :func:`~nasrescale.kinds.retrain.effects.effect_rows`), then one per budget trend built on the run
     (``trends``: :func:`~nasrescale.kinds.trend.link.trend_claim`)."""
     if not pair:
         return []

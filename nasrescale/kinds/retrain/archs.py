@@ -19,7 +19,7 @@ from ...ranking.sources import Source
 from ...ranking.text import fmt
 from ...store.job_status import FINAL, Status
 from ...store.read import StoreData
-from ..common.markdown import md_table
+from ...report.common.markdown import md_table
 
 __all__ = ["arch_rows", "arch_lines", "FOLD_ROWS"]
 

@@ -21,7 +21,7 @@ from ...ranking.text import fmt
 from ...store.job_status import Status
 from ...store.read import StoreData
 from . import tau_elr_plots
-from ..common.markdown import md_table
+from ...report.common.markdown import md_table
 
 __all__ = ["elr_table", "elr_lines", "elr_coverage", "run_spreads"]
 

@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ..common.plots import save_png
+from ...report.common.plots import save_png
 
 __all__ = ["scatter_plot", "pairwise_gaps", "gap_figure", "gap_plot", "curves_plot", "reference_plot",
            "scales_differ", "ranks"]

@@ -1,11 +1,11 @@
 """The sections of a retrain run's ``report.md``, in order (:data:`RETRAIN_SECTIONS`), each
-computing from the run's :class:`~nasrescale.report.retrain.summary.RunSummary` and then rendering.
+computing from the run's :class:`~nasrescale.kinds.retrain.summary.RunSummary` and then rendering.
 
 The page: title (interim when cells are still to run; protocols identical to another run by
 run, left out of every statistic), what the budget can say about the paper's claims, the 2x2 of
 init x LR rule (when the run has its arms), the budget, base-LR searches, LR tunings, job status, the Method table (where the run follows the released code
 or its budget rather than the paper's text), provenance, the tau matrix (3+ protocols), each
-protocol pair (:mod:`nasrescale.report.retrain.pair_section`), each protocol against the benchmark, the
+protocol pair (:mod:`nasrescale.kinds.retrain.pair_section`), each protocol against the benchmark, the
 accuracy gaps, the effective learning rates, the per-architecture table, a few training curves
 and a note on the statistics.
 """
@@ -21,22 +21,22 @@ from ...store.read import StoreData
 from .archs import arch_lines, arch_rows
 from .budget import budget_lines, search_lines
 from .claims import claims_pair, claims_section
-from ..common.held_out import held_out_note
-from .identical import identical_note
-from ..common.method import method_section
+from ...report.common.held_out import held_out_note
+from ...report.common.identical import identical_note
+from ...report.common.method import method_section
 from .pair_section import lr_setting, pair_lines
 from .curves import curve_jobs, curves_lines
-from ..common.markdown import status_table
+from ...report.common.markdown import status_table
 from .elr import elr_lines, elr_table
 from .tau_matrix import tau_matrix, tau_matrix_lines
-from ..common.provenance import provenance_lines
+from ...report.common.provenance import provenance_lines
 from .cross_run import CrossRun
 from .extrapolated import Extrapolated
-from ..common.links import quote_links
-from ..common.page import Computed, Section
+from ...report.common.links import quote_links
+from ...report.common.page import Computed, Section
 from .reference_gaps import gap_section, reference_section
 from .summary import RunSummary
-from .tuning import tuning_lines, tuning_numbers
+from ...report.common.tuning import tuning_lines, tuning_numbers
 from .two_by_two import TwoByTwo
 
 __all__ = ["RETRAIN_SECTIONS"]

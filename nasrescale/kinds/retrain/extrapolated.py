@@ -15,8 +15,8 @@ from typing import Any
 from ...lrsearch.tuning import TUNE_PREFIX
 from ...ranking.paired import paired_robust
 from .lr_split import protocol_lrs
-from ..common.robust import ci_text
-from ..common.page import Computed
+from ...report.common.robust import ci_text
+from ...report.common.page import Computed
 from .summary import RunSummary
 
 __all__ = ["extrapolated_rows", "Extrapolated"]

@@ -1,9 +1,9 @@
 """``report.md`` for a retrain run: plots and the numbers behind them.
 
 :func:`write_report` reads the run's store (read-only; a partial run works) into its
-:class:`~nasrescale.report.retrain.summary.RunSummary` (every pair of its protocols compared, and each
+:class:`~nasrescale.kinds.retrain.summary.RunSummary` (every pair of its protocols compared, and each
 protocol against the benchmark reference), then computes and renders the sections of
-:data:`~nasrescale.report.retrain.sections.RETRAIN_SECTIONS` into ``report.md``, its PNG figures
+:data:`~nasrescale.kinds.retrain.sections.RETRAIN_SECTIONS` into ``report.md``, its PNG figures
 and ``report.json`` (every number) in the run folder. The figures follow the paper's Fig. 4:
 accuracy scatter with y = x, Kendall tau at top-K% with the seed-noise band, pairwise
 accuracy-gap distributions; plus accuracy gain against the LR scale and a few training curves.
@@ -19,9 +19,9 @@ from ...ranking.compare import compare
 from ...ranking.sources import store_source
 from ...ranking.text import fmt, format_table
 from ...store.read import read_store
-from ..common.links import RunLink
-from ..common.page import Section, assemble, write_markdown_json
-from ..common.reference import load_reference, protocol_order, reference_spec
+from ...report.common.links import RunLink
+from ...report.common.page import Section, assemble, write_markdown_json
+from ...report.common.reference import load_reference, protocol_order, reference_spec
 from .sections import RETRAIN_SECTIONS
 from .summary import summarize
 

@@ -22,7 +22,7 @@ from ...ranking.compare import compare
 from ...ranking.sources import Source
 from ...ranking.text import fmt
 from ...store.read import StoreData
-from ..common.markdown import md_table
+from ...report.common.markdown import md_table
 
 __all__ = ["protocol_lrs", "fixed_lr", "lr_groups", "lr_split", "lr_split_lines"]
 

@@ -1,6 +1,6 @@
 """The 2x2 section's figure: each effect's gain with its 95% CI, and its tau(A, B) with its CI
 beside the two arms' seed-noise taus on the same cells (rows of
-:func:`~nasrescale.report.retrain.effects.effect_rows`)."""
+:func:`~nasrescale.kinds.retrain.effects.effect_rows`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ...ranking.bands import MIN_TOPK_ROWS
-from ..common.plots import save_png
+from ...report.common.plots import save_png
 
 __all__ = ["effects_plot"]
 

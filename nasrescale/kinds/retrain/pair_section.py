@@ -2,8 +2,8 @@
 
 The accuracy scatter, the numbers with their CIs (and a note when a few low cells drive
 Pearson r), the top-K% table and curve on the same cells for every column, the pair split by
-the LR B used (:mod:`nasrescale.report.retrain.lr_split`), B's gain against the LR it used and the
-per-cell differences sorted by that LR (:mod:`nasrescale.report.retrain.pair_plots`).
+the LR B used (:mod:`nasrescale.kinds.retrain.lr_split`), B's gain against the LR it used and the
+per-cell differences sorted by that LR (:mod:`nasrescale.kinds.retrain.pair_plots`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from ...ranking.compare import per_seed
 from ...ranking.text import degenerate_note, fmt, isomorphic_note
 from . import plots
 from .lr_split import fixed_lr, lr_split_lines, protocol_lrs
-from ..common.markdown import numbers_table, pearson_note, topk_table
-from ..common.robust import robust_sentence
+from ...report.common.markdown import numbers_table, pearson_note, topk_table
+from ...report.common.robust import robust_sentence
 from .pair_plots import gain_lr_plot, paired_diff_plot, seed_error, topk_band_plot
-from ..common.reference import Comparison
+from ...report.common.reference import Comparison
 from .summary import RunSummary
 
 __all__ = ["pair_lines", "lr_setting", "slug"]

@@ -14,9 +14,9 @@ from ...ranking.sources import Source
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import degenerate_note, fmt, isomorphic_note
 from . import plots
-from ..common.markdown import md_table
+from ...report.common.markdown import md_table
 from .pair_plots import topk_band_plot
-from ..common.reference import Comparison
+from ...report.common.reference import Comparison
 
 __all__ = ["reference_section", "gap_section"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...ranking.text import fmt
-from ..common.markdown import md_table
+from ...report.common.markdown import md_table
 from . import tau_elr_plots
 
 __all__ = ["tau_matrix", "tau_matrix_lines"]
@@ -33,7 +33,7 @@ def _diagonal(label: str, pairs: Mapping[str, dict]) -> float | None:
 def tau_matrix(labels: list[str], pairs: Mapping[str, dict], reference: Mapping[str, dict],
                ref_label: str | None) -> dict | None:
     """The tau matrix from the pairwise results (``"B vs A"`` -> result, as
-    :func:`~nasrescale.report.retrain.summary.summarize` computes them) and each protocol's result against
+    :func:`~nasrescale.kinds.retrain.summary.summarize` computes them) and each protocol's result against
     the reference: ``{labels, kendall_tau, n}`` (the diagonal the seed-noise tau). ``None`` for
     fewer than 3 protocols (their one pair has its own section)."""
     if len(labels) < 3:

@@ -3,7 +3,7 @@
 :func:`summarize` reads the run's store once and computes what several sections share: the
 protocols in report order, their sources, the short names of the architectures, the budget,
 the base-LR searches, every pairwise comparison and each protocol's comparison with the
-benchmark reference. The sections (:mod:`nasrescale.report.retrain.sections`) read only this; what other
+benchmark reference. The sections (:mod:`nasrescale.kinds.retrain.sections`) read only this; what other
 report kinds share (the reference, the protocol order) is :mod:`nasrescale.report.common.reference`.
 """
 
@@ -19,14 +19,14 @@ from ...ranking.paired import paired_robust
 from ...ranking.sources import Source, store_source
 from ...store.job_status import Status
 from ...store.read import StoreData, read_store
-from ..common.links import RunLink
-from ..common.held_out import held_out, tuning_cells, without
-from ..common.names import short_names
-from ..common.reference import Comparison, load_reference, protocol_order, reference_spec
+from ...report.common.links import RunLink
+from ...report.common.held_out import held_out, tuning_cells, without
+from ...report.common.names import short_names
+from ...report.common.reference import Comparison, load_reference, protocol_order, reference_spec
 from .budget import budget_facts, budget_limits, searches
 from .effects import effect_rows
-from .tuning import tuning_progress, tunings
-from .identical import identical_protocols
+from ...report.common.tuning import tuning_progress, tunings
+from ...report.common.identical import identical_protocols
 from .lr_split import lr_split
 
 __all__ = ["RunSummary", "summarize"]
@@ -47,9 +47,9 @@ class RunSummary:
         n_boot: bootstrap resamples for every CI.
         include_degenerate: degenerate cells count in every statistic.
         switch: the command that counts degenerate cells (for the notes that say they are left out).
-        budget: the budget's facts and limits (:func:`~nasrescale.report.retrain.budget.budget_facts`).
-        searches: the base-LR searches (:func:`~nasrescale.report.retrain.budget.searches`).
-        tunings: the LR tunings (:func:`~nasrescale.report.retrain.tuning.tunings`).
+        budget: the budget's facts and limits (:func:`~nasrescale.kinds.retrain.budget.budget_facts`).
+        searches: the base-LR searches (:func:`~nasrescale.kinds.retrain.budget.searches`).
+        tunings: the LR tunings (:func:`~nasrescale.report.common.tuning.tunings`).
         pairs: ``"B vs A"`` -> the comparison of every pair of protocols.
         reference_spec: the reference's spec (``None``: the pipeline names none).
         reference: the loaded reference (``None``: none, or not available).
@@ -57,13 +57,13 @@ class RunSummary:
         vs_reference: per protocol with runs, its comparison with the reference (A = reference).
         proxy: the calibrated proxy validity of the run's budget, read from its calibration run.
         identical: protocol -> the earlier protocol it equals run by run
-            (:func:`~nasrescale.report.retrain.identical.identical_protocols`); those are left out of
+            (:func:`~nasrescale.report.common.identical.identical_protocols`); those are left out of
             :attr:`compared`, and so of every statistic.
         splits: ``"B vs A"`` -> the pair compared on each side of A's fixed LR
-            (:func:`~nasrescale.report.retrain.lr_split.lr_split`), for pairs where B's LR varies.
+            (:func:`~nasrescale.kinds.retrain.lr_split.lr_split`), for pairs where B's LR varies.
         cells: ``(cells with a finished run, cells the pipeline declares)``.
         effects: the 2x2's effects among the protocols present
-            (:func:`~nasrescale.report.retrain.effects.effect_rows`; empty without two arms of one).
+            (:func:`~nasrescale.kinds.retrain.effects.effect_rows`; empty without two arms of one).
         held_out: the tuning cells and the cells isomorphic to them, each with why
             (:func:`~nasrescale.report.common.held_out.held_out`): out of :attr:`sources`, and so of
             every statistic, unless ``include_tuning``.

@@ -15,7 +15,7 @@ its CI, the top-20% tau, and the seed-noise tau of A and of B on the same cells 
 Then per arm: its tau against the reference with CI, and the effective LR eta/||W||^2 of its
 scale-invariant convs (the median over layers, then over runs) in the first and the last
 epoch, from the runs whose history records it. The effects are computed once per report
-(:func:`~nasrescale.report.retrain.effects.effect_rows`, :attr:`RunSummary.effects`).
+(:func:`~nasrescale.kinds.retrain.effects.effect_rows`, :attr:`RunSummary.effects`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import numpy as np
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import fmt
 from ...store.job_status import Status
-from ..common.markdown import md_table
-from ..common.robust import robust_cells
+from ...report.common.markdown import md_table
+from ...report.common.robust import robust_cells
 from .effects import ARMS
-from ..common.page import Computed
+from ...report.common.page import Computed
 from .summary import RunSummary
 from .two_by_two_plots import effects_plot
 
