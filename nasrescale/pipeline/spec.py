@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..config import Overrides, from_table, read_toml_file, set_in_table, to_table, typed_overrides
-from ..errors import ConfigError, NasRescaleError
+from ..errors import ConfigError
 from ..executors.base import ExecutorSettings
 from ..jobs.job import DataSpec, TrainJob
 from ..lrsearch.search import LrSearchSettings
@@ -57,10 +57,10 @@ from ..models.norms import with_norm
 from ..plugins import Plugin, import_plugins
 from ..protocol import LR_TO_SEARCH, LrToSearch
 from ..space.families import CellFamily
-from ..space.registry import family_names_in, resolve_family
 from ..space.parsed_arch import CellMemo, ParsedArch
 from ..space.selection import select_cells
 from .checks import check_distinct, check_stages, check_tuning_seeds
+from .family import named_family
 from .files import pipeline_names, resolve_pipeline_path
 from .identity import analysis_only, strip_keys
 from .kinds import PipelineKind, get_kind, kind_tables, owned_tables
@@ -136,31 +136,8 @@ class Pipeline:
 
     @functools.cached_property
     def _family(self) -> CellFamily:
-        family = self._named_family()
+        family = named_family(self.pipeline, self.source)
         return family if self.budget.norm is None else with_norm(family, self.budget.norm)
-
-    def _named_family(self) -> CellFamily:
-        if not self.pipeline.family_file:
-            return resolve_family(self.pipeline.family or "nb201")
-        path = self._relative(self.pipeline.family_file)
-        try:
-            defined = family_names_in(path)
-        except NasRescaleError as err:
-            raise ConfigError(f"pipeline.family_file: {err}") from None
-        named = self.pipeline.family
-        if named is not None and named not in defined:
-            raise ConfigError(
-                f"pipeline.family = {named!r} but pipeline.family_file = {self.pipeline.family_file!r} defines "
-                f"{', '.join(map(repr, defined)) or 'no family'}; drop pipeline.family (the file then defines the "
-                "family) or make the two agree")
-        if named is None and len(defined) != 1:
-            raise ConfigError(f"pipeline.family_file = {self.pipeline.family_file!r} defines {len(defined)} families "
-                              f"({', '.join(defined)}); choose one with pipeline.family")
-        return resolve_family(named or defined[0], [path])
-
-    def _relative(self, path: str) -> Path:
-        p = Path(path).expanduser()
-        return p if p.is_absolute() or self.source is None else Path(self.source).parent / p
 
     def data_spec(self) -> DataSpec:
         """The jobs' :class:`DataSpec`."""

@@ -8,7 +8,7 @@ import pytest
 
 from nasrescale.config import parse_overrides
 from nasrescale.errors import ConfigError
-from nasrescale.pipeline import kinds, spec
+from nasrescale.pipeline import family, kinds, spec
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.store.export import EXPORT_COLUMNS, export_csv
 from nasrescale.store.status import status_text
@@ -45,8 +45,8 @@ def test_the_family_is_read_once_per_pipeline(tmp_path, monkeypatch):
     path = tmp_path / "tiny.toml"
     path.write_text(TINY)
     calls = []
-    real = spec.resolve_family
-    monkeypatch.setattr(spec, "resolve_family", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = family.resolve_family
+    monkeypatch.setattr(family, "resolve_family", lambda *a, **k: calls.append(a) or real(*a, **k))
     pipeline = load_pipeline(path)
     archs = pipeline.arch_list()
     pipeline.jobs(archs), pipeline.resolved(archs), pipeline.identity(archs)

@@ -78,9 +78,19 @@ def science_settings(args: argparse.Namespace, record: dict[str, Any]) -> list[s
         if choice.get("refused"):
             return str(choice["refused"])
         options = [f"data.path={args.data}", *choice.get("settings", [])]
-    if pipeline_table(Path(args.pipeline)).get("kind") == "landscape":
-        options.append("landscape.reuse=none")  # every job trained here (a store to copy from stays home)
+    reuse_key = _reuse_key(Path(args.pipeline))
+    if reuse_key is not None:
+        options.append(f"{reuse_key}=none")  # every job trained here (a store to copy from stays home)
     return options
+
+
+def _reuse_key(pipeline: Path) -> str | None:
+    """The key naming the pipeline's reuse store, where its kind has one (a landscape's
+    ``landscape.reuse``, a trend's ``trend.reuse``)."""
+    from nasrescale.pipeline.kinds import get_kind
+    from nasrescale.pipeline.tables import PipelineSettings
+
+    return get_kind(pipeline_table(pipeline).get("kind") or PipelineSettings().kind).reuse_key
 
 
 def step_reeval(args: argparse.Namespace, out: Path, end: float, record: dict[str, Any]) -> str:
