@@ -80,7 +80,7 @@ def test_every_shipped_pipelines_jobs_have_a_command_of_the_same_key(name):
     pipeline = load_pipeline(name)
     pipeline = pipeline.with_base_lrs({e.label: 0.05 for e in pipeline.protocols if e.search})
     resolved = pipeline.resolved([])
-    landscape = getattr(pipeline, "landscape", None)
+    landscape = dict(pipeline.own).get("landscape")  # the kind's own table, where it has one
     # a landscape centred per cell plans only its own cells; every other kind plans any cell, the base here
     archs = pipeline.arch_list()[:1] if landscape is not None and landscape.centers else [pipeline.family().base]
     jobs = pipeline.kind.plan(pipeline, archs)[0]

@@ -1,5 +1,5 @@
 """The sections of a proxy calibration's report, in order (:data:`CALIBRATION_SECTIONS`), each
-over the run's :class:`~nasrescale.report.calibration.summary.CalibrationSummary`: the candidates'
+over the run's :class:`~nasrescale.kinds.calibration.summary.CalibrationSummary`: the candidates'
 table, which candidate does best, what the calibration validates, the Method table, the figures
 (tau against cost, accuracy against the reference) and the provenance.
 """

@@ -2,8 +2,8 @@
 ranks the cells like the reference, what it costs, and how much of it is seed noise.
 
 :func:`write_calibration_report` reads the run into its
-:class:`~nasrescale.report.calibration.summary.CalibrationSummary` and writes the sections of
-:data:`~nasrescale.report.calibration.sections.CALIBRATION_SECTIONS` into ``report.md`` (with its
+:class:`~nasrescale.kinds.calibration.summary.CalibrationSummary` and writes the sections of
+:data:`~nasrescale.kinds.calibration.sections.CALIBRATION_SECTIONS` into ``report.md`` (with its
 figures) and the summary into ``report.json``; :func:`calibration_text` is what ``nasrescale
 run`` prints at the end; :func:`proxy_validity` is one candidate's figures as another run's
 report quotes them. Everything is recomputed from the store (``nasrescale report NAME``);

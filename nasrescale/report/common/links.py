@@ -1,12 +1,12 @@
 """How one kind's report quotes the runs of another kind built on its run, without importing
-that kind's room: a :class:`RunLink`.
+that kind's package: a :class:`RunLink`.
 
 A study's claims end with a sentence per trend and per landscape built on it. The retrain
-report takes its links as a value (``links=``, handed over by :mod:`nasrescale.report.kinds`);
-each linked kind's room defines its own :class:`RunLink` (the trend's in ``trend/link.py``, the
-landscape's in ``landscape/link.py``), which reads the sibling runs' ``report.json`` (never
-their stores or writers). Quoting a new kind is one :class:`RunLink` in its room and one entry
-in ``kinds.RUN_LINKS``.
+report takes its links as a value (``links=``: :func:`nasrescale.report.kinds.run_links`, every
+registered kind's); each linked kind's package defines its own :class:`RunLink` (the trend's in
+``kinds/trend/link.py``, the landscape's in ``kinds/landscape/link.py``), which reads the sibling
+runs' ``report.json`` (never their stores or writers), and its entry carries it
+(``KindReport.link``). Quoting a new kind is one :class:`RunLink` in its package, on its entry.
 
 >>> link = RunLink("echo", lambda run_dir, name, dataset: [f"{name} on {dataset}"])
 >>> quote_links([link, link], Path("results/study"), "study", "cifar10")
