@@ -7,7 +7,7 @@ the maximal LR by the settings' rule (``argmin``: each seed's LR of the smallest
 loss, combined by their geometric mean; ``within_tol``: the largest LR within a tolerance of the
 smallest mean loss). The same jobs, on other
 architectures, measure each one's "ground-truth" maximal LR for the validation pipeline
-(:mod:`nasrescale.lrsearch.validation`).
+(:mod:`nasrescale.kinds.lr_validation.grid`).
 
 A search run differs from its protocol only in ``lr`` (the grid value), ``epochs`` (the
 search's), ``schedule = "constant"`` (the LR under test is held; with one epoch a cosine

@@ -42,9 +42,8 @@ def labelled_table(where: str, label: str, table: object, expected: str) -> dict
 @dataclass(frozen=True)
 class PipelineSettings:
     """``[pipeline]``: name (results folder), family, seeds, the reference to compare with, and
-    the kind: ``retrain`` (architectures x protocols x seeds) or ``lr_validation`` (each
-    architecture's maximal LR grid-searched and compared with the predicted one,
-    :mod:`nasrescale.lrsearch.validation`)."""
+    the kind (a registered one, :mod:`nasrescale.kinds`: by default a retrain, architectures x
+    protocols x seeds)."""
 
     name: str
     kind: str = "retrain"  # a registered kind (nasrescale.pipeline.kinds), checked by load_pipeline

@@ -16,7 +16,8 @@ from nasrescale.space.encodings import parse_arch
 from nasrescale.errors import ConfigError, DataError
 from nasrescale.lrsearch.search import LrSearchSettings, losses_from_rows
 from nasrescale.lrsearch.select import select_lr
-from nasrescale.lrsearch.validation import EXTEND_STEPS, analyze
+from nasrescale.kinds.lr_validation.grid import EXTEND_STEPS
+from nasrescale.lrsearch.validation import analyze
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.protocol import Protocol, load_protocol
 from nasrescale.space.registry import get_family

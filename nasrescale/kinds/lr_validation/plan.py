@@ -1,6 +1,6 @@
 """The LR validation kind (``kind = "lr_validation"``): its plan and its grid extensions.
 
-Each architecture's maximal LR is grid-searched (:mod:`nasrescale.lrsearch.validation`); where
+Each architecture's maximal LR is grid-searched (:mod:`.grid`); where
 a seed's argmin sits at an edge, the grid is extended past it, up to ``lr_search.extend``
 rounds. The plan is stored as meta ``validation_plan``, so the report needs only the store.
 """
@@ -11,10 +11,10 @@ import json
 from typing import Any, Sequence
 
 from ...jobs.job import TrainJob
-from ...lrsearch.validation import extend_plan, validation_plan as plan_validation
 from ...store.record import PIPELINE_KEY, VALIDATION_PLAN_KEY
 from ...store.write import Store
 from ...pipeline.execute import RunJobs, extend_rounds
+from .grid import extend_plan, validation_plan as plan_validation
 
 __all__ = ["validation_plan", "plan_of", "extend_validation", "PLAN_META"]
 
@@ -42,7 +42,7 @@ def validation_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob]
 def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
                       progress: bool) -> tuple[int, int, int]:
     """Extend the grids where a seed's argmin sits at an edge
-    (:func:`~nasrescale.lrsearch.validation.extend_plan`), up to ``lr_search.extend`` rounds, from
+    (:func:`~.grid.extend_plan`), up to ``lr_search.extend`` rounds, from
     the plan as planned (not as stored: rounds re-derive alike); the stored plan is updated after
     each round's jobs ran. A rerun derives the same rounds from the same stored results, so it
     adds nothing (a killed round resumes)."""
