@@ -30,7 +30,7 @@ import torch
 from nasrescale.executors.base import ExecutorSettings
 from nasrescale.executors.local import LocalExecutor
 from nasrescale.executors.threads import use_threads
-from nasrescale.pipeline.landscape import landscape_jobs
+from nasrescale.kinds.landscape.plan import landscape_jobs
 from nasrescale.pipeline.spec import load_pipeline
 
 from machine_peak import measure_peaks, peak_of, train_flops_per_image

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nasrescale.report.landscape.cells import read_cells, read_plan  # noqa: E402
-from nasrescale.report.landscape.centers import centers_toml  # noqa: E402
+from nasrescale.kinds.landscape.cells import read_cells, read_plan  # noqa: E402
+from nasrescale.kinds.landscape.centers import centers_toml  # noqa: E402
 from nasrescale.errors import NasRescaleError  # noqa: E402
 from nasrescale.space.encodings import format_arch, parse_arch  # noqa: E402
 from nasrescale.space.registry import get_family  # noqa: E402

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from nasrescale.jobs.grouping import JobGroup, plan_units
-from nasrescale.pipeline.landscape import landscape_plan
+from nasrescale.kinds.landscape.plan import landscape_plan
 from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.pipeline.spec import load_pipeline
 

@@ -19,11 +19,12 @@ import pytest
 from scipy import stats
 
 from nasrescale.jobs.job import TrainJob
-from nasrescale.lrsearch.landscape import LandscapeSettings, cell_grid
+from nasrescale.kinds.landscape.grid import cell_grid
+from nasrescale.kinds.landscape.settings import LandscapeSettings
 from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.report.landscape.cells import read_cells, read_plan
-from nasrescale.report.landscape.criterion import criterion_rows
-from nasrescale.report.landscape.verdicts import TAU_MARGIN
+from nasrescale.kinds.landscape.cells import read_cells, read_plan
+from nasrescale.kinds.landscape.criterion import criterion_rows
+from nasrescale.kinds.landscape.verdicts import TAU_MARGIN
 from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.space.registry import get_family
 from nasrescale.space.topology import lr_scale
@@ -76,7 +77,7 @@ init = "in_degree_source"
 
 @pytest.fixture
 def fake_training(monkeypatch):
-    monkeypatch.setattr("nasrescale.report.landscape.verdicts.N_SIM", 20)  # the verdicts' own tests size theirs
+    monkeypatch.setattr("nasrescale.kinds.landscape.verdicts.N_SIM", 20)  # the verdicts' own tests size theirs
     monkeypatch.setattr(TrainJob, "run", fake_run)
     monkeypatch.setattr(TrainJob, "fusion_key", lambda self: None)
 
@@ -221,7 +222,7 @@ def test_a_landscape_job_at_the_study_lr_is_the_study_job():
 
 
 def test_single_run_tau_and_oracle_are_like_for_like():
-    from nasrescale.report.landscape.stats import _single_run_tau
+    from nasrescale.kinds.landscape.stats import _single_run_tau
 
     a = [[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]]
     expected = np.mean([stats.kendalltau([x[s] for x in a], [x[t] for x in a]).statistic
@@ -275,8 +276,8 @@ extend = 4
 
 
 def test_elr_stats_tell_a_constant_effective_lr_from_a_varying_nominal_one():
-    from nasrescale.report.landscape.cells import CellLandscape
-    from nasrescale.report.landscape.stats import elr_stats
+    from nasrescale.kinds.landscape.cells import CellLandscape
+    from nasrescale.kinds.landscape.stats import elr_stats
 
     settings = LandscapeSettings(lr_min=0.1, lr_max=1.6)
     cells = [CellLandscape(f"a{i}", scale, 1.0, {k: [50.0]}, k, float(k), None, None, None, {k: (0.02, 0.01)})
@@ -290,8 +291,8 @@ def test_elr_stats_tell_a_constant_effective_lr_from_a_varying_nominal_one():
 def test_elr_stats_set_the_best_lrs_effective_step_against_one_fixed_lr():
     """The control: effective steps equal at each cell's best LR and spread at one fixed LR read as
     'more nearly constant at the best', with a bootstrap interval of the spreads' difference below 0."""
-    from nasrescale.report.landscape.cells import CellLandscape
-    from nasrescale.report.landscape.stats import elr_stats
+    from nasrescale.kinds.landscape.cells import CellLandscape
+    from nasrescale.kinds.landscape.stats import elr_stats
 
     settings = LandscapeSettings(lr_min=0.1, lr_max=1.6)
     cells = [CellLandscape(f"a{i}", 2.0 ** -i, 1.0, {k: [50.0], 3: [49.0]}, k, float(k), None, None, None,
@@ -368,7 +369,7 @@ def test_bad_centres_exit_2_before_anything_is_stored(tmp_path, capsys, table, f
 def test_the_24_epoch_landscape_is_centred_on_each_cells_6_epoch_best():
     """pipelines/landscape_nb201_24ep_cpu.toml: 16 cells of the committed 6-epoch landscape (>= 4 at
     path-depth scale >= 0.5), each on 6 grid LRs around its 6-epoch argmax, 2 seeds."""
-    from nasrescale.pipeline.landscape import resolved_settings
+    from nasrescale.kinds.landscape.plan import resolved_settings
     from nasrescale.store.read import store_path
 
     long = load_pipeline("landscape_nb201_24ep_cpu")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nasrescale.pipeline.landscape import ANALYSIS_SETTINGS
+from nasrescale.kinds.landscape.plan import ANALYSIS_SETTINGS
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 

@@ -15,8 +15,8 @@ import pytest
 from nasrescale.kinds.calibration.sections import CALIBRATION_SECTIONS
 from nasrescale.kinds.calibration.write import write_calibration_report
 from nasrescale.report.common.page import Computed
-from nasrescale.report.landscape.sections import LANDSCAPE_SECTIONS
-from nasrescale.report.landscape.write import write_landscape_report
+from nasrescale.kinds.landscape.sections import LANDSCAPE_SECTIONS
+from nasrescale.kinds.landscape.write import write_landscape_report
 from nasrescale.kinds.lr_validation.sections import VALIDATION_SECTIONS
 from nasrescale.kinds.lr_validation.write import write_validation_report
 

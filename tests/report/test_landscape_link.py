@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from nasrescale.report.landscape.link import landscape_claim, linked_landscapes
+from nasrescale.kinds.landscape.link import landscape_claim, linked_landscapes
 from nasrescale.report.kinds import write_run_report as write_report
 
 ROOT = Path(__file__).resolve().parents[2]

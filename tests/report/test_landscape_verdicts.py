@@ -10,13 +10,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nasrescale.report.landscape.cells import cell_of
-from nasrescale.report.landscape.inference import bracket, distortion, fit_grid, verdict
-from nasrescale.report.landscape.power import power_at, true_distortion
-from nasrescale.report.landscape.sim import Truth, arm_scores, simulate, to_grid
-from nasrescale.report.landscape.stats import arm_scores as report_arm_scores
-from nasrescale.report.landscape.verdict_text import distortion_lines
-from nasrescale.report.landscape.verdicts import TAU_MARGIN, verdicts
+from nasrescale.kinds.landscape.cells import cell_of
+from nasrescale.kinds.landscape.inference import bracket, distortion, fit_grid, verdict
+from nasrescale.kinds.landscape.power import power_at, true_distortion
+from nasrescale.kinds.landscape.sim import Truth, arm_scores, simulate, to_grid
+from nasrescale.kinds.landscape.stats import arm_scores as report_arm_scores
+from nasrescale.kinds.landscape.verdict_text import distortion_lines
+from nasrescale.kinds.landscape.verdicts import TAU_MARGIN, verdicts
 
 PER_OCTAVE = 2
 

@@ -17,7 +17,7 @@ import pytest
 
 from nasrescale.config import to_table
 from nasrescale.executors.base import ExecutorSettings
-from nasrescale.lrsearch.landscape import LandscapeSettings
+from nasrescale.kinds.landscape.settings import LandscapeSettings
 from nasrescale.lrsearch.search import LrSearchSettings
 from nasrescale.pipeline.tables import Budget, TuningSettings
 from nasrescale.store.migration import migrate, parse_record

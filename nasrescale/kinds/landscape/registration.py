@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...pipeline.kinds import KindTable, PipelineKind, RunJobs
-from ...pipeline.landscape import (ANALYSIS_SETTINGS, LandscapeSettings, check_landscape, extend_cells,
-                                   landscape_plan, refresh_analysis)
 from ...pipeline.reuse import reusing
 from ...ranking.boot_counts import VERDICT_BOOT
 from ...report.kinds import KindReport
-from ...report.landscape.link import LANDSCAPE_LINK
 from ...store.write import Store
 from ..entry import KindEntry, register_entry
+from .link import LANDSCAPE_LINK
+from .plan import ANALYSIS_SETTINGS, check_landscape, extend_cells, landscape_plan, refresh_analysis
+from .settings import LandscapeSettings
 
 __all__ = ["LANDSCAPE", "index_lines"]
 
@@ -28,13 +28,13 @@ def _after(pipeline: Any, archs: Sequence[str], store: Store, meta: dict[str, st
 
 
 def _text(run_dir: Path) -> str:
-    from ...report.landscape.write import landscape_text
+    from .write import landscape_text
 
     return landscape_text(run_dir)
 
 
 def _write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
-    from ...report.landscape.write import write_landscape_report
+    from .write import write_landscape_report
 
     return write_landscape_report(run_dir, n_boot=max(n_boot, VERDICT_BOOT))
 

@@ -21,8 +21,8 @@ from ...space.families import CellFamily
 from ...space.isomorphism import first_of_each_class
 from ...store.read import store_path
 from ...store.record import RunRecord
-from ..common.censored import tobit
-from ..common.validation_run import read_validation
+from ...report.common.censored import tobit
+from ...report.common.validation_run import read_validation
 from .cells import CellLandscape
 
 __all__ = ["criterion_rows"]

@@ -1,5 +1,5 @@
 """A landscape run read once from its store: :func:`analyze` computes every figure the report
-states (:class:`~nasrescale.report.landscape.figures.LandscapeAnalysis`), :class:`LandscapeSummary`
+states (:class:`~nasrescale.kinds.landscape.figures.LandscapeAnalysis`), :class:`LandscapeSummary`
 holds it with the run, its settings and the cells its figures draw. ``report.json`` is
 :meth:`LandscapeSummary.to_json`. Below :data:`~.stats.MIN_CELLS` finished cells the report gives
 figures only: no interval and no verdict.
@@ -15,12 +15,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...lrsearch.landscape import LandscapeSettings
+from .settings import LandscapeSettings
 from ...space.encodings import parse_arch
 from ...space.registry import get_family
 from ...space.topology import effective_edges
 from ...store.read import StoreData, read_store
-from ..common.reference import load_reference, reference_spec
+from ...report.common.reference import load_reference, reference_spec
 from . import verdicts as verdicts_module
 from .cells import CellLandscape, read_cells, read_plan
 from .criterion import criterion_rows

@@ -1,13 +1,13 @@
 """The landscape report's paragraphs and tables, each from the typed figures it states
-(:mod:`~nasrescale.report.landscape.figures`); ``full``: enough cells for intervals
+(:mod:`~nasrescale.kinds.landscape.figures`); ``full``: enough cells for intervals
 (:data:`~.stats.MIN_CELLS`)."""
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..common.markdown import md_table
-from ..common.names import short_names
+from ...report.common.markdown import md_table
+from ...report.common.names import short_names
 from .figures import CellRow, CriterionRow, Elr, Headroom, LandscapeAnalysis, Ranking, Slope
 from .phrases import global_text, strata_lines
 from .stats import ARMS

@@ -1,7 +1,7 @@
 """A retrain run's link to the LR landscapes built on it: does each cell's own best LR follow
 the path-depth rule, and what does one LR for every cell cost?
 
-A landscape (``kind = "landscape"``, :mod:`nasrescale.report.landscape.write`) that reuses a
+A landscape (``kind = "landscape"``, :mod:`nasrescale.kinds.landscape.write`) that reuses a
 study's runs (``landscape.reuse``) or names it (``landscape.study``: a longer budget's landscape
 that copies nothing) trains the study's cells at every LR of a grid. The study's
 claims then give one sentence per such landscape, read from its own ``report.json`` (written
@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ...ranking.bands import MIN_TOPK_ROWS
-from ..common.links import RunLink
-from ..common.siblings import sibling_reports
+from ...report.common.links import RunLink
+from ...report.common.siblings import sibling_reports
 
 __all__ = ["linked_landscapes", "landscape_claim", "LANDSCAPE_LINK"]
 

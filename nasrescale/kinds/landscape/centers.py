@@ -1,8 +1,8 @@
 """A finished landscape's best LR per cell as a ``[landscape.centers]`` table: the grid centres of
 a longer budget's landscape on the same cells (``tools/landscape_centers.py`` prints it).
 
->>> from nasrescale.lrsearch.landscape import LandscapeSettings
->>> from nasrescale.report.landscape.cells import CellLandscape
+>>> from nasrescale.kinds.landscape.settings import LandscapeSettings
+>>> from nasrescale.kinds.landscape.cells import CellLandscape
 >>> s = LandscapeSettings(lr_min=0.1, lr_max=0.4, points_per_octave=2)
 >>> cell = CellLandscape("1_21_010", 1.0, 1.0, {1: [50.0], 2: [60.0], 3: [55.0]}, best=2, vertex=2.1,
 ...                      edge=None, vertex_ci=None, cross=None)
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ...lrsearch.landscape import LandscapeSettings
+from .settings import LandscapeSettings
 from .cells import CellLandscape
 
 __all__ = ["centers_toml"]

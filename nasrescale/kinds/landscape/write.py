@@ -1,8 +1,8 @@
 """``report.md`` of a landscape run: the rule's slope, the headroom, the ranking, each cell.
 
 :func:`write_landscape_report` reads the run into its
-:class:`~nasrescale.report.landscape.summary.LandscapeSummary` (every figure recomputed from the
-store) and writes the sections of :data:`~nasrescale.report.landscape.sections.LANDSCAPE_SECTIONS`
+:class:`~nasrescale.kinds.landscape.summary.LandscapeSummary` (every figure recomputed from the
+store) and writes the sections of :data:`~nasrescale.kinds.landscape.sections.LANDSCAPE_SECTIONS`
 into ``report.md`` (with its figures) and the summary into ``report.json``; :func:`landscape_text`
 is what ``nasrescale run`` prints at the end.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...store.read import read_store
-from ..common.page import Section, assemble, write_markdown_json
+from ...report.common.page import Section, assemble, write_markdown_json
 from .lines import signed
 from .sections import LANDSCAPE_SECTIONS
 from .summary import analyze, summarize_landscape

@@ -1,5 +1,5 @@
 """The sections of a landscape's report, in order (:data:`LANDSCAPE_SECTIONS`), each over the
-run's :class:`~nasrescale.report.landscape.summary.LandscapeSummary`: the headline, does each
+run's :class:`~nasrescale.kinds.landscape.summary.LandscapeSummary`: the headline, does each
 cell's best LR follow the path-depth rule, the figures, the headroom a per-cell LR leaves, the
 ranking each choice of LR gives (with the calibrated verdicts where there are enough cells), the
 effective step, each cell and the provenance. Below 3 finished cells only the headline and the
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common.page import Computed, Section
-from ..common.provenance import provenance_lines
+from ...report.common.page import Computed, Section
+from ...report.common.provenance import provenance_lines
 from .lines import cell_table, criterion_lines, elr_lines, headroom_lines, ranking_lines, signed, slope_lines
 from .phrases import grid_text
 from .plots import plot_best_vs_rule, plot_landscapes

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Sequence
 
-from ..common.typed import present
+from ...report.common.typed import present
 from .figures import ArmLrs, Stratum
 
 __all__ = ["strata_lines", "grid_text", "global_text"]

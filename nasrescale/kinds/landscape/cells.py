@@ -3,7 +3,7 @@
 :func:`read_cells` turns a landscape store (its record's plan and its job rows) into one
 :class:`CellLandscape` per cell whose grid is complete (every run finished and no extension
 pending), with the best LR by argmax and by the vertex of a quadratic through the best and its
-neighbours in log LR (:func:`~nasrescale.lrsearch.landscape.vertex`), a bootstrap interval of
+neighbours in log LR (:func:`~nasrescale.kinds.landscape.grid.vertex`), a bootstrap interval of
 the vertex over seeds and the cross-fitted oracle (chosen on one seed, scored on another).
 """
 
@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import DataError
-from ...lrsearch.landscape import LandscapeSettings, best_k, bootstrap_best, cell_grid, cross_fit, vertex
+from .grid import best_k, bootstrap_best, cell_grid, cross_fit, vertex
+from .settings import LandscapeSettings
 from ...store.job_status import FINAL, Status
 from ...store.plans import LandscapePlanRecord
 from ...store.read import StoreData

@@ -1,11 +1,11 @@
-"""The landscape's figures, typed: what :func:`~nasrescale.report.landscape.summary.analyze`
+"""The landscape's figures, typed: what :func:`~nasrescale.kinds.landscape.summary.analyze`
 computes and ``report.json`` holds, key for key (:class:`~nasrescale.report.common.typed.Plain`).
 
 :class:`LandscapeAnalysis` holds the run's plan facts and, once 3 cells have finished, the slope
 (:class:`Slope`), the arms' LRs (:class:`ArmLrs`), the headroom (:class:`Headroom` of
 :class:`Gap`), the ranking (:class:`Ranking` of :class:`PairTau`), the strata (:class:`Stratum`),
 the effective steps (:class:`Elr`), the calibrated verdicts (their own mapping,
-:mod:`~nasrescale.report.landscape.verdicts`) and the criterion rows (:class:`CriterionRow`).
+:mod:`~nasrescale.kinds.landscape.verdicts`) and the criterion rows (:class:`CriterionRow`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..common.typed import ABSENT, Absent, Plain, jfield
+from ...report.common.typed import ABSENT, Absent, Plain, jfield
 
 __all__ = ["CellRow", "Slope", "ArmLrs", "Gap", "Headroom", "PairTau", "Ranking", "Stratum", "ElrSeries",
            "SpreadDiff", "Elr", "CriterionRow", "LandscapeAnalysis"]
@@ -138,7 +138,7 @@ class SpreadDiff(Plain):
 @dataclass(frozen=True)
 class Elr(Plain):
     """The effective step at each cell's best LR against one fixed LR
-    (:func:`~nasrescale.report.landscape.stats.elr_stats`)."""
+    (:func:`~nasrescale.kinds.landscape.stats.elr_stats`)."""
 
     n: int
     fixed_lr: float | None
@@ -172,7 +172,7 @@ class CriterionRow(Plain):
 @dataclass(frozen=True)
 class LandscapeAnalysis(Plain):
     """Everything the landscape report states (the figures past ``per_cell`` once 3 cells have
-    finished; ``verdicts`` once :data:`~nasrescale.report.landscape.stats.MIN_CELLS` have)."""
+    finished; ``verdicts`` once :data:`~nasrescale.kinds.landscape.stats.MIN_CELLS` have)."""
 
     label: str
     seeds: list[int]

@@ -1,5 +1,5 @@
 """The per-architecture LR landscape (``kind = "landscape"``): every cell at every LR of a log
-grid under one protocol, each cell's grid extended past an edge best (:mod:`nasrescale.lrsearch.landscape`).
+grid under one protocol, each cell's grid extended past an edge best (:mod:`.grid`).
 
 A landscape pipeline is a retrain pipeline with one protocol and a ``[landscape]`` table::
 
@@ -38,18 +38,19 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import ConfigError, NasRescaleError
-from ..jobs.job import TrainJob
-from ..lrsearch.landscape import LandscapeSettings, cell_grid
-from ..space.topology import is_degenerate, lr_scale, sum_depth_cubed
-from ..store.job_status import FINAL, Status
-from ..store.record import LANDSCAPE_PLAN_KEY
-from ..store.write import Store
-from .execute import RunJobs, extend_rounds
-from .protocols import protocol_keys
-from .reuse import check_reuse
+from ...errors import ConfigError, NasRescaleError
+from ...jobs.job import TrainJob
+from ...pipeline.execute import RunJobs, extend_rounds
+from ...pipeline.protocols import protocol_keys
+from ...pipeline.reuse import check_reuse
+from ...space.topology import is_degenerate, lr_scale, sum_depth_cubed
+from ...store.job_status import FINAL, Status
+from ...store.record import LANDSCAPE_PLAN_KEY
+from ...store.write import Store
+from .grid import cell_grid
+from .settings import LandscapeSettings
 
-__all__ = ["LandscapeSettings", "landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META",
+__all__ = ["landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META",
            "resolved_settings", "refresh_analysis", "ANALYSIS_SETTINGS"]
 
 #: store meta holding the plan: settings, protocol label, seeds and each cell's topology figures
@@ -136,7 +137,7 @@ def _curves(store: Store, settings: LandscapeSettings) -> dict[str, dict[int, li
 
 def extend_cells(pipeline: Any, archs: Sequence[str], store: Store, run: RunJobs,
                  progress: bool = False) -> tuple[int, int, int]:
-    """Train each cell's extension points (:func:`~nasrescale.lrsearch.landscape.cell_grid`)
+    """Train each cell's extension points (:func:`~.grid.cell_grid`)
     round by round until no cell of ``archs`` needs more; returns the summed run counts."""
     settings = resolved_settings(pipeline)
     live = [a for a, cell in zip(archs, pipeline.arch_cells(archs)) if not is_degenerate(cell.graph, pipeline.family())]

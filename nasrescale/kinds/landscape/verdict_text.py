@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..common.markdown import md_table
+from ...report.common.markdown import md_table
 
 __all__ = ["gain_sentence", "bracket_lines", "distortion_lines", "power_lines", "verdict_line"]
 
