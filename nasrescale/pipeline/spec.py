@@ -229,14 +229,24 @@ class Pipeline:
         return strip_keys(self.kind.identity(out), analysis_only())
 
 
-def _apply_overrides(doc: dict[str, Any], overrides: Overrides) -> None:
-    for key, value in typed_overrides(overrides).items():
+def _apply_overrides(doc: dict[str, Any], overrides: dict[str, Any]) -> None:
+    for key, value in overrides.items():
         path, text = key.split("."), f"{key}={value!r}"
-        if path[0] not in _tables():
-            raise ConfigError(f"--set {text!r}: unknown table {path[0]!r}; tables: {', '.join(_tables())}")
         if len(path) < 2:
             raise ConfigError(f"--set {text!r}: give a key inside the table, e.g. {path[0]}.KEY=VALUE")
         set_in_table(doc, path, value, text)
+
+
+def _check_tables(doc: dict[str, Any], overrides: dict[str, Any], file: str) -> None:
+    """Every table the file or ``--set`` names is a shared one or a registered kind's (a plug-in
+    kind's too: checked once the plug-ins are imported)."""
+    tables = _tables()
+    for key, value in overrides.items():
+        if key.split(".")[0] not in tables:
+            raise ConfigError(f"--set {f'{key}={value!r}'!r}: unknown table {key.split('.')[0]!r}; tables: {', '.join(tables)}")
+    for key in doc:
+        if key not in tables:
+            raise ConfigError(f"{key}: unknown table in {file}; allowed tables: {', '.join(tables)}")
 
 
 def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeline:
@@ -249,15 +259,13 @@ def load_pipeline(name_or_path: str | Path, overrides: Overrides = ()) -> Pipeli
             path, with the allowed keys or values).
     """
     path = resolve_pipeline_path(name_or_path)
-    doc = read_toml_file(path, "pipeline")
-    _apply_overrides(doc, overrides)
-    for key in doc:
-        if key not in _tables():
-            raise ConfigError(f"{key}: unknown table in {path.name}; allowed tables: {', '.join(_tables())}")
+    doc, typed = read_toml_file(path, "pipeline"), typed_overrides(overrides)
+    _apply_overrides(doc, typed)
     if not isinstance(doc.get("pipeline"), dict):
         raise ConfigError("pipeline: missing [pipeline] table (with at least name = \"...\")")
-    # the plug-ins first: the names the rest of the file gives may be theirs
+    # the plug-ins first: the names the rest of the file gives (a kind and its tables) may be theirs
     plugins = import_plugins(doc["pipeline"].get("imports", []), path.parent, "pipeline.imports")
+    _check_tables(doc, typed, path.name)
     sections = {}
     for name, cls in _SECTIONS.items():
         table = doc.get(name, {})

@@ -72,6 +72,57 @@ def test_kinds_are_a_registry(tmp_path):
         kinds.KINDS.remove("bogus")
 
 
+#: a user's own kind, one entry in a module beside the pipeline file: a [sweep] table of its own,
+#: the retrain's jobs once per entry of its epochs
+SWEEP_KIND = """
+from dataclasses import dataclass
+
+from nasrescale.kinds.entry import KindEntry, register_entry
+from nasrescale.pipeline.kinds import KINDS, KindTable, PipelineKind, nothing_after
+from nasrescale.report.kinds import KindReport
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    epochs: tuple[int, ...] = (1,)
+
+
+def plan(pipeline, archs):
+    retrain = KINDS.get("retrain").plan
+    return [job for _ in pipeline.table("sweep").epochs for job in retrain(pipeline, archs)[0]], {}
+
+
+register_entry(KindEntry(
+    PipelineKind("sweep", needs_base_lr=True, searches=False, slices=False, plan=plan, after=nothing_after,
+                 tables=(KindTable.of("sweep", SweepSettings),)),
+    KindReport("sweep", lambda run_dir: "swept", lambda run_dir, n_boot, degenerate, tuning: run_dir / "report.md")))
+"""
+
+
+def test_a_kind_is_one_entry_in_a_plug_in(tmp_path):
+    """A kind of the user's own, with its own table, registers one entry from the module a
+    pipeline file imports: the loader reads its table, the report registry knows it."""
+    from nasrescale.report.kinds import REPORTS
+
+    (tmp_path / "sweep_kind.py").write_text(SWEEP_KIND)
+    (tmp_path / "tiny.toml").write_text(TINY)
+    path = tmp_path / "sweep.toml"
+    path.write_text(TINY.replace("[pipeline]\n", '[pipeline]\nkind = "sweep"\nimports = ["sweep_kind.py"]\n', 1)
+                    + "\n[sweep]\nepochs = [1, 2]\n")
+    try:
+        pipeline = load_pipeline(path)
+        assert pipeline.kind.name == "sweep" and pipeline.table("sweep").epochs == (1, 2)
+        archs = pipeline.arch_list()
+        assert len(pipeline.jobs(archs)) == 2 * len(load_pipeline(tmp_path / "tiny.toml").jobs(archs))
+        assert pipeline.resolved(archs)["sweep"] == {"epochs": [1, 2]}
+        assert REPORTS.get("sweep").text(tmp_path) == "swept"
+        with pytest.raises(ConfigError, match=r"sweep: this table belongs to kind = \"sweep\""):
+            load_pipeline(tmp_path / "tiny.toml", {"sweep.epochs": [3]})
+    finally:
+        kinds.KINDS.remove("sweep")
+        REPORTS.remove("sweep")
+
+
 def test_status_and_export_read_the_store(tmp_path):
     store = Store(tmp_path / "store.sqlite")
     store.set_meta("name", "tiny")
