@@ -114,6 +114,13 @@ def test_readme_criterion_sentences_quote_the_censored_fits():
     every_paper = [f for f in paper["fits"] if f["fit"].startswith("every cell")][0]
     quoted.append(f"the slope is the same, {every_paper['slope']:+.2f} [{every_paper['slope_ci'][0]:+.2f}, "
                   f"{every_paper['slope_ci'][1]:+.2f}]")
+    nobn_paper = censored("lr_validation_nb201_nobn_paper_cpu")
+    every_np = [f for f in nobn_paper["fits"] if f["fit"].startswith("every cell")][0]
+    quoted.append(f"the censored slope is {every_np['slope']:+.2f} [{every_np['slope_ci'][0]:+.2f}, "
+                  f"{every_np['slope_ci'][1]:+.2f}], and P explains the maximal LR (R^2 "
+                  f"{nobn_paper['r2']['path_count']:.2f} against {nobn_paper['r2']['lr_scale']:.2f})")
+    assert every_np["slope_ci"][0] < 0 < 1 < every_np["slope_ci"][1]  # "the same picture": holds 1 and 0
+    assert nobn_paper["r2"]["path_count"] > nobn_paper["r2"]["lr_scale"]
     ratios = _paper_to_study_ratios()
     quoted.append(f"maximal LRs are {min(ratios):.1f} to {max(ratios):.1f} times higher")
     assert every_paper["slope_ci"][1] < 0 and every["slope_ci"][0] < every_paper["slope"] < every["slope_ci"][1]
