@@ -9,28 +9,8 @@ outcome (:func:`~nasrescale.executors.base.execute`) and is not retried. Only th
 writes the store, and this executor reports at most one outcome per job key: a key is
 submitted once and its single ``ObjectRef`` resolves once, however often Ray retried it.
 
-Choices and pitfalls:
-
-* **Fresh worker per GPU task** (``max_calls=1``, Ray's default for GPU tasks, set
-  explicitly): a CUDA context is bound to the ``CUDA_VISIBLE_DEVICES`` its process saw first,
-  so a reused worker could run a later job on a GPU Ray gave to another task, and torch's
-  caching allocator would keep its memory between jobs. The price, a process start and a CUDA
-  context per job (seconds), is small next to a training job. CPU tasks reuse workers
-  (``max_calls=0``) so a CPU run does not re-import torch for every job.
-* **A GPU request on a CPU-only cluster waits forever** in Ray: the cluster's resources are
-  checked first, and such a run fails at once with a :class:`~nasrescale.errors.ConfigError`
-  naming the fix (likewise ``cpus_per_job`` above the cluster's CPUs).
-* **Token auth and temp files under the home directory**: a local instance keeps its session
-  files in a short folder (``/tmp/nasrescale-ray-<uid>`` by default; Unix socket paths are
-  limited to ~107 bytes, so the folder is kept short), and, unless you configured Ray's token
-  auth yourself, its token is written there too (``RAY_AUTH_TOKEN_PATH``), not ``~/.ray``.
-* At most as many tasks are in flight as the cluster can run at once, so jobs start longest
-  first and ``on_start`` marks a job when it is submitted, i.e. about when it starts.
-* With ``executor.fuse`` on (default: on when the tasks get GPUs), fusable jobs run as fused
-  groups (:mod:`nasrescale.jobs.grouping`): one task per group, one outcome per member job.
-* **SIGTERM**: ``ray.init`` replaces the driver's SIGTERM handler with one that calls
-  ``sys.exit``; the handler the caller had (e.g. a slice's, which records the slice before it
-  stops) is put back after it.
+Its choices and pitfalls (a fresh worker per GPU task, a GPU request on a CPU-only cluster, token
+auth and temp files, tasks in flight, fusion, SIGTERM) are in docs/executors.md.
 """
 
 from __future__ import annotations
