@@ -16,15 +16,13 @@ from typing import Any
 from ..errors import ConfigError
 from ..jobs.job import TrainJob
 from ..store.job_status import FINAL
+from ..store.migration import parse_record
 from ..store.read import store_path
 from ..store.record import REUSED_KEY
 from ..store.write import Store
 from .execute import RunJobs, job_rows
 
-__all__ = ["reusing", "check_reuse", "reuse_source", "REUSED_META"]
-
-#: store meta: ``{"source": the reuse store, "runs": how many finished runs were copied}``
-REUSED_META = REUSED_KEY
+__all__ = ["reusing", "check_reuse", "reuse_source"]
 
 
 def reuse_source(pipeline: Any) -> tuple[str | None, str | None]:
@@ -75,8 +73,9 @@ def reusing(pipeline: Any, store: Store, run: RunJobs) -> RunJobs:
             store.add_jobs(job_rows(mine.values()))
             copied = sum(_copy(store, finished[key]) for key in mine)
             if copied:
-                before = json.loads(store.get_meta(REUSED_META) or "{}").get("runs", 0)
-                store.set_meta(REUSED_META, json.dumps({"source": name, "runs": before + copied}))
+                reused = parse_record(store.meta(), str(store.path)).reused
+                before = reused.runs if reused is not None else 0
+                store.set_meta(REUSED_KEY, json.dumps({"source": name, "runs": before + copied}))
         return run(jobs)
 
     return copy_then_run

@@ -45,16 +45,15 @@ from ...pipeline.protocols import protocol_keys
 from ...pipeline.reuse import check_reuse
 from ...space.topology import is_degenerate, lr_scale, sum_depth_cubed
 from ...store.job_status import FINAL, Status
+from ...store.migration import parse_record
 from ...store.record import LANDSCAPE_PLAN_KEY
+from ...store.schema import frozen_json
 from ...store.write import Store
 from .grid import cell_grid
 from .settings import LandscapeSettings
 
-__all__ = ["landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "PLAN_META",
-           "resolved_settings", "refresh_analysis", "ANALYSIS_SETTINGS"]
-
-#: store meta holding the plan: settings, protocol label, seeds and each cell's topology figures
-PLAN_META = LANDSCAPE_PLAN_KEY
+__all__ = ["landscape_plan", "landscape_jobs", "extend_cells", "check_landscape", "resolved_settings",
+           "refresh_analysis", "ANALYSIS_SETTINGS"]
 
 
 def _entry(pipeline: Any) -> Any:
@@ -108,7 +107,7 @@ def check_landscape(pipeline: Any, run_dir: Path) -> None:
 
 
 def landscape_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
-    """Every live cell's initial grid x seeds, and the plan meta (:data:`PLAN_META`)."""
+    """Every live cell's initial grid x seeds, and the plan meta (:data:`LANDSCAPE_PLAN_KEY`)."""
     entry, family, settings = _entry(pipeline), pipeline.family(), resolved_settings(pipeline)
     cells: dict[str, dict[str, Any]] = {}
     for arch, cell in zip(archs, pipeline.arch_cells(archs)):
@@ -119,7 +118,7 @@ def landscape_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob],
     jobs = [job for arch in archs if not cells[arch]["degenerate"] for job in landscape_jobs(pipeline, arch, settings.initial_ks(arch))]
     plan = {"label": entry.label, "seeds": list(pipeline.pipeline.seeds), "settings": dataclasses.asdict(settings),
             "epochs": entry.protocol.epochs, "cells": cells}
-    return jobs, {PLAN_META: json.dumps(plan, sort_keys=True)}
+    return jobs, {LANDSCAPE_PLAN_KEY: json.dumps(plan, sort_keys=True)}
 
 
 def _curves(store: Store, settings: LandscapeSettings) -> dict[str, dict[int, list[float]]]:
@@ -165,14 +164,14 @@ def refresh_analysis(pipeline: Any, store: Store) -> bool:
     """Write the pipeline's analysis-only ``[landscape]`` settings (:data:`ANALYSIS_SETTINGS`) into
     the stored plan, so the report reads the ones the user ran with last; the grid, the cells and
     every stored result are left as they are. Whether the plan changed."""
-    raw = store.meta().get(PLAN_META)
-    if raw is None:
+    plan = parse_record(store.meta(), str(store.path)).landscape_plan
+    if plan is None:
         return False
-    plan = json.loads(raw)
     now = dataclasses.asdict(resolved_settings(pipeline))
-    fresh = {k: now[k] for k in ANALYSIS_SETTINGS if plan["settings"].get(k) != now[k]}
+    fresh = {k: frozen_json(now[k]) for k in ANALYSIS_SETTINGS if getattr(plan.settings, k) != frozen_json(now[k])}
     if not fresh:
         return False
-    plan["settings"].update(fresh)
-    store.set_meta(PLAN_META, json.dumps(plan, sort_keys=True))
+    keys = plan.settings.keys + tuple(k for k in fresh if k not in plan.settings.keys)
+    settings = dataclasses.replace(plan.settings, **fresh, keys=keys)
+    store.set_meta(LANDSCAPE_PLAN_KEY, json.dumps(dataclasses.replace(plan, settings=settings).to_json(), sort_keys=True))
     return True

@@ -16,10 +16,7 @@ from ...store.write import Store
 from ...pipeline.execute import RunJobs, extend_rounds
 from .grid import extend_plan, validation_plan as plan_validation
 
-__all__ = ["validation_plan", "plan_of", "extend_validation", "PLAN_META"]
-
-#: store meta holding the plan (per group and architecture its scale, kernel factor and job keys)
-PLAN_META = VALIDATION_PLAN_KEY
+__all__ = ["validation_plan", "plan_of", "extend_validation"]
 
 
 def plan_of(pipeline: Any, archs: Sequence[str]) -> tuple[dict[str, Any], list[TrainJob]]:
@@ -36,7 +33,7 @@ def _announce(jobs: list[TrainJob]) -> str:
 def validation_plan(pipeline: Any, archs: Sequence[str]) -> tuple[list[TrainJob], dict[str, str]]:
     """Every architecture x grid LR x search seed, and the plan meta."""
     plan, jobs = plan_of(pipeline, archs)
-    return jobs, {PLAN_META: json.dumps(plan)}
+    return jobs, {VALIDATION_PLAN_KEY: json.dumps(plan)}
 
 
 def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
@@ -46,7 +43,7 @@ def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: d
     the plan as planned (not as stored: rounds re-derive alike); the stored plan is updated after
     each round's jobs ran. A rerun derives the same rounds from the same stored results, so it
     adds nothing (a killed round resumes)."""
-    plan = json.loads(meta[PLAN_META])
+    plan = json.loads(meta[VALIDATION_PLAN_KEY])
 
     def next_jobs() -> list[TrainJob]:
         return extend_plan(plan, store.rows_with_tail(), pipeline.family(), pipeline.protocols, pipeline.data_spec(),
@@ -55,8 +52,8 @@ def extend_validation(pipeline: Any, archs: Sequence[str], store: Store, meta: d
 
     counts = extend_rounds(pipeline.lr_search.extend, next_jobs, run,
                            _announce if progress else None,
-                           lambda: store.set_meta(PLAN_META, json.dumps(plan)))
+                           lambda: store.set_meta(VALIDATION_PLAN_KEY, json.dumps(plan)))
     # the plan as this run reads it (rule, loss: analysis-only keys a rerun may change)
-    store.set_meta(PLAN_META, json.dumps(plan))
+    store.set_meta(VALIDATION_PLAN_KEY, json.dumps(plan))
     store.set_meta(PIPELINE_KEY, json.dumps(pipeline.resolved(archs), sort_keys=True))  # its analysis keys
     return counts
