@@ -2,7 +2,7 @@
 
 A run that leaves ``executor.threads`` out gets, when it first runs a job, the cores other
 processes leave free (:func:`~nasrescale.executors.threads.cpu_threads` with the machine read
-now); the count goes into the store's meta (:data:`THREADS_META`) and every later slice or
+now); the count goes into the store's meta (:data:`~nasrescale.store.record.THREADS_KEY`, read as the record's ``cpu_threads``) and every later slice or
 resume of the same store takes it again, so the runs of one store share one order of
 floating-point reductions. A count stored on a machine with more cores than this one is picked
 again. ``executor.threads`` / ``--threads`` always wins (and is not stored). An executor that
@@ -12,7 +12,7 @@ gives each job its own CPUs (Ray's ``cpus_per_job``) is left as it is.
 >>> class Meta(dict):
 ...     def meta(self): return self
 ...     def set_meta(self, key, value): self[key] = value
->>> store = Meta({THREADS_META: "1"})
+>>> store = Meta({"cpu_threads": "1"})
 >>> run_threads(store, ExecutorSettings()).threads, run_threads(store, ExecutorSettings(threads=2)).threads
 (1, 2)
 """
@@ -26,11 +26,10 @@ from typing import Any
 from ..executors.base import ExecutorSettings
 from ..executors.registry import executor_entry
 from ..executors.threads import MEASURE, cpu_threads
+from ..store.migration import parse_record
+from ..store.record import THREADS_KEY
 
-__all__ = ["THREADS_META", "run_threads"]
-
-#: the store's meta key holding the threads the run picked for its CPU jobs
-THREADS_META = "cpu_threads"
+__all__ = ["run_threads"]
 
 
 def run_threads(store: Any, settings: ExecutorSettings) -> ExecutorSettings:
@@ -39,9 +38,8 @@ def run_threads(store: Any, settings: ExecutorSettings) -> ExecutorSettings:
     stored."""
     if settings.threads is not None or not executor_entry(settings.kind).shares_cores:
         return settings
-    stored = store.meta().get(THREADS_META)
-    threads = int(stored) if stored is not None and str(stored).isdigit() else 0
+    threads = parse_record(store.meta()).cpu_threads or 0
     if not 1 <= threads <= (os.cpu_count() or 1):
         threads = cpu_threads(None, busy=MEASURE)
-        store.set_meta(THREADS_META, str(threads))
+        store.set_meta(THREADS_KEY, str(threads))
     return dataclasses.replace(settings, threads=threads)

@@ -28,7 +28,7 @@ from typing import Any, Mapping, TypeVar
 
 from ..errors import DataError
 from .plans import LandscapePlanRecord, ValidationPlanRecord
-from .record import (CREATED_KEY, LANDSCAPE_PLAN_KEY, NAME_KEY, PIPELINE_KEY, RECORD_VERSION, REUSED_KEY,
+from .record import (CREATED_KEY, LANDSCAPE_PLAN_KEY, NAME_KEY, PIPELINE_KEY, RECORD_VERSION, REUSED_KEY, THREADS_KEY,
                      VALIDATION_PLAN_KEY, VERSION_KEY, ProtocolRecord, RunRecord, TrendRecord, base_lr_key, keyed,
                      lr_search_key, tuning_key, visit_entries)
 from .schema import BudgetRecord, CandidateBudget, ExecutorRecord, LrSearchRecord, StoredTable, TuningRecord
@@ -178,6 +178,12 @@ def _lr(value: Any) -> float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _whole(value: Any) -> int | None:
+    """A stored whole number (meta holds text: ``"2"``), else ``None``."""
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    return int(text) if text.isdigit() else None
+
+
 def _table_of(kind: type[S], value: Any) -> S | None:
     """The record of a stored table, ``None`` where nothing (or no table) is stored."""
     return kind.of(value) if isinstance(value, Mapping) else None
@@ -218,7 +224,8 @@ def parse_record(meta: Mapping[str, Any], where: str = "the store") -> RunRecord
         reused=_table_of(Reused, _json(current.get(REUSED_KEY))),
         validation_plan=_table_of(ValidationPlanRecord, _json(current.get(VALIDATION_PLAN_KEY))),
         landscape_plan=_table_of(LandscapePlanRecord, _json(current.get(LANDSCAPE_PLAN_KEY))),
-        created_at=_text(current.get(CREATED_KEY)), pipeline=pipeline, meta=current)
+        cpu_threads=_whole(current.get(THREADS_KEY)), created_at=_text(current.get(CREATED_KEY)),
+        pipeline=pipeline, meta=current)
 
 
 def record_of(pipeline: Mapping[str, Any]) -> RunRecord:

@@ -27,7 +27,7 @@ from .schema import BudgetRecord, CandidateBudget, ExecutorRecord, LrSearchRecor
 from .stage_records import Reused, SearchSelection, TuningResult, Visit
 
 __all__ = ["RECORD_VERSION", "VERSION_KEY", "PIPELINE_KEY", "NAME_KEY", "CREATED_KEY", "IDENTITY_KEY",
-           "VALIDATION_PLAN_KEY", "LANDSCAPE_PLAN_KEY", "REUSED_KEY", "base_lr_key", "tuning_key", "lr_search_key",
+           "VALIDATION_PLAN_KEY", "LANDSCAPE_PLAN_KEY", "REUSED_KEY", "THREADS_KEY", "base_lr_key", "tuning_key", "lr_search_key",
            "visit_key", "trend_label", "keyed", "visit_entries", "ProtocolRecord", "TrendRecord", "RunRecord"]
 
 #: the layout of the meta table this version writes (meta ``record_version``); a store without
@@ -42,6 +42,8 @@ IDENTITY_KEY = "identity"
 VALIDATION_PLAN_KEY = "validation_plan"
 LANDSCAPE_PLAN_KEY = "landscape_plan"
 REUSED_KEY = "reused"
+#: the threads a run picked for its CPU jobs once, kept on resume (:mod:`nasrescale.pipeline.run_threads`)
+THREADS_KEY = "cpu_threads"
 
 _BASE_LR, _TUNING, _LR_SEARCH, _VISIT = "base_lr:", "tuning:", "lr_search:", "visit:"
 
@@ -216,6 +218,7 @@ class RunRecord:
         visits: the recorded visits (slices), in order.
         reused: what a run copied from another run's store (``None``: nothing).
         validation_plan: an LR validation's plan; landscape_plan: a landscape's (``None``: none stored).
+        cpu_threads: the threads per CPU job the run picked (``None``: none stored, or not a whole number).
         created_at: when the store was created.
         pipeline: the whole resolved pipeline, migrated (to reproduce a run; readers use the fields).
         meta: every meta entry, as stored, the pipeline migrated (to reproduce a run; readers use the fields).
@@ -247,6 +250,7 @@ class RunRecord:
     reused: Reused | None
     validation_plan: ValidationPlanRecord | None
     landscape_plan: LandscapePlanRecord | None
+    cpu_threads: int | None
     created_at: str | None
     pipeline: Mapping[str, Any] = field(repr=False)
     meta: Mapping[str, Any] = field(repr=False)

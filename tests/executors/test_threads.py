@@ -61,7 +61,8 @@ class _Meta(dict):
 
 
 def test_a_run_picks_its_threads_once_from_the_load_and_keeps_them_on_resume(monkeypatch):
-    from nasrescale.pipeline.run_threads import THREADS_META, run_threads
+    from nasrescale.pipeline.run_threads import run_threads
+    from nasrescale.store.record import THREADS_KEY as THREADS_META
 
     monkeypatch.setattr("os.cpu_count", lambda: 4)
     load = iter([3.0, 0.0, 0.0])
