@@ -32,12 +32,12 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from ..errors import ConfigError
-from ..jobs.grouping import DEFAULT_MAX_MEMBERS
 from ..jobs.interfaces import RunnableJob
 from ..store.job_status import Status
+from ..store.table_fields import ExecutorFields
 from ..train.options import RunOptions
 from .registry import executor_entry
 
@@ -46,37 +46,10 @@ __all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome"
 
 
 @dataclass(frozen=True)
-class ExecutorSettings:
-    """How a pipeline's jobs are run (the ``[executor]`` table of a pipeline file).
-
-    Attributes:
-        kind: a registered executor (:func:`~nasrescale.executors.registry.executor_kinds`):
-            ``local`` (this machine: in-process on the CPU, a process pool on GPUs) or ``ray``
-            (Ray core tasks; needs the ``ray`` extra).
-        jobs_per_gpu: concurrent jobs per visible GPU (local pool: processes; Ray: the task's
-            ``num_gpus`` is ``1 / jobs_per_gpu``).
-        cpus_per_job: CPUs reserved per job (Ray's ``num_cpus``; may be fractional).
-        address: Ray cluster address; ``None`` starts a local Ray instance.
-        max_retries: how often a job whose worker died is retried before it counts as failed.
-        device: ``auto`` (CUDA if available, else CPU), ``cpu`` or ``cuda``.
-        fuse: train jobs that differ only in seed, init, LR and weight decay as one fused network, one
-            unit of work per group (``None``: :func:`nasrescale.jobs.fusion.fuse_by_default` of the
-            executor's device: on for CUDA, off for the CPU, where it measured slower).
-        max_fused: the most jobs in one fused group (larger groups are split evenly).
-        threads: intra-op threads per CPU job (``None``: a run picks them once, from the cores
-            other processes leave free when it first runs a job, and keeps them on resume:
-            :func:`~nasrescale.executors.threads.cpu_threads`; Ray: ``cpus_per_job``).
-    """
-
-    kind: str = "local"
-    jobs_per_gpu: int = 1
-    cpus_per_job: float = 1.0
-    address: str | None = None
-    max_retries: int = 2
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    fuse: bool | None = None
-    max_fused: int = DEFAULT_MAX_MEMBERS
-    threads: int | None = None
+class ExecutorSettings(ExecutorFields):
+    """How a pipeline's jobs are run (the ``[executor]`` table of a pipeline file), checked (its
+    fields, shared with the stored record :class:`~nasrescale.store.schema.ExecutorRecord`:
+    :class:`~nasrescale.store.table_fields.ExecutorFields`)."""
 
     def __post_init__(self) -> None:
         executor_entry(self.kind)  # an unknown kind: ConfigError listing the registered ones

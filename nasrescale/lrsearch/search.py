@@ -37,7 +37,8 @@ from ..protocol import Protocol
 from ..space.families import CellFamily
 from ..space.parsed_arch import ParsedArch
 from ..store.job_status import FINAL, Status
-from .select import DEFAULT_REL_TOL, SELECTION_RULES, Selection, log_grid, select_lr
+from ..store.table_fields import LrSearchFields
+from .select import SELECTION_RULES, Selection, log_grid, select_lr
 
 if TYPE_CHECKING:  # the jobs load torch: imported where jobs are built, so the settings stay light
     from ..jobs.job import DataSpec, TrainJob
@@ -53,43 +54,10 @@ SEARCH_PREFIX = "lr-search:"
 
 
 @dataclass(frozen=True)
-class LrSearchSettings:
-    """``[lr_search]``: the grid and how each LR is tried.
-
-    Attributes:
-        lr_min: smallest LR of the grid.
-        lr_max: largest LR of the grid.
-        points: LRs in the grid, log-spaced (default 13: ``10^(1/4)`` steps from 0.01 to 10).
-        seeds: seeds per LR (the mean final loss over them is compared).
-        epochs: training epochs per run (the paper: 1).
-        rel_tol: relative tolerance of a tie between mean losses (default 0.01 = 1%; the
-            ``within_tol`` rule only).
-        arch: the architecture searched (``None``: the family's base architecture).
-        rule: the maximal-LR rule, ``argmin`` (the paper's: per seed, then the geometric
-            mean) or ``within_tol`` (the largest LR within ``rel_tol`` of the best mean loss);
-            :mod:`nasrescale.lrsearch.select`.
-        loss: which final training loss a run is judged by: ``epoch`` (the last epoch's mean
-            training loss: what the paper's released code logs and compares) or ``tail`` (mean
-            over the last 10% of the last epoch's steps, :data:`~nasrescale.train.run_setup.TAIL_FRACTION`).
-        extend: how many times a grid whose argmin sits at an edge is extended past that edge
-            (``lr_validation``: per architecture; ``base_lr = "search"``: the search's grid,
-            4 grid steps each time); 0: only flag it.
-        protocol: ``base_lr = "search"`` in a pipeline: the label of the protocol the one search
-            trains, whose choice every ``base_lr = "search"`` protocol takes (``None``: each
-            such protocol is searched with its own settings).
-    """
-
-    lr_min: float = 0.01
-    lr_max: float = 10.0
-    points: int = 13
-    seeds: tuple[int, ...] = (0, 1, 2)
-    epochs: int = 1
-    rel_tol: float = DEFAULT_REL_TOL
-    arch: str | None = None
-    rule: str = "argmin"
-    loss: str = "epoch"
-    extend: int = 6
-    protocol: str | None = None
+class LrSearchSettings(LrSearchFields):
+    """``[lr_search]``: the grid and how each LR is tried, checked (its fields, shared with the
+    stored record :class:`~nasrescale.store.schema.LrSearchRecord`:
+    :class:`~nasrescale.store.table_fields.LrSearchFields`)."""
 
     def __post_init__(self) -> None:
         if self.rule not in SELECTION_RULES:

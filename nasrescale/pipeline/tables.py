@@ -16,6 +16,7 @@ from ..config import KEEP_NONE, check_seeds
 from ..errors import ConfigError
 from ..models.norms import check_norm
 from ..space.selection import check_selection
+from ..store.table_fields import BudgetFields, TuningFields
 
 __all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "TuningSettings", "labelled_table"]
 
@@ -116,19 +117,10 @@ class ArchSettings:
 
 
 @dataclass(frozen=True)
-class Budget:
-    """``[budget]``: overrides of every protocol (epochs, batch size) and the model/data size;
-    ``norm`` the network's normalization (:mod:`nasrescale.models.norms`: ``batch``, the
-    skeleton's own, or ``none``, every BatchNorm removed)."""
-
-    epochs: int | None = None
-    batch_size: int | None = None
-    width: int | None = None
-    cells: int | None = None
-    train_subset: int | None = None
-    test_subset: int | None = None
-    resolution: int | None = None
-    norm: str | None = field(default=None, metadata=KEEP_NONE)  # "none" is a norm, not an absent key
+class Budget(BudgetFields):
+    """``[budget]``: overrides of every protocol and the model/data size, checked (its fields,
+    shared with the stored record :class:`~nasrescale.store.schema.BudgetRecord`:
+    :class:`~nasrescale.store.table_fields.BudgetFields`)."""
 
     def __post_init__(self) -> None:
         for key in ("epochs", "batch_size", "width", "cells", "train_subset", "test_subset", "resolution"):
@@ -140,26 +132,10 @@ class Budget:
 
 
 @dataclass(frozen=True)
-class TuningSettings:
+class TuningSettings(TuningFields):
     """``[tuning]``: how a protocol with ``tune = true`` gets its LR multiplier
-    (:mod:`nasrescale.lrsearch.tuning`).
-
-    Attributes:
-        multipliers: the grid of multipliers of the protocol's anchor LR (ascending).
-        cells: how many tuning cells.
-        offset: the tuning cells are the pipeline's cells at positions ``offset`` to
-            ``offset + cells - 1`` of the order slices visit them (spread order): cells the
-            evaluation reaches only later, so the cells compared first are not the cells tuned on.
-        seeds: the tuning runs' seeds: none of them an evaluation seed (a pipeline with both
-            refuses to load), so the tuning's runs are never the evaluation's own jobs.
-        extend: how many times a best multiplier at the grid's edge extends the grid past it.
-    """
-
-    multipliers: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
-    cells: int = 12
-    offset: int = 0
-    seeds: tuple[int, ...] = (100,)
-    extend: int = 2
+    (:mod:`nasrescale.lrsearch.tuning`), checked (its fields, shared with the stored record
+    :class:`~nasrescale.store.schema.TuningRecord`: :class:`~nasrescale.store.table_fields.TuningFields`)."""
 
     def __post_init__(self) -> None:
         if not self.multipliers or any(not (m > 0) for m in self.multipliers) \

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Mapping
 
 from .schema import StoredTable
+from .table_fields import LandscapeFields
 
 __all__ = ["PlannedArch", "ValidationGroup", "ValidationPlanRecord", "LandscapeCell", "LandscapeSettingsRecord",
            "LandscapePlanRecord"]
@@ -92,21 +93,9 @@ class LandscapeCell(StoredTable):
 
 
 @dataclass(frozen=True)
-class LandscapeSettingsRecord(StoredTable):
-    """A landscape's ``[landscape]`` settings as planned (the defaults are the pipeline's)."""
-
-    lr_min: float = 0.1
-    lr_max: float = 1.6
-    points_per_octave: int = 2
-    extend: int = 3
-    strata: tuple[float, ...] = ()
-    top_percent: int = 50
-    reuse: str | None = None
-    study: str | None = None
-    criterion: tuple[str, ...] = ()
-    centers: Mapping[str, float] = field(default_factory=dict)
-    center_points: int = 6
-    recipe: tuple[str, ...] = ()
+class LandscapeSettingsRecord(StoredTable, LandscapeFields):
+    """A landscape's ``[landscape]`` settings as planned (its fields and defaults, the pipeline's:
+    :class:`~.table_fields.LandscapeFields`)."""
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ the table the store holds (:meth:`StoredTable.of`): a key the table leaves out r
 default a pipeline without it runs with, a key it does not know is left out. Each remembers the
 keys the store held, in their order, so :meth:`StoredTable.to_json` gives the table back as
 stored (``tests/store/test_record_schema.py`` holds every committed store and the tables the
-pipeline's settings write to that round trip). The settings the pipeline reads from a pipeline
-file (:mod:`nasrescale.pipeline.tables`, :mod:`nasrescale.lrsearch.search`,
-:mod:`nasrescale.executors.base`) check values; these only read what was stored.
+pipeline's settings write to that round trip). A record and the settings the pipeline reads from
+a pipeline file (:mod:`nasrescale.pipeline.tables`, :mod:`nasrescale.lrsearch.search`,
+:mod:`nasrescale.executors.base`) derive from one fields class of :mod:`.table_fields`, so they
+have the same fields and defaults; the settings check values, a record only reads what was stored.
 
 >>> budget = BudgetRecord.of({"width": 16, "epochs": 6})
 >>> budget.epochs, budget.train_subset, budget.to_json()
@@ -22,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, TypeVar
+
+from .table_fields import BudgetFields, ExecutorFields, LrSearchFields, TuningFields
 
 __all__ = ["StoredTable", "plain", "frozen_json", "BudgetRecord", "CandidateBudget", "ExecutorRecord",
            "LrSearchRecord", "TuningRecord"]
@@ -101,17 +104,8 @@ class StoredTable:
 
 
 @dataclass(frozen=True)
-class BudgetRecord(StoredTable):
-    """``[budget]``: what overrides every protocol and sizes the model and data (``None``: not set)."""
-
-    epochs: int | None = None
-    batch_size: int | None = None
-    width: int | None = None
-    cells: int | None = None
-    train_subset: int | None = None
-    test_subset: int | None = None
-    resolution: int | None = None
-    norm: str | None = None
+class BudgetRecord(StoredTable, BudgetFields):
+    """``[budget]`` as stored (its fields: :class:`~.table_fields.BudgetFields`)."""
 
 
 @dataclass(frozen=True)
@@ -122,43 +116,17 @@ class CandidateBudget(BudgetRecord):
 
 
 @dataclass(frozen=True)
-class ExecutorRecord(StoredTable):
-    """``[executor]``: where and how the jobs ran."""
-
-    kind: str = "local"
-    jobs_per_gpu: int = 1
-    cpus_per_job: float = 1.0
-    address: str | None = None
-    max_retries: int = 2
-    device: str = "auto"
-    fuse: bool | None = None
-    max_fused: int = 12
-    threads: int | None = None
+class ExecutorRecord(StoredTable, ExecutorFields):
+    """``[executor]`` as stored: where and how the jobs ran (its fields: :class:`~.table_fields.ExecutorFields`)."""
 
 
 @dataclass(frozen=True)
-class LrSearchRecord(StoredTable):
-    """``[lr_search]``: the base-LR search's grid, seeds, epochs and rule."""
-
-    lr_min: float = 0.01
-    lr_max: float = 10.0
-    points: int = 13
-    seeds: tuple[int, ...] = (0, 1, 2)
-    epochs: int = 1
-    rel_tol: float = 0.01
-    arch: str | None = None
-    rule: str = "argmin"
-    loss: str = "epoch"
-    extend: int = 6
-    protocol: str | None = None
+class LrSearchRecord(StoredTable, LrSearchFields):
+    """``[lr_search]`` as stored: the base-LR search's grid, seeds, epochs and rule (its fields:
+    :class:`~.table_fields.LrSearchFields`)."""
 
 
 @dataclass(frozen=True)
-class TuningRecord(StoredTable):
-    """``[tuning]``: the multipliers of a tuned protocol's anchor LR, its cells and seeds."""
-
-    multipliers: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
-    cells: int = 12
-    offset: int = 0
-    seeds: tuple[int, ...] = (100,)
-    extend: int = 2
+class TuningRecord(StoredTable, TuningFields):
+    """``[tuning]`` as stored: the multipliers of a tuned protocol's anchor LR, its cells and seeds
+    (its fields: :class:`~.table_fields.TuningFields`)."""

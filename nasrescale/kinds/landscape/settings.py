@@ -5,40 +5,19 @@ its extensions, its strata and what its report reads), and the grid it spans
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ...errors import ConfigError
+from ...store.table_fields import LandscapeFields
 
 __all__ = ["LandscapeSettings"]
 
 
 @dataclass(frozen=True)
-class LandscapeSettings:
-    """``[landscape]`` of a ``kind = "landscape"`` pipeline.
-
-    Attributes:
-        lr_min: the grid's smallest LR (``k = 0``).
-        lr_max: the grid's largest LR (rounded down to a grid point).
-        points_per_octave: grid points per doubling of the LR (2: ``2^(1/2)`` apart).
-        extend: extension rounds per cell at most (0: never extend).
-        strata: path-depth scale thresholds (ascending); each stratum they cut must hold a cell
-            of the selection (the report shows the strata; empty: no stratification asked).
-        top_percent: the top-K% subset whose tau the report shows.
-        reuse: a store to copy finished runs of the same jobs from (a run name or folder).
-        study: the retrain run (name) whose claims quote this landscape (report only); ``None``:
-            the run ``reuse`` names, if any.
-        criterion: ``lr_validation`` runs (names or folders) whose maximal LRs (the paper's
-            one-epoch criterion) the report shows beside the accuracy-optimal ones, on the cells
-            both have (analysis only: never changes a stored result).
-        centers: ``arch -> LR``, each a grid LR: every cell's initial grid is ``center_points``
-            grid points around its own LR instead of ``lr_min .. lr_max`` (a longer budget's
-            landscape around each cell's best LR at a shorter one; ``tools/landscape_centers.py``
-            writes the table from a finished landscape). Empty: the one grid for every cell.
-        center_points: points of a centred grid: ``(center_points - 1) // 2`` below the centre,
-            the rest above it.
-        recipe: ``RUN:LABEL`` names of stored protocol arms (e.g. ``nb201_cifar10_cpu:default``,
-            the benchmark's recipe) whose runs of the same cells and seeds the report tests as
-            one more fixed arm (analysis only: never changes a stored result).
+class LandscapeSettings(LandscapeFields):
+    """``[landscape]`` of a ``kind = "landscape"`` pipeline, checked, and its grid (its fields,
+    shared with the stored record :class:`~nasrescale.store.plans.LandscapeSettingsRecord`:
+    :class:`~nasrescale.store.table_fields.LandscapeFields`).
 
     >>> s = LandscapeSettings(lr_min=0.1, points_per_octave=2, centers={"a": 0.4}, center_points=6)
     >>> s.initial_ks("a"), LandscapeSettings().initial_ks("a") == LandscapeSettings().ks()
@@ -48,19 +27,6 @@ class LandscapeSettings:
     ...
     nasrescale.errors.ConfigError: landscape.centers.a: 0.3 is not an LR of the grid 0.1 x 2^(k/2); use one (nearest: 0.2828), or change lr_min / points_per_octave
     """
-
-    lr_min: float = 0.1
-    lr_max: float = 1.6
-    points_per_octave: int = 2
-    extend: int = 3
-    strata: tuple[float, ...] = ()
-    top_percent: int = 50
-    reuse: str | None = None
-    study: str | None = None
-    criterion: tuple[str, ...] = ()
-    centers: dict[str, float] = field(default_factory=dict)
-    center_points: int = 6
-    recipe: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not (self.lr_min > 0 and math.isfinite(self.lr_min)) or not math.isfinite(self.lr_max):
