@@ -23,7 +23,7 @@ from nasrescale.space.analysis import enumerate_space
 from nasrescale.cli.main import main as cli_main
 from nasrescale.space.encodings import format_arch, make_graph, parse_arch
 from nasrescale.space.family_file import parse_family
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.space.topology import effective_graph, path_moments
 
 DAG_FAMILY = parse_family(

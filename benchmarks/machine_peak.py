@@ -120,7 +120,7 @@ def peak_of(peaks: dict[str, float], precision: str) -> tuple[str, float]:
 
 def conv_rates(peaks: dict[str, float], precision: str) -> dict[str, float]:
     """The 3x3 convolution's GFLOP/s in ``precision`` per memory format (``contiguous`` is NCHW),
-    the measured table :func:`nasrescale.train.layout.pick_memory_format` chooses from.
+    the measured table :func:`nasrescale.train.memory_format.pick_memory_format` chooses from.
 
     >>> conv_rates({"conv3x3_nchw_fp32": 9.0, "conv3x3_channels_last_fp32": 2.3}, "fp32")
     {'contiguous': 9.0, 'channels_last': 2.3}

@@ -39,7 +39,7 @@ import torch
 from nasrescale.data import load_dataset, subset
 from nasrescale.data.resize import downsample
 from nasrescale.protocol import load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.train import RunOptions
 
 from arms import engine_arm, reference_arm

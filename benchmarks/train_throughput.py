@@ -25,7 +25,7 @@ with the vendor's dense peak beside it for a known GPU; each row's model GFLOP/s
 3 x the pruned network's forward FLOPs) and ``peak_fraction`` against the peak of the precision
 it trains in; ``epoch_s``, one run's epoch of ``--budget-images`` images at that rate.
 ``--memory-format measured`` (default) takes, per precision, the layout whose 3x3 convolution
-measured faster (``nasrescale.train.layout.pick_memory_format``: on CUDA in exact fp32 NCHW
+measured faster (``nasrescale.train.memory_format.pick_memory_format``: on CUDA in exact fp32 NCHW
 unless measured slower) and the table says which each row used.
 
 Speed-ups compare like with like: ``ratio_<p>=`` is the best row in precision p over the
@@ -57,9 +57,9 @@ import torch
 from nasrescale.data import load_dataset, subset
 from nasrescale.data.resize import downsample
 from nasrescale.protocol import load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.train import RunOptions
-from nasrescale.train.layout import pick_memory_format
+from nasrescale.train.memory_format import pick_memory_format
 from nasrescale.train.precision import trained_precision
 
 from arms import ARCH, fresh_model, fused_train, ours_train

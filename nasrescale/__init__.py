@@ -15,7 +15,7 @@ from .space.analysis import ArchAnalysis, analyze, enumerate_space
 from .space.encodings import format_arch, make_graph, parse_arch
 from .space.families import CellFamily
 from .space.ops import CellOp, OpKind, register_op_kind
-from .space.registry import get_family, load_families
+from .space.family_loader import get_family, load_families
 from .space.edge_factors import edge_kernel_factors, init_divisors, kernel_factor
 from .space.topology import (
     depth_histogram,

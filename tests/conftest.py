@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from nasrescale.space.family_file import parse_family
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 #: the folder of the shared test helpers
 TESTS = Path(__file__).resolve().parent

@@ -17,7 +17,7 @@ from nasrescale import plugins
 from nasrescale.scaling.init_rules import INIT_REGISTRY
 from nasrescale.scaling.lr_rules import LR_RULES
 from nasrescale.space.encodings import format_arch, parse_arch
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.space.topology import effective_edges
 
 from pipeline_helpers import DEGENERATE, tiny_budget

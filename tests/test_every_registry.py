@@ -28,13 +28,13 @@ from nasrescale.registry import Registry
 from nasrescale.data.datasets import DATASETS, load_dataset
 from nasrescale.errors import ArchError, DataError
 from nasrescale.executors.base import ExecutorSettings
-from nasrescale.executors.registry import EXECUTORS, get_executor
+from nasrescale.executors.executor_registry import EXECUTORS, get_executor
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.models.builders import BUILDERS, build_op
 from nasrescale.models.network import MACROS, build_model
 from nasrescale.models.norms import NORMS, with_norm
-from nasrescale.pipeline.kinds import KINDS
-from nasrescale.report.kinds import REPORTS
+from nasrescale.pipeline.kind_registry import KINDS
+from nasrescale.report.kind_reports import REPORTS
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.tables import ArchSettings
 from nasrescale.protocol import SCHEDULES, cosine_factor, load_protocol
@@ -44,7 +44,7 @@ from nasrescale.space.edge_factors import KERNEL_RULES
 from nasrescale.space.encodings import format_arch, make_graph, parse_arch
 from nasrescale.space.families import CellFamily
 from nasrescale.space.ops import OP_KINDS, CellOp, OpKind
-from nasrescale.space.registry import load_families
+from nasrescale.space.family_loader import load_families
 from nasrescale.space.codecs import ENCODERS
 from nasrescale.space.selection import METHODS, select_archs
 from nasrescale.space.structure import STRUCTURES

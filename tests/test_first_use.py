@@ -163,7 +163,7 @@ def test_lr_search_with_bad_data_exits_2_before_storing_anything(capsys, tmp_pat
 
 
 def test_a_store_that_ran_nothing_takes_corrected_settings(tmp_path):
-    from nasrescale.store.write import Store
+    from nasrescale.store.sqlite_store import Store
 
     store = Store(tmp_path / "store.sqlite")
     try:
@@ -181,7 +181,7 @@ def test_a_store_that_ran_nothing_takes_corrected_settings(tmp_path):
 
 
 def test_refused_second_lr_search_suggests_the_name_option(capsys, tmp_path):
-    from nasrescale.store.write import Store
+    from nasrescale.store.sqlite_store import Store
 
     res = tmp_path / "res"
     store = Store(res / "lr-search-nb201-rescaled" / "store.sqlite")

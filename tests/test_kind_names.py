@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nasrescale.pipeline.kinds import KINDS
+from nasrescale.pipeline.kind_registry import KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,7 +21,7 @@ from nasrescale.kinds.landscape.cells import read_cells, read_plan  # noqa: E402
 from nasrescale.kinds.landscape.centers import centers_toml  # noqa: E402
 from nasrescale.errors import NasRescaleError  # noqa: E402
 from nasrescale.space.encodings import format_arch, parse_arch  # noqa: E402
-from nasrescale.space.registry import get_family  # noqa: E402
+from nasrescale.space.family_loader import get_family  # noqa: E402
 from nasrescale.store.read import StoreData, read_store, store_path  # noqa: E402
 
 

@@ -16,11 +16,11 @@ from ..space.analysis import ArchAnalysis, analyze_graph, enumerate_space, space
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
 from ..space.ops import op_kinds
-from ..space.registry import load_families
+from ..space.family_loader import load_families
 from ..space.topology import op_paths
-from .common import (add_family_file_option, add_family_options, family_from_args, parse_archs, read_archs,
-                     retire_cells_path)
-from .paths import output_file
+from .shared_options import (add_family_file_option, add_family_options, family_from_args, parse_archs, read_archs,
+                             retire_cells_path)
+from .path_args import output_file
 
 __all__ = ["register"]
 

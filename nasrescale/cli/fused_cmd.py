@@ -19,8 +19,8 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..protocol import Protocol, load_protocol
 from ..train.options import RunOptions
-from .common import (add_seeds_option, family_from_args, parse_archs, print_records, protocol_overrides,
-                     seeds_from_args)
+from .shared_options import (add_seeds_option, family_from_args, parse_archs, print_records, protocol_overrides,
+                             seeds_from_args)
 
 __all__ = ["add_fuse_options", "wants_fused", "run_fused"]
 

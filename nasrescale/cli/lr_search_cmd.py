@@ -19,10 +19,10 @@ from ..errors import ConfigError
 from ..lrsearch.search import LOSS_KINDS, LrSearchSettings, search_table, search_jobs
 from ..lrsearch.select import SELECTION_RULES
 from ..protocol import load_protocol
-from .common import (add_data_options, add_device_option, add_family_options, add_model_options, add_results_option,
-                     add_seeds_option, family_from_args, int_at_least, parse_archs, positive_float, protocol_overrides,
-                     seeds_from_args)
-from .paths import output_file, run_name
+from .shared_options import (add_data_options, add_device_option, add_family_options, add_model_options,
+                             add_results_option, add_seeds_option, family_from_args, int_at_least, parse_archs,
+                             positive_float, protocol_overrides, seeds_from_args)
+from .path_args import output_file, run_name
 
 __all__ = ["register", "executor_device"]
 
@@ -79,7 +79,7 @@ def lr_search_cmd(args: argparse.Namespace) -> int:
     from ..pipeline.runner import run_search
     from ..space.parsed_arch import ParsedArch
     from ..store.read import run_dir_for
-    from ..store.write import Store
+    from ..store.sqlite_store import Store
 
     family = family_from_args(args)
     protocol = load_protocol(args.protocol, protocol_overrides(args.set, batch_size=args.batch_size))

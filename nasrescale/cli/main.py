@@ -19,7 +19,7 @@ from .. import __version__
 from ..errors import NasRescaleError
 from ..pipeline.signals import Terminated
 from . import analyze_cmd, lr_search_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
-from .paths import os_error_line
+from .path_args import os_error_line
 from .torch_pair import check_torch_pair
 
 __all__ = ["main", "build_parser", "command_summary", "OneLineParser"]

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..errors import NasRescaleError
 from ..space.encodings import format_arch
-from .common import (add_family_options, add_model_options, add_option, family_from_args, int_at_least, positive_float,
-                     parse_archs, read_archs, seed_int)
+from .shared_options import (add_family_options, add_model_options, add_option, family_from_args, int_at_least,
+                             positive_float, parse_archs, read_archs, seed_int)
 
 __all__ = ["register"]
 

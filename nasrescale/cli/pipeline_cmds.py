@@ -12,9 +12,9 @@ from typing import Any
 from ..config import parse_overrides
 from ..errors import ConfigError, NasRescaleError
 from ..pipeline.files import early_run_dir, pipeline_names
-from .common import add_results_option
+from .shared_options import add_results_option
 from .torch_pair import check_torch_pair
-from .paths import output_file
+from .path_args import output_file
 
 __all__ = ["register", "slice_line"]
 
@@ -191,7 +191,7 @@ def _run_locked(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     """:func:`run_cmd` once the run folder's lock is held (or, for ``--dry-run``, not needed)."""
     from ..pipeline.runner import run_pipeline  # torch: as in _run_dir
     from ..pipeline.spec import load_pipeline
-    from ..report.kinds import end_of_run
+    from ..report.kind_reports import end_of_run
     from ..store.job_status import Status
 
     pipeline = load_pipeline(args.pipeline, overrides)

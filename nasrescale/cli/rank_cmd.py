@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..errors import ConfigError, notice
 from ..ranking.boot_counts import DEFAULT_BOOT, VERDICT_BOOT
-from .common import add_family_options, add_results_option, deprecate_option, family_from_args, seed_int
-from .paths import require_writable
+from .shared_options import add_family_options, add_results_option, deprecate_option, family_from_args, seed_int
+from .path_args import require_writable
 from .store_owner import import_stored_plugins, store_owner_note
 
 __all__ = ["register"]
@@ -104,7 +104,7 @@ def _run_rank(args: argparse.Namespace) -> int:
 
 def _run_report(args: argparse.Namespace) -> int:
     # pandas, matplotlib: imported when the command runs, so the CLI starts fast
-    from ..report.kinds import write_run_report
+    from ..report.kind_reports import write_run_report
     from ..report.results_index import refresh_index, write_index
     from ..store.read import store_path
 

@@ -11,10 +11,11 @@ from ..errors import ConfigError
 from ..plugins import import_plugins
 from ..protocol import load_protocol, protocol_names
 from ..train.options import RunOptions
-from .common import (add_data_options, add_device_option, add_family_options, add_model_options, family_from_args,
-                     int_at_least, parse_archs, positive_float, print_records, protocol_overrides, seed_int)
+from .shared_options import (add_data_options, add_device_option, add_family_options, add_model_options,
+                             family_from_args, int_at_least, parse_archs, positive_float, print_records,
+                             protocol_overrides, seed_int)
 from .fused_cmd import add_fuse_options, run_fused, wants_fused
-from .paths import output_file
+from .path_args import output_file
 
 __all__ = ["register", "train_job", "import_train_plugins"]
 

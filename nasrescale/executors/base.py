@@ -39,7 +39,7 @@ from ..jobs.interfaces import RunnableJob
 from ..store.job_status import Status
 from ..store.table_fields import ExecutorFields
 from ..train.options import RunOptions
-from .registry import executor_entry
+from .executor_registry import executor_entry
 
 __all__ = ["ExecutorSettings", "Outcome", "RunnableJob", "Executor", "OnOutcome", "execute", "execute_all",
            "unit_keys"]

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from ..jobs.grouping import plan_units
 from ..train.options import RunOptions
 from .base import ExecutorSettings, OnOutcome, RunnableJob, execute_all, unit_keys
-from .common import JobWrapper, deliver
+from .dispatch import JobWrapper, deliver
 from .threads import ThreadPolicy
 
 __all__ = ["LocalExecutor"]
@@ -55,7 +55,7 @@ class LocalExecutor:
 
     def __init__(self, settings: ExecutorSettings, checkpoint_dir: str | Path | None = None,
                  progress: bool = True) -> None:
-        from ..jobs.records import resolve_device  # local: loads torch, which the CLI defers until work starts
+        from ..jobs.record_fields import resolve_device  # local: loads torch, which the CLI defers until work starts
 
         self.settings = settings
         self.device = resolve_device(settings.device)

@@ -5,7 +5,7 @@ Every job runs in a fresh process started with the ``spawn`` method, so nothing 
 leaks GPU memory takes only its own process down; the parent never initialises CUDA (it only
 counts devices). Jobs start longest first (``job.cost()``). A process that dies without
 reporting (killed, segfault, the OOM killer) or reports a worker fault (device OOM, broken
-CUDA context; see :mod:`nasrescale.executors.common`) is retried up to
+CUDA context; see :mod:`nasrescale.executors.dispatch`) is retried up to
 ``settings.max_retries`` times, then reported ``failed`` with a message saying so. Every job
 gets exactly one outcome, delivered by this (the driving) process. A worker whose driver is
 gone (``kill -9``) ends itself within a second or so, so a rerun never races an orphan.
@@ -42,7 +42,7 @@ from ..jobs.grouping import plan_units
 from ..plugins import Plugin, loaded_plugins
 from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
-from .common import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook, with_plugins
+from .dispatch import deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook, with_plugins
 from .threads import cpu_threads
 
 __all__ = ["PoolExecutor", "pool_devices", "pin_gpu"]

@@ -3,7 +3,7 @@
 Each task asks for ``num_cpus = settings.cpus_per_job`` (may be fractional) and, when the run's
 device is CUDA, ``num_gpus = 1 / jobs_per_gpu``. A task whose worker dies (killed, segfault,
 node lost) is retried by Ray up to ``max_retries`` times; a job that fails with a worker fault
-(device OOM, broken CUDA context) raises :class:`~nasrescale.executors.common.WorkerFault`,
+(device OOM, broken CUDA context) raises :class:`~nasrescale.executors.dispatch.WorkerFault`,
 which is in the task's ``retry_exceptions``; any other job error is already a ``failed``
 outcome (:func:`~nasrescale.executors.base.execute`) and is not retried. Only the driver
 writes the store, and this executor reports at most one outcome per job key: a key is
@@ -35,8 +35,8 @@ from ..jobs.grouping import plan_units
 from ..plugins import Plugin, loaded_plugins
 from ..store.job_status import Status
 from .base import ExecutorSettings, OnOutcome, Outcome, RunnableJob, execute_all, unit_keys
-from .common import (WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook,
-                     with_plugins)
+from .dispatch import (WorkerFault, deliver, is_worker_fault, job_bar, kill_hook_keys, longest_first, with_kill_hook,
+                       with_plugins)
 from .threads import use_threads
 
 __all__ = ["RayExecutor", "import_ray", "start_local_ray", "default_temp_dir", "check_reachable"]

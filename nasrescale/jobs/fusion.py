@@ -36,9 +36,9 @@ from ..space.families import CellFamily
 from ..train import train_fused
 from ..train.members import FusedMember, fusion_key
 from ..train.options import RunOptions
-from .execute import start_run
+from .job_steps import start_run
 from .grouping import DEFAULT_MAX_MEMBERS, fuse_by_default, group_checkpoint_name, group_jobs
-from .records import discard_unreadable, provenance, resolve_device
+from .record_fields import discard_unreadable, provenance, resolve_device
 from .interfaces import TrainSpec
 
 __all__ = ["build_member", "group_key", "fusable_key", "fusable_groups", "fuse_by_default", "DEFAULT_MAX_MEMBERS",
@@ -52,7 +52,7 @@ def build_member(arch: str | nx.DiGraph, family: CellFamily, data: ImageData, pr
                  identity: Mapping[str, Any] | None = None) -> tuple[FusedMember, LrPlan]:
     """Build one member exactly as its single run would start: seed, build, init rule, groups.
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.data import load_dataset
     >>> from nasrescale.protocol import load_protocol
     >>> data = load_dataset("cifar10-subset")
@@ -87,7 +87,7 @@ def fusable_groups(jobs: Iterable[J], max_members: int = DEFAULT_MAX_MEMBERS) ->
     trains with its own optimizer) train alone: each of those is a group of its own (:func:`fusable_key`).
 
     >>> from dataclasses import dataclass
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.protocol import load_protocol
     >>> @dataclass
     ... class Job:
@@ -139,7 +139,7 @@ def train_jobs_fused(jobs: Sequence[TrainSpec], options: RunOptions) -> list[dic
         ConfigError: no jobs, jobs that cannot fuse (named), or a checkpoint of other members.
 
     >>> from nasrescale.jobs.job import DataSpec, TrainJob
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.protocol import load_protocol
     >>> data = DataSpec("cifar10-subset", train_subset=60, test_subset=20)
     >>> jobs = [TrainJob.from_arch("3_31_013", get_family("nb201"), data,

@@ -13,7 +13,7 @@ canonical string its key hashes and the graph everything downstream reads); plan
 architecture once and hand every job of it the same cell. :meth:`TrainJob.from_arch` parses a
 string (or takes a graph) for a caller that has one job to make:
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> from nasrescale.space.parsed_arch import ParsedArch
 >>> from nasrescale.protocol import load_protocol
 >>> cell = ParsedArch.parse("3_33_333", get_family("nb201"))
@@ -59,10 +59,10 @@ from ..space.families import CellFamily
 from ..space.parsed_arch import ParsedArch
 from ..space.topology import effective_edges, is_degenerate
 from . import fusion
-from .execute import run_job
+from .job_steps import run_job
 from ..train.elr_control import require_warmup_layers
 from ..train.options import RunOptions
-from .records import discard_unreadable, provenance, resolve_device, trained_precision
+from .record_fields import discard_unreadable, provenance, resolve_device, trained_precision
 
 __all__ = ["DataSpec", "TrainJob", "KEY_VERSION", "resolve_device", "provenance", "discard_unreadable",
            "trained_precision"]
@@ -124,7 +124,7 @@ class TrainJob:
     The job is the boundary between what a user typed and what trains: it holds its
     architecture parsed (each planner parses a cell once for all its jobs), the protocol's rules
     and base LR are checked once, here, and everything downstream
-    (:mod:`nasrescale.jobs.execute`, the model builder) reads :attr:`graph` and ``protocol.lr``
+    (:mod:`nasrescale.jobs.job_steps`, the model builder) reads :attr:`graph` and ``protocol.lr``
     without checking them again.
 
     Attributes:
@@ -251,7 +251,7 @@ class TrainJob:
 
     def run(self, options: RunOptions | None = None) -> dict[str, Any]:
         """Build, initialize, train and evaluate; return the JSON-ready record
-        (:func:`nasrescale.jobs.execute.run_job`, the pipeline a fused group's members share).
+        (:func:`nasrescale.jobs.job_steps.run_job`, the pipeline a fused group's members share).
 
         ``options`` (:class:`~nasrescale.train.options.RunOptions`; default: on the CPU, no
         checkpoint, quiet): ``device`` may be ``auto``; ``checkpoint_dir`` holds the job's

@@ -1,15 +1,15 @@
 """A pipeline kind's one registration: :class:`KindEntry`, what it plans and runs
-(:class:`~nasrescale.pipeline.kinds.PipelineKind`) and how its runs are reported
-(:class:`~nasrescale.report.kinds.KindReport`), under one name.
+(:class:`~nasrescale.pipeline.kind_registry.PipelineKind`) and how its runs are reported
+(:class:`~nasrescale.report.kind_reports.KindReport`), under one name.
 
 Each kind's package registers exactly one entry (``kinds/<kind>/registration.py``);
 :func:`register_entry` puts its two halves where their readers look them up: the pipeline
-loader, runner and drivers in :data:`~nasrescale.pipeline.kinds.KINDS`, ``nasrescale report``,
-the end of ``nasrescale run`` and the results index in :data:`~nasrescale.report.kinds.REPORTS`.
+loader, runner and drivers in :data:`~nasrescale.pipeline.kind_registry.KINDS`, ``nasrescale report``,
+the end of ``nasrescale run`` and the results index in :data:`~nasrescale.report.kind_reports.REPORTS`.
 Nothing outside the kind's package names it.
 
->>> from nasrescale.pipeline.kinds import KINDS
->>> from nasrescale.report.kinds import REPORTS
+>>> from nasrescale.pipeline.kind_registry import KINDS
+>>> from nasrescale.report.kind_reports import REPORTS
 >>> entry = KindEntry(KINDS.get("trend"), REPORTS.get("trend"))
 >>> entry.name, register_entry(entry) is entry
 ('trend', True)
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..pipeline.kinds import PipelineKind, register_kind
-from ..report.kinds import KindReport, register_report
+from ..pipeline.kind_registry import PipelineKind, register_kind
+from ..report.kind_reports import KindReport, register_report
 
 __all__ = ["KindEntry", "register_entry"]
 

@@ -116,8 +116,8 @@ def losses_from_rows(pairs: Sequence[tuple[float, str]], rows: Sequence[dict[str
 
     Args:
         pairs: ``(grid LR, job key)`` of the search's jobs, seeds in order.
-        rows: the store's job rows (:meth:`~nasrescale.store.write.Store.rows`; for ``loss = "tail"``
-            with ``train_loss_tail``, :meth:`~nasrescale.store.write.Store.rows_with_tail`).
+        rows: the store's job rows (:meth:`~nasrescale.store.sqlite_store.Store.rows`; for ``loss = "tail"``
+            with ``train_loss_tail``, :meth:`~nasrescale.store.sqlite_store.Store.rows_with_tail`).
         loss: ``epoch`` (``train_loss_last``) or ``tail`` (``train_loss_tail``).
 
     Raises:

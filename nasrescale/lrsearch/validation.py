@@ -9,7 +9,7 @@ group and architecture its scale, kernel factor and job keys) is all :func:`anal
 the job rows: each architecture's measured LR (:func:`selections`) against the predicted
 ``base_lr * lr_scale(arch) * kernel_factor(arch)`` (paper eqs. 8, 9); the report
 (:func:`nasrescale.kinds.lr_validation.write.write_validation_report`) adds Pearson r on log LR and
-on LR, Spearman rho, log-log slopes with CIs (:mod:`nasrescale.lrsearch.stats`) and the
+on LR, Spearman rho, log-log slopes with CIs (:mod:`nasrescale.lrsearch.rule_stats`) and the
 predicted-vs-measured plot with y = x and per-seed error bars.
 """
 
@@ -20,7 +20,7 @@ from typing import Any, Sequence
 from ..errors import DataError
 from .search import losses_from_rows
 from .select import select_lr
-from .stats import correlations
+from .rule_stats import correlations
 
 __all__ = ["analyze", "correlations", "selections"]
 
@@ -74,7 +74,7 @@ def analyze(plan: dict[str, Any], rows: Sequence[dict[str, Any]], partial: bool 
         plan: the stored plan (:func:`nasrescale.kinds.lr_validation.grid.validation_plan`, extended
             by :func:`~nasrescale.kinds.lr_validation.grid.extend_plan`).
         rows: the store's job rows (with ``train_loss_tail`` for ``loss = "tail"``:
-            :meth:`~nasrescale.store.write.Store.rows_with_tail`).
+            :meth:`~nasrescale.store.sqlite_store.Store.rows_with_tail`).
         partial: skip architectures whose runs are not all finished (else raise).
 
     Returns:

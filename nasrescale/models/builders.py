@@ -12,7 +12,7 @@ all-zero tensor to an all-zero tensor (identity and pooling do), because the pru
 such edges out of nodes that are known to be exactly zero. ReLUs are never in-place: a node's
 tensor feeds several edges.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> conv = build_op(get_family("nb201").op("nor_conv_3x3"), 8)
 >>> [type(m).__name__ for m in conv], conv[1].padding, conv[1].bias
 (['ReLU', 'Conv2d', 'BatchNorm2d'], (1, 1), None)

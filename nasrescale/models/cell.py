@@ -22,7 +22,7 @@ Skipped terms are exact zeros and the order of the remaining additions is unchan
 two plans give bit-identical outputs (``a + 0 == a``), in train and eval mode.
 
 >>> import torch
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> from nasrescale.space.encodings import parse_arch
 >>> nb201 = get_family("nb201")
 >>> cell = Cell(parse_arch("0_03_101", nb201), nb201, 4)  # node 1 is zero; 1->2 is a conv

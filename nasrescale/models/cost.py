@@ -7,7 +7,7 @@ BatchNorm, ReLU, pooling and additions count nothing. The benchmark runs every o
 architecture string, dead ones included, so its figures come from the unpruned model; the
 ``*_effective`` figures come from what the pruned model actually runs.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> cost = model_cost("|nor_conv_3x3~0|+|none~0|none~1|+|skip_connect~0|none~1|none~2|", get_family("nb201"),
 ...                   width=4, cells=1, in_shape=(3, 8, 8))
 >>> cost["params"] > cost["params_effective"], cost["flops_m"] > cost["flops_m_effective"]

@@ -19,8 +19,8 @@ the depth) is ``ReLU -> AvgPool5 (stride 3) -> Conv1x1(-> 128) -> BN -> ReLU -> 
 ``aux_logits`` in training mode; the training loop adds no auxiliary loss). Not built: drop
 path, a regularizer of DARTS's training recipe. docs/design.md §6 counts DARTS-V2's parameters.
 
->>> from nasrescale.space.registry import get_family
->>> from nasrescale.space.darts import DARTS_V2
+>>> from nasrescale.space.family_loader import get_family
+>>> from nasrescale.space.darts_codec import DARTS_V2
 >>> net = build_model(DARTS_V2, get_family("darts"))
 >>> sum(p.numel() for p in net.parameters())     # the published 3.3 M
 3349342

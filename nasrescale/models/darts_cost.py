@@ -9,7 +9,7 @@ nothing). Every op of a genotype runs, so the effective figures equal the built 
 :mod:`nasrescale.models.darts` and :mod:`nasrescale.models.cellspace_ops` build them; a test
 compares both for published genotypes at several sizes.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> from nasrescale.space.encodings import parse_arch
 >>> darts = get_family("darts")
 >>> cost = darts_cost(parse_arch("DARTS_V2", darts), darts, 10, width=36, cells=20, in_shape=(3, 32, 32))

@@ -21,7 +21,7 @@ concatenated along dim 0, so packing and unpacking are one ``cat``/``chunk``, an
 of a fused parameter ``p`` is ``p.unflatten(0, (K, -1))[k]`` (a view).
 
 >>> import torch
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> from nasrescale.models import build_model
 >>> nets = [build_model("3_33_333", get_family("nb201"), width=4, cells=1) for _ in range(3)]
 >>> fused = FusedNetwork(nets).eval()

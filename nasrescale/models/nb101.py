@@ -16,7 +16,7 @@ added last; then applies its op (``Conv kxk -> BN -> ReLU`` or a 3x3 max pool, s
 output concatenates the vertices that feed it and adds a projection of the input to
 ``c_out`` channels if the input feeds it. Every BN is affine; convs have no bias.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> cell = ('{"matrix": [[0, 1, 1, 1, 0, 1, 0], [0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 1], '
 ...         '[0, 0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0]], '
 ...         '"ops": ["input", "conv1x1-bn-relu", "conv3x3-bn-relu", "conv3x3-bn-relu", "conv3x3-bn-relu", '

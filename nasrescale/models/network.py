@@ -6,7 +6,7 @@ A family file's ``[macro]`` table names the network skeleton (``kind``) and its 
 table against them, applies the caller's overrides and calls the skeleton's factory.
 Size settings are positive integers.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> net = build_model("3_33_333", get_family("nb201"), width=4, cells=1)
 >>> type(net).__name__, len(net.cells()), net.released_fan_mode
 ('NB201Network', 3, 'fan_in')
@@ -168,7 +168,7 @@ def macro_settings(family: CellFamily, width: int | None = None, cells: int | No
     from the family file only.
 
     >>> from nasrescale.models import macro_settings
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> macro_settings(get_family("nb201")), macro_settings(get_family("nb201"), width=4, cells=1)
     ({'width': 16, 'cells': 5}, {'width': 4, 'cells': 1})
 

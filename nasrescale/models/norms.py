@@ -18,7 +18,7 @@ the family's ``[macro]`` table, so the family digest, and every run key, tell th
 >>> net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
 >>> [type(m).__name__ for m in apply_norm(net, "none")]
 ['Conv2d', 'Identity', 'ReLU']
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> nb = get_family("nb201")
 >>> with_norm(nb, "batch") is nb, with_norm(nb, "none").digest() != nb.digest()
 (True, True)

@@ -9,7 +9,7 @@ from typing import Sequence
 from ..config import to_table
 from ..errors import ConfigError
 from ..lrsearch.search import LrSearchSettings
-from .kinds import PipelineKind
+from .kind_registry import PipelineKind
 from .protocols import ProtocolEntry
 
 __all__ = ["check_distinct", "check_stages", "check_tuning_seeds"]

@@ -21,7 +21,7 @@ from ..jobs.job import TrainJob
 from ..lrsearch.search import LrSearchSettings, losses_from_rows, plot_selection, selection_json
 from ..lrsearch.select import Selection, select_lr
 from ..store.job_status import Status
-from ..store.write import Store
+from ..store.sqlite_store import Store
 from .run_threads import run_threads
 
 __all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "Pace", "RunJobs", "extend_rounds",
@@ -57,7 +57,7 @@ def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, che
 
 
 def job_rows(jobs: Iterable[TrainJob]) -> Iterator[dict[str, Any]]:
-    """The store rows of ``jobs`` (:meth:`~nasrescale.store.write.Store.add_jobs`)."""
+    """The store rows of ``jobs`` (:meth:`~nasrescale.store.sqlite_store.Store.add_jobs`)."""
     return ({"key": j.key(), "arch": j.arch, "protocol": j.label, "seed": j.seed, "job_json": json.dumps(j.to_json())}
             for j in jobs)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, NasRescaleError
 from ..space.families import CellFamily
-from ..space.registry import family_names_in, resolve_family
+from ..space.family_loader import family_names_in, resolve_family
 from .tables import PipelineSettings
 
 __all__ = ["named_family"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .kinds import KINDS, kind_tables
+from .kind_registry import KINDS, kind_tables
 
 __all__ = ["SHARED_ANALYSIS_ONLY", "analysis_only", "identity_grows", "strip_keys"]
 
@@ -16,7 +16,7 @@ def identity_grows(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether identity ``new`` is ``old`` grown: by protocols (every stored protocol unchanged,
     new ones added, and the tables only new protocols use, ``lr_search`` and ``tuning``, added
     with them) and/or by a kind's own table that may grow (:attr:`KindTable.grows
-    <nasrescale.pipeline.kinds.KindTable.grows>`: a trend's budgets, ``trend.epochs`` a superset).
+    <nasrescale.pipeline.kind_registry.KindTable.grows>`: a trend's budgets, ``trend.epochs`` a superset).
     The stored jobs are then jobs of the grown pipeline too (job keys are content hashes).
 
     >>> old = {"budget": {"epochs": 6}, "protocols": {"a": {"lr": 0.1}}, "trend": {"epochs": [6, 12]}}

@@ -2,14 +2,14 @@
 are only those planned so far (the tuning stores one tuning cell's runs at a time, and a tuned
 protocol's evaluation jobs only once its multiplier is chosen), so counts and ETA per stored
 label understate the work left. These lines say how far each tuning is, from the stored
-pipeline and jobs (:func:`~nasrescale.report.common.tuning.tuning_progress`).
+pipeline and jobs (:func:`~nasrescale.report.common.tuning_section.tuning_progress`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..report.common.tuning import tuning_progress
+from ..report.common.tuning_section import tuning_progress
 from ..store.read import StoreData, read_store
 
 __all__ = ["stage_lines"]

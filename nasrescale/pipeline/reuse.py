@@ -1,6 +1,6 @@
 """A kind's reuse store: the finished runs of the same jobs, copied in instead of trained.
 
-A kind with a ``reuse_key`` (:attr:`~nasrescale.pipeline.kinds.PipelineKind.reuse_key`: a trend's
+A kind with a ``reuse_key`` (:attr:`~nasrescale.pipeline.kind_registry.PipelineKind.reuse_key`: a trend's
 ``trend.reuse``, a landscape's ``landscape.reuse``) names another store; every job about to run
 -- an LR search's too -- is first looked up there (job keys are content hashes, so the same job
 has the same key), and its finished record is copied in (:func:`reusing`; meta ``reused``
@@ -19,7 +19,7 @@ from ..store.job_status import FINAL
 from ..store.migration import parse_record
 from ..store.read import store_path
 from ..store.record import REUSED_KEY
-from ..store.write import Store
+from ..store.sqlite_store import Store
 from .execute import RunJobs, job_rows
 
 __all__ = ["reusing", "check_reuse", "reuse_source"]

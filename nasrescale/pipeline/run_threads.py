@@ -24,7 +24,7 @@ import os
 from typing import Any
 
 from ..executors.base import ExecutorSettings
-from ..executors.registry import executor_entry
+from ..executors.executor_registry import executor_entry
 from ..executors.threads import MEASURE, cpu_threads
 from ..store.migration import parse_record
 from ..store.record import THREADS_KEY

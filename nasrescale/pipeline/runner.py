@@ -1,6 +1,6 @@
 """Driving a pipeline: fill the store with its jobs, run what is missing, report progress.
 
-The driver is the only writer of ``results/<name>/store.sqlite`` (:class:`~nasrescale.store.write.Store`;
+The driver is the only writer of ``results/<name>/store.sqlite`` (:class:`~nasrescale.store.sqlite_store.Store`;
 one driver per run folder: :mod:`nasrescale.pipeline.lock`).
 :func:`run_pipeline` binds the resolved pipeline to the store (refusing a different one under the
 same name), inserts any new jobs as ``pending``, and hands the jobs that are not finished --
@@ -8,7 +8,7 @@ pending, failed, or left ``running`` by a killed driver -- to the executor. Each
 stored in one transaction as it arrives, then its checkpoint (``checkpoints/<key>.pt``) is
 deleted; a job killed mid-training resumes from that checkpoint on the next run.
 
-What a pipeline plans and runs after its jobs comes from its kind (:mod:`nasrescale.pipeline.kinds`);
+What a pipeline plans and runs after its jobs comes from its kind (:mod:`nasrescale.pipeline.kind_registry`);
 The LR stages (``base_lr = "search"``, ``tune = true``) run first (:mod:`nasrescale.pipeline.stages`);
 jobs reach the store and the executor through :mod:`nasrescale.pipeline.execute`.
 """
@@ -33,7 +33,7 @@ from ..store.binding import binding_verdict, refusal
 from ..store.integrity import READ_COLUMNS, check_connection, unpack_gzipped
 from ..store.layout import run_dir_for
 from ..store.record import base_lr_key
-from ..store.write import Store
+from ..store.sqlite_store import Store
 from .execute import RunJobs, run_jobs, run_search
 from .lock import driver_lock, lock_if_present
 from .preflight import check_data, check_executor, check_reference

@@ -2,7 +2,7 @@
 its entry in the store's meta (``visit:<n>``), which the next slice's pacer and the reports read.
 
 >>> import tempfile
->>> from nasrescale.store.write import Store
+>>> from nasrescale.store.sqlite_store import Store
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     store = Store(Path(tmp) / "store.sqlite")
 ...     done = SliceSummary(Path(tmp), jobs_run=7, job_s=83.0, stopped="slice finished")
@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jobs.records import provenance, resolve_device
+from ..jobs.record_fields import provenance, resolve_device
 from ..store.job_status import FINAL, Status
 from ..store.migration import parse_record
 from ..store.record import RunRecord, visit_entries, visit_key
-from ..store.write import Store
+from ..store.sqlite_store import Store
 from .spec import Pipeline
 
 __all__ = ["SliceSummary", "copy_store", "device_text", "prior_per_job", "record_visit", "tally", "visit_records"]

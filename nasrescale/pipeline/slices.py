@@ -28,7 +28,7 @@ from ..executors.base import Executor
 from ..jobs.job import TrainJob
 from ..store.job_status import FINAL
 from ..store.layout import run_dir_for
-from ..store.write import Store
+from ..store.sqlite_store import Store
 from .execute import Pace, RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock, lock_if_present
 from .order import spread_order, visit_cells

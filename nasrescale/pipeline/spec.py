@@ -63,7 +63,7 @@ from .checks import check_distinct, check_stages, check_tuning_seeds
 from .family import named_family
 from .files import pipeline_names, resolve_pipeline_path
 from .identity import analysis_only, strip_keys
-from .kinds import PipelineKind, get_kind, kind_tables, owned_tables
+from .kind_registry import PipelineKind, get_kind, kind_tables, owned_tables
 from .preflight import PIPELINE_KEYS, DataKeys
 from .protocols import ProtocolEntry, protocol_entry
 from .tables import ArchSettings, Budget, DataSettings, PipelineSettings, TuningSettings
@@ -127,7 +127,7 @@ class Pipeline:
 
     @property
     def kind(self) -> PipelineKind:
-        """The registered kind of ``[pipeline] kind`` (:mod:`nasrescale.pipeline.kinds`)."""
+        """The registered kind of ``[pipeline] kind`` (:mod:`nasrescale.pipeline.kind_registry`)."""
         return get_kind(self.pipeline.kind)
 
     def family(self) -> CellFamily:

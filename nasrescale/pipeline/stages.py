@@ -34,7 +34,7 @@ from ..lrsearch.select import Selection
 from ..lrsearch.tuning import TuningChoice, chance_accuracy, choose_multiplier, extend_multipliers, tune_label
 from ..store.job_status import Status
 from ..store.record import base_lr_key, lr_search_key, tuning_key
-from ..store.write import Store
+from ..store.sqlite_store import Store
 from .execute import Pace, RunJobs, run_chunks, run_search, widen_again
 from .order import visit_cells
 from .spec import Pipeline

@@ -47,7 +47,7 @@ class PipelineSettings:
     protocols x seeds)."""
 
     name: str
-    kind: str = "retrain"  # a registered kind (nasrescale.pipeline.kinds), checked by load_pipeline
+    kind: str = "retrain"  # a registered kind (nasrescale.pipeline.kind_registry), checked by load_pipeline
     description: str = ""
     family: str | None = None  # None: the family of family_file, else nb201
     family_file: str | None = None

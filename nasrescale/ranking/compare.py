@@ -27,7 +27,7 @@ import pandas as pd
 from ..errors import DataError, FamilyError
 from ..space.encodings import parse_arch
 from ..space.isomorphism import first_of_each_class
-from ..space.registry import get_family
+from ..space.family_loader import get_family
 from ..space.topology import is_degenerate
 from .boot_counts import DEFAULT_BOOT
 from .rank import (K_PERCENTS, TopkBy, bootstrap_cis, kendall_tau, precision_at_k, seed_noise, summary_stats,

@@ -32,7 +32,7 @@ from ..space.benchmark import (
     read_accuracy_csv,
     resolve_dataset,
 )
-from ..space.registry import get_family
+from ..space.family_loader import get_family
 from ..store.job_status import FINAL, Status
 from ..store.read import StoreData, chance_accuracy, read_store, store_path
 

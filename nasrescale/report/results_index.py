@@ -2,7 +2,7 @@
 
 The index lists the runs whose store is versioned: a folder holding ``store.sqlite.gz`` (the form
 committed results ship in, written by ``tools/pack_store.py``; read from its copy unpacked beside
-it, :func:`~nasrescale.store.write.unpack_gzipped`). A local run (``store.sqlite`` alone) is never
+it, :func:`~nasrescale.store.sqlite_store.unpack_gzipped`). A local run (``store.sqlite`` alone) is never
 listed, so running and reporting it leaves the index, a versioned file, as it is: its own
 ``report.md`` is its page. For each listed run: the pipeline and its description, the data copy it
 trained on, the hardware and software its finished jobs ran on (device, torch, CUDA, the
@@ -10,7 +10,7 @@ precision actually used: the CPU always trains in fp32), the dates, jobs done / 
 slices recorded by :mod:`nasrescale.pipeline.slices`, and a ranking table (each protocol against
 the benchmark reference, and the protocols against each other: Kendall tau over the
 architectures finished so far), or what the run's kind shows instead
-(:attr:`~nasrescale.report.kinds.KindReport.index`: an LR validation's or a landscape's headline). :func:`provenance_lines` is the same provenance as a few
+(:attr:`~nasrescale.report.kind_reports.KindReport.index`: an LR validation's or a landscape's headline). :func:`provenance_lines` is the same provenance as a few
 Markdown lines for a run's own ``report.md``.
 
 >>> from pathlib import Path
@@ -36,7 +36,7 @@ from .common.markdown import md_table
 from .common.provenance import _slice_table, _slices, provenance, provenance_lines  # noqa: F401
 from .common.identical import identical_protocols
 from .common.held_out import held_out, tuning_cells, without
-from .kinds import REPORTS
+from .kind_reports import REPORTS
 from .common.reference import load_reference, protocol_order, reference_spec
 
 __all__ = ["provenance", "provenance_lines", "index_text", "write_index", "refresh_index", "run_folders",

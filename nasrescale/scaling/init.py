@@ -28,7 +28,7 @@ followed by BatchNorm, so the init scale changes the effective learning rate of 
 
 >>> import torch
 >>> from nasrescale.models import build_model
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> _ = torch.manual_seed(0)
 >>> net = apply_init(build_model("3_33_333", get_family("nb201"), width=8, cells=1), "in_degree_source")
 >>> abs(float(net.readout.weight.detach().std()) * 32 / 2 - 1) < 0.1  # std 2 / fan_in, fan_in = 4C = 32

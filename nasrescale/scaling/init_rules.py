@@ -76,7 +76,7 @@ def check_rules(protocol: Protocol, family: CellFamily) -> None:
     A job checks them when it is made: the protocol layer, below this one, cannot.
 
     >>> from nasrescale.protocol import load_protocol
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> check_rules(load_protocol("nb201", lr_rule="sqrt"), get_family("nb201"))
     Traceback (most recent call last):
     ...
@@ -105,7 +105,7 @@ def init_model(arch: str | nx.DiGraph, family: CellFamily, data: ImageData, prot
                width: int | None = None, cells: int | None = None) -> InitializedModel:
     """Seed, build, apply ``protocol.init`` and derive the LR plan: how every run starts.
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.data import load_dataset
     >>> from nasrescale.protocol import load_protocol
     >>> run = init_model("3_33_333", get_family("nb201"), load_dataset("cifar10-subset"),

@@ -81,7 +81,7 @@ def param_groups(model: nn.Module, protocol: Protocol, plan: LrPlan | None = Non
 
     >>> from nasrescale.protocol import load_protocol
     >>> from nasrescale.models import build_model
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> net = build_model("2_22_222", get_family("nb201"), width=4, cells=1)  # all nor_conv_1x1
     >>> groups = param_groups(net, load_protocol("rescaled", ["lr=0.46", "kernel_rule=per_layer"]))
     >>> [(round(g["lr"], 4), g["kernel_factor"], len(g["params"])) for g in groups]  # 3 cells x 6 edge convs

@@ -1,6 +1,6 @@
 """One record per architecture: what ``nasrescale analyze`` prints.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> rec = analyze("3_33_333", get_family("nb201"))
 >>> rec.num_paths, rec.path_depths, rec.sum_depth_cubed, round(rec.lr_scale, 4)
 (4, [2, 3, 3, 4], 126, 0.0891)
@@ -17,7 +17,7 @@ import networkx as nx
 from ..errors import ArchError
 from .encodings import as_graph, format_arch, make_graph
 from .families import CellFamily
-from .registry import as_family
+from .family_loader import as_family
 from .topology import (effective_edges, histogram_from_edges, in_degrees_from_edges, moments_from_edges, scale_for,
                        terminals)
 

@@ -143,7 +143,7 @@ def canonical_archs(archs: Iterable[str], family: CellFamily, *, where: str = "i
     Raises:
         ArchError: naming the first string that does not parse, and its position.
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> canonical_archs(["0_00_000"], get_family("nb201"))
     ['|none~0|+|none~0|none~1|+|none~0|none~1|none~2|']
     """

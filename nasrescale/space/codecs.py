@@ -3,10 +3,10 @@
 :func:`nasrescale.space.encodings.parse_arch` and ``format_arch`` dispatch here for a family whose
 structure (:mod:`nasrescale.space.structure`) is not ``edge_dag``; the ``edge_dag`` encodings
 (``nb201``, ``digits``, ``edges``) are :mod:`nasrescale.space.encodings`' own. A structure's module
-(:mod:`nasrescale.space.darts`, :mod:`nasrescale.space.nb101`) registers its encoding when imported,
-which :mod:`nasrescale.space.registry` does.
+(:mod:`nasrescale.space.darts_codec`, :mod:`nasrescale.space.nb101_codec`) registers its encoding when imported,
+which :mod:`nasrescale.space.family_loader` does.
 
->>> import nasrescale.space.registry  # registers the shipped encodings
+>>> import nasrescale.space.family_loader  # registers the shipped encodings
 >>> ENCODERS.names()
 ('darts', 'nb101')
 """

@@ -3,7 +3,7 @@
 Appendix A eq. 17, or the released code's source-node variant). Pure functions on the canonical
 graph, like :mod:`nasrescale.space.topology`, which they build on.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> from nasrescale.space.encodings import parse_arch
 >>> nb201 = get_family("nb201")
 >>> g = parse_arch("3_33_333", nb201)
@@ -75,7 +75,7 @@ def network_kernel(graph: nx.DiGraph, family: CellFamily) -> int | None:
     stem's ``q``. ``None`` if the network has no conv.
 
     >>> import dataclasses
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.space.encodings import parse_arch
     >>> cnn = get_family("cnn_dag")
     >>> cnn7 = dataclasses.replace(cnn, ops=tuple(dataclasses.replace(op, kernel=7) if op.kernel else op for op in cnn.ops))
@@ -112,7 +112,7 @@ def edge_kernel_factors(graph: nx.DiGraph, family: CellFamily, rule: str | None 
     too). The per-parameter scaling map of a network
     (:mod:`nasrescale.models.scaling_map`) reads these for its cell-edge convs.
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.space.encodings import parse_arch
     >>> nb201 = get_family("nb201")
     >>> edge_kernel_factors(parse_arch("2_03_000", nb201), nb201, "per_layer")
@@ -140,7 +140,7 @@ def init_divisors(graph: nx.DiGraph, family: CellFamily, rule: str = "target") -
     *source* node counting every non-zero edge of the raw cell (node 0 counts as 1). Both are
     at least 1, so edges that are not on any path (built but never run) get a finite scale.
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.space.encodings import parse_arch
     >>> nb201 = get_family("nb201")
     >>> init_divisors(parse_arch("3_33_333", nb201), nb201)[(1, 3)]

@@ -12,7 +12,7 @@ edges are the zero op), so all three encodings describe the same graphs:
 * ``edges``: JSON, ``{"nodes": 4, "edges": [[0, 1, "nor_conv_3x3"], ...]}`` or a bare edge list;
   the form for families of any node count. Output lists only non-zero edges.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> nb201 = get_family("nb201")
 >>> g = parse_arch("3_34_131", nb201)
 >>> format_arch(g, nb201)
@@ -60,14 +60,14 @@ def detect_encoding(text: str) -> str:
     )
 
 
-#: turns a family name into its :class:`CellFamily`; set by :mod:`nasrescale.space.registry` when
+#: turns a family name into its :class:`CellFamily`; set by :mod:`nasrescale.space.family_loader` when
 #: it loads (the registry imports this module, so this module cannot import it)
 FAMILY_RESOLVER: list[Callable[[Any], CellFamily]] = []
 
 
 def _family_by_name(family: Any) -> CellFamily:
     if not FAMILY_RESOLVER:  # only this module was imported, not the package's registry
-        raise FamilyError(f"family {family!r}: pass a CellFamily (nasrescale.space.registry.get_family({family!r}))")
+        raise FamilyError(f"family {family!r}: pass a CellFamily (nasrescale.space.family_loader.get_family({family!r}))")
     return FAMILY_RESOLVER[0](family)
 
 

@@ -5,7 +5,7 @@ A :class:`CellFamily` names the ops (each bound to a registered op kind, see
 :mod:`nasrescale.space.ops`), the node count, the default string encoding, the path-depth offset,
 the base architecture of the LR rule, the kernel rule, the cell structure and the macro skeleton
 the model builder wraps the cell in. Discovery and the checks that need the parser (the base
-architecture) live in :mod:`nasrescale.space.registry`.
+architecture) live in :mod:`nasrescale.space.family_loader`.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class CellFamily:
         file's location.
         Run keys and checkpoints use it to tell two versions of a family apart.
 
-        >>> from nasrescale.space.registry import get_family
+        >>> from nasrescale.space.family_loader import get_family
         >>> nb = get_family("nb201")
         >>> len(nb.digest()), nb.digest() == get_family("nb201").digest()
         (16, True)

@@ -21,7 +21,7 @@ of the LR rule, the kernel rule, and the macro skeleton the model builder wraps 
     kind = "nb201"            # the network skeleton; its keys are checked by the builder
 
 :func:`parse_family` turns the TOML text into a :class:`CellFamily`; discovery and the
-checks that need the parser (the base architecture) live in :mod:`nasrescale.space.registry`.
+checks that need the parser (the base architecture) live in :mod:`nasrescale.space.family_loader`.
 """
 
 from __future__ import annotations

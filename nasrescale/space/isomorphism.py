@@ -30,7 +30,7 @@ considered), comes from a string rule that keeps one ``#`` term per zero input (
 ``x + 0`` differ), and treats an op on node 1 as zero when node 1 is, but not an op on a
 later node whose inputs are all zero; the test recomputes both counts.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> nb201 = get_family("nb201")
 >>> canonical_form("|none~0|+|skip_connect~0|none~1|+|nor_conv_1x1~0|skip_connect~1|skip_connect~2|", nb201)
 'nor_conv_1x1(x)+x'

@@ -5,7 +5,7 @@ form, exactly what :func:`~nasrescale.space.encodings.format_arch` writes), the 
 initializes and analyzes it. The graph is frozen (:func:`networkx.freeze`): every job of one
 cell may share it, and none can change it under the others.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> nb201 = get_family("nb201")
 >>> cell = ParsedArch.parse("3_34_131", nb201)
 >>> cell.text

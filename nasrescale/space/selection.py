@@ -21,7 +21,7 @@ so the job keys, of pipelines stored before the option existed.
 Traceback (most recent call last):
 ...
 nasrescale.errors.ConfigError: archs.select: expected one of 'uniform', 'stratified', 'list', 'file' (the registered selection methods), got 'random'
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> from nasrescale.pipeline.spec import ArchSettings
 >>> nb = get_family("nb201")
 >>> a = select_archs(ArchSettings(count=5, seed=1), nb)
@@ -170,7 +170,7 @@ def unique_pool(family: CellFamily, exclude: Sequence[str] = (), degenerate: boo
     """The first cell (digit-string order) of each isomorphism class of an enumerable family,
     without the classes of ``exclude`` and, unless ``degenerate``, the degenerate classes.
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> len(unique_pool(get_family("nb201"))), len(unique_pool(get_family("nb201"), degenerate=False))
     (5545, 5521)
     """

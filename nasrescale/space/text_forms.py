@@ -2,7 +2,7 @@
 ``(node count, [(source, target, op), ...])``, each token checked against the family and every
 error naming the offending token; :func:`nasrescale.space.encodings.parse_arch` builds the graph.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> _parse_digits("3_34_131", get_family("nb201"))[1][:2]
 [(0, 1, 'nor_conv_3x3'), (0, 2, 'nor_conv_3x3')]
 """

@@ -9,7 +9,7 @@ The NB201 all-``nor_conv_3x3`` cell, worked by hand: paths 0-3, 0-1-3, 0-2-3, 0-
 ``sum L^3 = 8 + 27 + 27 + 64 = 126``; the base (skip chain) has one path of depth 1, so the
 LR scale is ``(126)^(-1/2) / 1^(-1/2) = 0.0891``.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> from nasrescale.space.encodings import parse_arch
 >>> nb201 = get_family("nb201")
 >>> g = parse_arch("3_33_333", nb201)
@@ -96,7 +96,7 @@ def effective_graph(graph: nx.DiGraph, family: CellFamily) -> nx.DiGraph:
 
     All nodes are kept, so a dead node shows up with in-degree 0.
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.space.encodings import parse_arch
     >>> nb201 = get_family("nb201")
     >>> g = parse_arch("|nor_conv_3x3~0|+|skip_connect~0|none~1|+|skip_connect~0|none~1|skip_connect~2|", nb201)
@@ -188,7 +188,7 @@ def path_depths(graph: nx.DiGraph, family: CellFamily) -> list[int]:
 def depth_histogram(graph: nx.DiGraph, family: CellFamily) -> dict[int, int]:
     """Number of input->output paths of each depth, by dynamic programming (no enumeration).
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> from nasrescale.space.encodings import parse_arch
     >>> nb201 = get_family("nb201")
     >>> depth_histogram(parse_arch("3_33_333", nb201), nb201)

@@ -1,1 +1,1 @@
-"""The results store of a run: writing rows and meta (``write``) and reading them back (``read``)."""
+"""The results store of a run: writing rows and meta (``sqlite_store``) and reading them back (``read``)."""

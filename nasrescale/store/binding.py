@@ -1,4 +1,4 @@
-"""Whether a store may hold a pipeline: the one rule :meth:`~nasrescale.store.write.Store.bind_pipeline`
+"""Whether a store may hold a pipeline: the one rule :meth:`~nasrescale.store.sqlite_store.Store.bind_pipeline`
 applies and :func:`~nasrescale.pipeline.runner.check_store` reports read-only before a run opens the store.
 
 A store holds one pipeline's identity. The same identity binds; one that only grows it (by

@@ -26,7 +26,7 @@ from typing import Any
 
 from .job_status import FINAL, Status
 from .record import visit_entries
-from .write import Store
+from .sqlite_store import Store
 
 __all__ = ["Eta", "estimate_eta", "eta_text", "clock"]
 

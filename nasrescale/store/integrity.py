@@ -1,6 +1,6 @@
 """Whether a file is a store this version can read or write, checked before anything reads or writes it.
 
-Every opening of a store passes here (:class:`~nasrescale.store.write.Store` for ``run``,
+Every opening of a store passes here (:class:`~nasrescale.store.sqlite_store.Store` for ``run``,
 ``status`` and ``export``; :func:`~nasrescale.store.read.read_store` for ``rank`` and
 ``report``). A file that is not one -- truncated, random bytes, another program's SQLite
 database, a store of a newer schema version, a ``store.sqlite.gz`` that does not unpack -- is

@@ -43,7 +43,7 @@ from typing import Any
 from ..errors import DataError
 from .job_status import FINAL
 from .record import IDENTITY_KEY, NAME_KEY, visit_entries, visit_key
-from .write import Store
+from .sqlite_store import Store
 
 __all__ = ["MergeReport", "merge_store"]
 

@@ -1,6 +1,6 @@
 """Read-only access to a pipeline's result store (``results/<pipeline>/store.sqlite``): the one
 read API (:func:`read_store`: the jobs as a table, for ranking and reports; :func:`reading`: the
-row-level :class:`~nasrescale.store.write.Store` methods, read-only, for status, export and the
+row-level :class:`~nasrescale.store.sqlite_store.Store` methods, read-only, for status, export and the
 LR-validation report).
 
 The store is written only by the pipeline's driving process; ranking and reports read it here,
@@ -39,7 +39,7 @@ from .job_status import Status
 from .layout import run_dir_for
 from .migration import parse_record
 from .record import RunRecord
-from .write import Store
+from .sqlite_store import Store
 
 __all__ = ["StoreData", "reading", "run_dir_for", "store_path", "read_store", "read_curves", "chance_accuracy"]
 

@@ -34,7 +34,7 @@ from typing import Any, Mapping
 from ..config import to_table
 from ..errors import NasRescaleError
 from ..protocol import load_protocol, protocol_names
-from ..space.registry import resolve_family
+from ..space.family_loader import resolve_family
 
 __all__ = ["train_command", "command_text", "not_rerunnable", "toml_literal", "stored_pipeline"]
 

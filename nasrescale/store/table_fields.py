@@ -49,7 +49,7 @@ class ExecutorFields:
     """``[executor]``: how a pipeline's jobs are run.
 
     Attributes:
-        kind: a registered executor (:func:`~nasrescale.executors.registry.executor_kinds`):
+        kind: a registered executor (:func:`~nasrescale.executors.executor_registry.executor_kinds`):
             ``local`` (this machine: in-process on the CPU, a process pool on GPUs) or ``ray``
             (Ray core tasks; needs the ``ray`` extra).
         jobs_per_gpu: concurrent jobs per visible GPU (local pool: processes; Ray: the task's

@@ -96,7 +96,7 @@ def check_param_groups(param_groups: Sequence[dict]) -> list[dict]:
 
 def check_trainable(members: Sequence[FusedMember]) -> None:
     """ConfigError for no members, or a member whose cell is degenerate (such runs are recorded
-    at chance accuracy and never trained, :mod:`nasrescale.jobs.execute`)."""
+    at chance accuracy and never trained, :mod:`nasrescale.jobs.job_steps`)."""
     if not members:
         raise ConfigError("train_fused: no members; pass at least one FusedMember")
     for m in members:

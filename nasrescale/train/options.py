@@ -29,7 +29,7 @@ __all__ = ["RunOptions", "OnEpoch", "MEMORY_FORMATS", "COMPILE_MODES"]
 OnEpoch = Callable[[dict[str, Any]], None]
 
 #: layouts of the network's activations: ``auto`` (chosen per device and precision,
-#: :func:`~nasrescale.train.layout.default_memory_format`), ``channels_last`` (NHWC, oneDNN's and
+#: :func:`~nasrescale.train.memory_format.default_memory_format`), ``channels_last`` (NHWC, oneDNN's and
 #: cuDNN's tensor-core convolutions) or ``contiguous`` (NCHW, PyTorch's default)
 MEMORY_FORMATS = ("auto", "channels_last", "contiguous")
 

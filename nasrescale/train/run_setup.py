@@ -18,7 +18,7 @@ from ..data.types import ImageData
 from ..protocol import Protocol
 from .augment import draw_augmentation, stats_tensor
 from .options import RunOptions
-from .layout import default_memory_format
+from .memory_format import default_memory_format
 from .precision import cudnn_autotune, no_tf32, trained_precision
 
 __all__ = ["RunSetup", "EpochDraw", "epoch_seed", "GLOBAL_RNG_OFFSET", "TAIL_FRACTION", "tail_start", "model_dtype",

@@ -10,7 +10,7 @@ import torch
 
 from nasrescale.data.types import ImageData
 from nasrescale.protocol import load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.train import RunOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # the scripts import each other

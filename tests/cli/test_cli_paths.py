@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from nasrescale.cli import paths
+from nasrescale.cli import path_args
 from nasrescale.cli.main import main
 
 from pipeline_helpers import TINY, private_cache  # noqa: F401  (fixtures, used by name)
@@ -47,7 +47,7 @@ def _writes(folder: Path) -> bool:
 @pytest.fixture
 def read_only(monkeypatch) -> Iterator[Callable[[Path], Path]]:
     """Makes a folder read-only: ``chmod 0o555``, and where that does not stop writes (root),
-    the write check of :mod:`nasrescale.cli.paths` meets a read-only file system there instead."""
+    the write check of :mod:`nasrescale.cli.path_args` meets a read-only file system there instead."""
     made: list[Path] = []
 
     def make(folder: Path) -> Path:
@@ -63,7 +63,7 @@ def read_only(monkeypatch) -> Iterator[Callable[[Path], Path]]:
                     raise OSError(errno.EROFS, "Read-only file system", str(dir))
                 return real(*args, dir=dir, **kwargs)
 
-            monkeypatch.setattr(paths.tempfile, "TemporaryFile", refusing)
+            monkeypatch.setattr(path_args.tempfile, "TemporaryFile", refusing)
         return folder
 
     yield make
@@ -128,8 +128,8 @@ def test_an_output_that_is_a_folder(capsys, tmp_path):
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
 def test_the_write_check_tries_a_write():
     # /proc/self is a folder nobody can create files in, root included: only a real write tells
-    assert "cannot create files in '/proc/self'" in paths._unwritable(Path("/proc/self"))
-    assert paths._unwritable(Path(tempfile.gettempdir()) / "missing" / "deeper") is None
+    assert "cannot create files in '/proc/self'" in path_args._unwritable(Path("/proc/self"))
+    assert path_args._unwritable(Path(tempfile.gettempdir()) / "missing" / "deeper") is None
 
 
 def test_an_os_error_reaching_the_command_line_is_one_line(capsys, tmp_path):

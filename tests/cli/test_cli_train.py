@@ -33,7 +33,7 @@ def evaluate_checkpoint(path: Path, arch: str, test_subset: int) -> tuple[float,
     the shipped subset (independently of the engine's evaluation loop)."""
     from nasrescale.data import load_dataset, subset
     from nasrescale.models import build_model
-    from nasrescale.space.registry import get_family
+    from nasrescale.space.family_loader import get_family
 
     data = subset(load_dataset("cifar10-subset"), 500, test_subset, seed=0)
     model = build_model(arch, get_family("nb201"), 10, width=4, cells=1)

@@ -89,7 +89,7 @@ def test_a_former_spelling_is_hidden_and_does_the_same(former):
 
 
 def test_seeds_take_spaces_or_commas_alike():
-    from nasrescale.cli.common import seeds_from_args
+    from nasrescale.cli.shared_options import seeds_from_args
 
     for command in ("train", "lr-search"):
         parser = commands()[command]

@@ -11,7 +11,7 @@ from nasrescale.data.types import ImageData
 from nasrescale.errors import DataError
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.protocol import load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 
 def _data(images: torch.Tensor, padding: int = 4) -> ImageData:

@@ -27,9 +27,9 @@ from _fake_jobs import FakeJob
 from nasrescale.cli.main import main
 from nasrescale.errors import ConfigError
 from nasrescale.executors.base import ExecutorSettings
-from nasrescale.executors.common import KILL_HOOK_ENV
+from nasrescale.executors.dispatch import KILL_HOOK_ENV
 from nasrescale.executors.pool import PoolExecutor
-from nasrescale.executors.registry import executor_kinds
+from nasrescale.executors.executor_registry import executor_kinds
 from nasrescale.pipeline.runner import run_pipeline
 from nasrescale.pipeline.spec import load_pipeline
 

@@ -21,7 +21,7 @@ from nasrescale.jobs.grouping import JobGroup, plan_units
 from nasrescale.executors.pool import PoolExecutor
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.runner import run_pipeline
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from pipeline_helpers import DEGENERATE, one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
 

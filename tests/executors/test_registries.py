@@ -7,12 +7,12 @@ import pytest
 
 from nasrescale.errors import ConfigError
 from nasrescale.executors import ExecutorSettings, executor_kinds, get_executor, register_executor
-from nasrescale.executors import registry as executor_registry
+from nasrescale.executors import executor_registry
 from nasrescale.executors.local import LocalExecutor
 from nasrescale.pipeline import preflight
 from nasrescale.pipeline.spec import ArchSettings
 from nasrescale.space import selection
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.space.selection import SelectionMethod, select_archs, selection_methods
 
 

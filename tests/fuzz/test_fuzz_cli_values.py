@@ -17,7 +17,7 @@ from nasrescale.cli.train_cmd import train_job
 from nasrescale.errors import ArchError, ConfigError, NasRescaleError
 from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.space.families import ENCODINGS
-from nasrescale.space.registry import load_families
+from nasrescale.space.family_loader import load_families
 from nasrescale.space.selection import uniform_sample
 
 from fuzz_helpers import edit_text, fuzz_pair, settle, text_edits

@@ -20,10 +20,10 @@ from nasrescale.config import parse_toml
 from nasrescale.errors import NasRescaleError
 from nasrescale.protocol import builtin_protocols_dir, load_protocol
 from nasrescale.space.family_file import parse_family
-from nasrescale.space.registry import builtin_cells_dir
+from nasrescale.space.family_loader import builtin_cells_dir
 from nasrescale.store.job_status import Status
 from nasrescale.store.reproduce import toml_literal
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from fuzz_helpers import EDITS, VALUES, edit_text, fuzz_pair, mutate_doc, settle, text_edits, toml_text
 from pipeline_helpers import tiny_pipeline

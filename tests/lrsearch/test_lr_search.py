@@ -14,7 +14,7 @@ from nasrescale.lrsearch.search import LrSearchSettings, search_table, losses_fr
 from nasrescale.lrsearch.select import log_grid, select_lr
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.pipeline.runner import run_pipeline
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)
 

@@ -16,7 +16,7 @@ from nasrescale.lrsearch.validation import analyze, correlations
 from nasrescale.kinds.lr_validation.plan import plan_of
 from nasrescale.pipeline.spec import load_pipeline, pipeline_names
 from nasrescale.pipeline.runner import run_pipeline
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 from nasrescale.space.topology import lr_scale
 
 from pipeline_helpers import one_thread  # noqa: F401  (fixtures, used by name)

@@ -20,9 +20,9 @@ from nasrescale.kinds.lr_validation.grid import EXTEND_STEPS
 from nasrescale.lrsearch.validation import analyze
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.protocol import Protocol, load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.pipeline.runner import run_pipeline
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 from nasrescale.space.topology import path_depths, lr_scale
 from nasrescale.train import train
 from nasrescale.train.run_setup import EpochDraw, RunSetup, epoch_seed, tail_start

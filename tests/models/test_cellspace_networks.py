@@ -17,9 +17,9 @@ from nasrescale.models.darts import DartsNetwork
 from nasrescale.models.fused import FusedNetwork
 from nasrescale.models.nb101 import vertex_channels
 from nasrescale.protocol import load_protocol
-from nasrescale.space.darts import DARTS_V2
+from nasrescale.space.darts_codec import DARTS_V2
 from nasrescale.space.encodings import parse_arch
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 DARTS = get_family("darts")
 NB101 = get_family("nb101")

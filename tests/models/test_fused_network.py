@@ -10,7 +10,7 @@ from torch import nn
 from nasrescale.errors import ConfigError
 from nasrescale.models import build_model, macro_kinds
 from nasrescale.models.fused import FusedNetwork
-from nasrescale.space.registry import get_family, load_families
+from nasrescale.space.family_loader import get_family, load_families
 
 # every NB201 op kind: 3x3 and 1x1 convs, pooling, skip and a zero edge
 ARCH = "|nor_conv_3x3~0|+|nor_conv_1x1~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|none~2|"

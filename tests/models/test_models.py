@@ -38,7 +38,7 @@ from nasrescale.models import (
 from nasrescale.space.ops import CellOp, OpKind, op_kinds
 from nasrescale.space.edge_factors import KERNEL_RULES
 from nasrescale.protocol import load_protocol
-from nasrescale.space.registry import get_family, load_families
+from nasrescale.space.family_loader import get_family, load_families
 from nasrescale.scaling import weight_rules, apply_init, lr_plan, param_groups
 from nasrescale.space.topology import effective_graph, is_degenerate
 

@@ -10,7 +10,7 @@ from nasrescale.errors import ConfigError
 from nasrescale.models import build_model
 from nasrescale.models.norms import with_norm
 from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 
 @pytest.mark.parametrize("family_name, arch", [("nb201", "3_33_333"), ("nb101", None), ("darts", None)])

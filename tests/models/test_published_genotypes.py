@@ -12,7 +12,7 @@ from nasrescale.errors import ArchError
 from nasrescale.models import build_model, count_params
 from nasrescale.space.encodings import format_arch, parse_arch
 from nasrescale.space.genotypes import GENOTYPES, genotype_steps
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.space.topology import effective_in_degrees, path_depths, sum_depth_cubed
 
 from pipeline_helpers import cli  # noqa: F401  (used by name)

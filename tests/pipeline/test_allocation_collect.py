@@ -17,7 +17,7 @@ from nasrescale.pipeline.slice_record import copy_store, visit_records
 from nasrescale.store.job_status import Status
 from nasrescale.store.read import reading
 from nasrescale.store.record import visit_key
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from tool_helpers import TOOLS
 

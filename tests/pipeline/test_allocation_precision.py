@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nasrescale.store.job_status import Status
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from tool_helpers import TOOLS
 

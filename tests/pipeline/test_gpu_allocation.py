@@ -17,7 +17,7 @@ import pytest
 from nasrescale.pipeline.slices import visit_records
 from nasrescale.store.job_status import Status
 from nasrescale.store.read import reading
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from tool_helpers import TOOLS
 

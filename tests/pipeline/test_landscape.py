@@ -26,7 +26,7 @@ from nasrescale.kinds.landscape.cells import read_cells, read_plan
 from nasrescale.kinds.landscape.criterion import criterion_rows
 from nasrescale.kinds.landscape.verdicts import TAU_MARGIN
 from nasrescale.space.encodings import format_arch, parse_arch
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.space.topology import lr_scale
 from nasrescale.store.read import read_store
 

@@ -17,7 +17,7 @@ from nasrescale.pipeline.runner import plan_pipeline, run_pipeline
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.protocol import LR_TO_SEARCH, LrToSearch, load_protocol
 from nasrescale.space.parsed_arch import ParsedArch
-from nasrescale.space.registry import get_family, load_families
+from nasrescale.space.family_loader import get_family, load_families
 from nasrescale.store.job_status import Status
 
 from pipeline_helpers import tiny_pipeline

@@ -24,7 +24,7 @@ WRITER = '''
 import sys, time
 from contextlib import contextmanager
 from pathlib import Path
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 holding, release = Path(sys.argv[1]), Path(sys.argv[2])
 transaction = Store.transaction

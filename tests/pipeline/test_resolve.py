@@ -8,11 +8,11 @@ import pytest
 
 from nasrescale.config import parse_overrides
 from nasrescale.errors import ConfigError
-from nasrescale.pipeline import family, kinds, spec
+from nasrescale.pipeline import family, kind_registry, spec
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.store.export import EXPORT_COLUMNS, export_csv
 from nasrescale.store.status import status_text
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from pipeline_helpers import TINY  # noqa: E402
 
@@ -57,19 +57,19 @@ def test_the_family_is_read_once_per_pipeline(tmp_path, monkeypatch):
 def test_kinds_are_a_registry(tmp_path):
     path = tmp_path / "tiny.toml"
     path.write_text(TINY)
-    names = ", ".join(repr(name) for name in kinds.KINDS.names())  # every registered kind, listed
+    names = ", ".join(repr(name) for name in kind_registry.KINDS.names())  # every registered kind, listed
     with pytest.raises(ConfigError, match=rf"pipeline.kind: expected one of {names} .*got 'bogus'"):
         load_pipeline(path, {"pipeline.kind": "bogus"})
-    custom = kinds.register_kind(kinds.PipelineKind(
+    custom = kind_registry.register_kind(kind_registry.PipelineKind(
         "bogus", needs_base_lr=False, searches=False, slices=False, plan=lambda p, archs: ([], {"seen": "yes"}),
-        after=kinds.get_kind("retrain").after))
+        after=kind_registry.get_kind("retrain").after))
     try:
         pipeline = load_pipeline(path, {"pipeline.kind": "bogus"})
         assert pipeline.kind is custom
         assert pipeline.jobs() == []  # the registered plan ran (retrain's would give jobs)
         assert not pipeline.needs_search()
     finally:
-        kinds.KINDS.remove("bogus")
+        kind_registry.KINDS.remove("bogus")
 
 
 #: a user's own kind, one entry in a module beside the pipeline file: a [sweep] table of its own,
@@ -78,8 +78,8 @@ SWEEP_KIND = """
 from dataclasses import dataclass
 
 from nasrescale.kinds.entry import KindEntry, register_entry
-from nasrescale.pipeline.kinds import KINDS, KindTable, PipelineKind, nothing_after
-from nasrescale.report.kinds import KindReport
+from nasrescale.pipeline.kind_registry import KINDS, KindTable, PipelineKind, nothing_after
+from nasrescale.report.kind_reports import KindReport
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ register_entry(KindEntry(
 def test_a_kind_is_one_entry_in_a_plug_in(tmp_path):
     """A kind of the user's own, with its own table, registers one entry from the module a
     pipeline file imports: the loader reads its table, the report registry knows it."""
-    from nasrescale.report.kinds import REPORTS
+    from nasrescale.report.kind_reports import REPORTS
 
     (tmp_path / "sweep_kind.py").write_text(SWEEP_KIND)
     (tmp_path / "tiny.toml").write_text(TINY)
@@ -119,7 +119,7 @@ def test_a_kind_is_one_entry_in_a_plug_in(tmp_path):
         with pytest.raises(ConfigError, match=r"sweep: this table belongs to kind = \"sweep\""):
             load_pipeline(tmp_path / "tiny.toml", {"sweep.epochs": [3]})
     finally:
-        kinds.KINDS.remove("sweep")
+        kind_registry.KINDS.remove("sweep")
         REPORTS.remove("sweep")
 
 

@@ -16,9 +16,9 @@ import pytest
 
 from nasrescale.errors import ConfigError
 from nasrescale.pipeline.spec import load_pipeline
-from nasrescale.report.common.verdicts import PAPER_GAIN
-from nasrescale.report.kinds import write_run_report
-from nasrescale.report.kinds import write_run_report as write_report
+from nasrescale.report.common.claim_verdicts import PAPER_GAIN
+from nasrescale.report.kind_reports import write_run_report
+from nasrescale.report.kind_reports import write_run_report as write_report
 from nasrescale.report.common.page import Computed
 from nasrescale.kinds.trend.sections import Pairs
 from nasrescale.store.read import read_store

@@ -11,7 +11,7 @@ from nasrescale.ranking.compare import compare
 from nasrescale.ranking.rank import kendall_tau, top_order, topk_size
 from nasrescale.ranking.sources import Source
 from nasrescale.space.isomorphism import isomorphism_classes
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 NB201 = get_family("nb201")
 

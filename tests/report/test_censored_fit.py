@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from nasrescale.report.common.censored import tobit
+from nasrescale.report.common.tobit import tobit
 from nasrescale.report.common.validation_run import Point
 from nasrescale.kinds.lr_validation.censored import criterion_fits
 from nasrescale.space.encodings import parse_arch
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.space.topology import lr_scale, path_depths
 
 NB201 = get_family("nb201")

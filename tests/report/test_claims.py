@@ -9,7 +9,7 @@ import pytest
 
 from nasrescale.cli.main import main
 from nasrescale.kinds.retrain.claims import proxy_claim, split_claim, top_claim
-from nasrescale.report.common.verdicts import gain_claim, ranking_claim
+from nasrescale.report.common.claim_verdicts import gain_claim, ranking_claim
 
 from pipeline_helpers import one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
 

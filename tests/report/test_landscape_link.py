@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from nasrescale.kinds.landscape.link import landscape_claim, linked_landscapes
-from nasrescale.report.kinds import write_run_report as write_report
+from nasrescale.report.kind_reports import write_run_report as write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBERS = {"cells": 12, "epochs": 6, "pending": 0,

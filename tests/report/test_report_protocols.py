@@ -13,7 +13,7 @@ import pytest
 from nasrescale.ranking.compare import compare
 from nasrescale.ranking.rank import kendall_tau
 from nasrescale.ranking.sources import load_source
-from nasrescale.kinds.retrain.elr import run_spreads
+from nasrescale.kinds.retrain.elr_section import run_spreads
 from nasrescale.kinds.retrain.write import write_report
 from nasrescale.store.read import read_store
 

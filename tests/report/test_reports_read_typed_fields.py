@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from nasrescale.report.kinds import write_run_report
+from nasrescale.report.kind_reports import write_run_report
 from nasrescale.store.record import ProtocolRecord, RunRecord
 
 ROOT = Path(__file__).resolve().parents[2]

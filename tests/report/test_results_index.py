@@ -10,7 +10,7 @@ from pathlib import Path
 from nasrescale.cli.main import main
 from nasrescale.report.results_index import VERDICT_PREFIXES, index_text, run_folders
 from nasrescale.store.read import reading, store_path
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 

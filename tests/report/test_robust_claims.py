@@ -16,7 +16,7 @@ from scipy import stats
 from nasrescale.ranking.paired import VERDICT_BOOT, paired_robust
 from nasrescale.kinds.retrain.claims import split_claim
 from nasrescale.kinds.retrain.write import write_report
-from nasrescale.report.common.verdicts import effect_claim, gain_claim, ranking_claim
+from nasrescale.report.common.claim_verdicts import effect_claim, gain_claim, ranking_claim
 
 from rank_store_builder import build_store
 

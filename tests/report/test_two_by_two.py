@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nasrescale.kinds.retrain.write import write_report
-from nasrescale.report.common.verdicts import effect_claim
+from nasrescale.report.common.claim_verdicts import effect_claim
 from nasrescale.kinds.retrain.two_by_two import _elr_medians
 
 from rank_store_builder import DEGENERATE, build_store

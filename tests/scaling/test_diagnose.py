@@ -8,7 +8,7 @@ def test_darts_layer_names_number_nodes_within_their_cell():
 
     from nasrescale.models import build_model
     from nasrescale.scaling.diagnose import _layer_names
-    from nasrescale.space.registry import get_family
+    from nasrescale.space.family_loader import get_family
 
     model = build_model("PC_DARTS", get_family("darts"), width=8, cells=3, in_shape=(3, 16, 16))
     edges = {n for n in _layer_names(model).values() if ".edge" in n}

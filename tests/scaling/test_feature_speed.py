@@ -16,7 +16,7 @@ from nasrescale.protocol import load_protocol
 from nasrescale.scaling import apply_init
 from nasrescale.scaling.diagnose import diagnose_rule, step_lrs
 from nasrescale.scaling.feature_speed import feature_speed
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 NB201_ARCH = "|nor_conv_3x3~0|+|nor_conv_1x1~0|skip_connect~1|+|none~0|avg_pool_3x3~1|nor_conv_3x3~2|"
 CASES = [("nb201", NB201_ARCH, {"width": 4, "cells": 1}), ("mlp_dag", "2_02_002_0002", {"width": 16}),

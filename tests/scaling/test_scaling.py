@@ -15,7 +15,7 @@ from nasrescale.errors import ConfigError
 from nasrescale.space.family_file import read_family_file
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.scaling import weight_rules, apply_init, lr_plan, param_groups
 from nasrescale.scaling.diagnose import diagnose_rule
 from nasrescale.space.edge_factors import init_divisors

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import apply_init, param_groups
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 NB201_ARCH = "|nor_conv_3x3~0|+|nor_conv_1x1~0|skip_connect~1|+|none~0|avg_pool_3x3~1|nor_conv_3x3~2|"
 #: how far a measured log-log slope may sit from its prediction: the finite widths' own offset

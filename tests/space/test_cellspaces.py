@@ -10,9 +10,9 @@ import pytest
 
 from nasrescale.errors import ArchError
 from nasrescale.space.analysis import analyze
-from nasrescale.space.darts import DARTS_V2, tokenize
+from nasrescale.space.darts_codec import DARTS_V2, tokenize
 from nasrescale.space.encodings import format_arch, parse_arch
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.space.edge_factors import init_divisors
 from nasrescale.space.topology import effective_in_degrees, path_depths
 
@@ -180,7 +180,7 @@ def test_edge_dag_families_keep_their_analysis():
 
 
 def test_pruning_an_nb101_cell_is_announced_once(capsys, monkeypatch):
-    from nasrescale.space import nb101 as nb101_module
+    from nasrescale.space import nb101_codec as nb101_module
 
     monkeypatch.setattr(nb101_module, "_ANNOUNCED", set())
     cell = nb101([[0, 1, 1], [0, 0, 0], [0, 0, 0]], ["maxpool3x3"])  # vertex 1 reaches no output

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from nasrescale.space.encodings import as_graph, detect_encoding, format_arch, make_graph, parse_arch
 from nasrescale.errors import ArchError, FamilyError
 from nasrescale.space.family_file import parse_family
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 NB201_OPS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
 

@@ -10,7 +10,7 @@ from nasrescale.space.analysis import analyze, enumerate_space, space_size
 from nasrescale.space.encodings import make_graph
 from nasrescale.errors import FamilyError
 from nasrescale.space.family_file import parse_family, read_family_file
-from nasrescale.space.registry import builtin_cells_dir, get_family, load_families, resolve_family
+from nasrescale.space.family_loader import builtin_cells_dir, get_family, load_families, resolve_family
 
 SHIPPED = sorted(p.stem for p in builtin_cells_dir().glob("*.toml"))
 
@@ -190,18 +190,18 @@ def test_a_huge_structure_setting_is_refused_before_anything_is_built():
 
 
 def test_a_user_file_replacing_a_shipped_family_says_so_once(tmp_path, capsys, monkeypatch):
-    from nasrescale.space import registry
+    from nasrescale.space import family_loader
 
-    monkeypatch.setattr(registry, "_ANNOUNCED", set())
-    shipped = (registry.builtin_cells_dir() / "nb201.toml").read_text()
+    monkeypatch.setattr(family_loader, "_ANNOUNCED", set())
+    shipped = (family_loader.builtin_cells_dir() / "nb201.toml").read_text()
     mine = tmp_path / "nb201.toml"
     mine.write_text(shipped.replace('kernel_rule = "none"', 'kernel_rule = "network"'))
-    assert registry.get_family("nb201", [mine]).kernel_rule == "network"
-    registry.get_family("nb201", [mine])
+    assert family_loader.get_family("nb201", [mine]).kernel_rule == "network"
+    family_loader.get_family("nb201", [mine])
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"nasrescale: note: family 'nb201' of {mine} replaces the shipped one")
     same = tmp_path / "same" / "nb201.toml"  # an identical copy changes nothing: no notice
     same.parent.mkdir()
     same.write_text(shipped)
-    registry.get_family("nb201", [same])
+    family_loader.get_family("nb201", [same])
     assert capsys.readouterr().err == ""

@@ -13,7 +13,7 @@ import pytest
 
 from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.protocol import Protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 STORE = Path(__file__).resolve().parents[2] / "results" / "nb201_cifar10_cpu" / "store.sqlite.gz"
 

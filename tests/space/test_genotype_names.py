@@ -8,7 +8,7 @@ import pytest
 from nasrescale.errors import ArchError
 from nasrescale.space.encodings import parse_arch
 from nasrescale.space.genotypes import ALIASES, GENOTYPES, find_genotype, genotype_family_of
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 from pipeline_helpers import cli  # noqa: F401  (used by name)
 

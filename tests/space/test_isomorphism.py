@@ -9,7 +9,7 @@ import pytest
 from nasrescale.space.analysis import analyze_graph, enumerate_space
 from nasrescale.space.encodings import parse_arch
 from nasrescale.space.isomorphism import canonical_form, class_representatives, first_of_each_class, isomorphism_classes
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 
 NB201 = get_family("nb201")
 

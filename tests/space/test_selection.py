@@ -19,7 +19,7 @@ def test_stratified_selection_spans_the_accuracy_range():
 def test_unique_selections_take_one_cell_per_isomorphism_class():
     from nasrescale.pipeline.tables import ArchSettings
     from nasrescale.space.isomorphism import canonical_form
-    from nasrescale.space.registry import get_family
+    from nasrescale.space.family_loader import get_family
     from nasrescale.space.selection import select_archs
 
     nb = get_family("nb201")
@@ -54,7 +54,7 @@ def test_the_stored_study_keeps_its_cells_and_identity(tmp_path):
 
 def test_duplicate_architectures_in_a_list_are_merged_with_a_notice(capsys):
     from nasrescale.pipeline.tables import ArchSettings
-    from nasrescale.space.registry import get_family
+    from nasrescale.space.family_loader import get_family
     from nasrescale.space.selection import select_archs
 
     names = ("3_33_333", "1_10_021", "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|"

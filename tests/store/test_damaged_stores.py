@@ -14,7 +14,7 @@ import pytest
 
 from nasrescale.store.integrity import SCHEMA_VERSION
 from nasrescale.store.job_status import Status
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 from pipeline_helpers import cli, one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)
 

@@ -13,7 +13,7 @@ from nasrescale.store.eta import estimate_eta, eta_text
 from nasrescale.store.read import reading
 from nasrescale.store.record import visit_key
 from nasrescale.store.status import status_text
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 
 def _job(epochs: int, cost: float = 1.0) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from nasrescale.store.job_status import FINAL, RUNNABLE, Status
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 
 def test_every_status_is_stored_as_its_text_and_read_back_as_it(tmp_path):

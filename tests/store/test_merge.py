@@ -14,7 +14,7 @@ from nasrescale.pipeline.slice_record import copy_store, visit_records
 from nasrescale.store.job_status import Status
 from nasrescale.store.merge import merge_store
 from nasrescale.store.record import visit_key
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 
 def _record(device: str, precision: str, acc: float) -> dict:

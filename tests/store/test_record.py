@@ -16,7 +16,7 @@ from nasrescale.store.migration import ALIASES, migrate, parse_record, stored_ve
 from nasrescale.store.read import read_store
 from nasrescale.store.record import (RECORD_VERSION, VERSION_KEY, ProtocolRecord, base_lr_key, lr_search_key,
                                      trend_label, tuning_key, visit_key)
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 STORES = sorted(RESULTS.glob("*/store.sqlite.gz"))

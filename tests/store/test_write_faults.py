@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from nasrescale.store.write import Store
+from nasrescale.store.sqlite_store import Store
 from nasrescale.train import checkpoint
 
 from pipeline_helpers import cli, one_thread, private_cache, tiny_pipeline  # noqa: F401  (fixtures, used by name)

@@ -15,7 +15,7 @@ from nasrescale.jobs.job import DataSpec, TrainJob
 from nasrescale.models import build_model
 from nasrescale.models.fused import FusedNetwork
 from nasrescale.protocol import load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.models.elr import layer_elrs, relative_spread, scale_invariant_convs, subcritical_factor
 from nasrescale.train.elr_control import ElrControl
 

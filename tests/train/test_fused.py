@@ -13,7 +13,7 @@ from nasrescale.data.types import ImageData
 from nasrescale.errors import ConfigError
 from nasrescale.models import build_model
 from nasrescale.protocol import Protocol, load_protocol
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.scaling import apply_init, param_groups
 from nasrescale.train import RunOptions, train, train_fused
 from nasrescale.train.members import FusedMember, fusion_key

@@ -11,7 +11,7 @@ from nasrescale.data.types import ImageData
 from nasrescale.models import build_model
 from nasrescale.protocol import load_protocol
 from nasrescale.scaling import apply_init, param_groups
-from nasrescale.space.registry import get_family
+from nasrescale.space.family_loader import get_family
 from nasrescale.train import FusedMember, RunOptions, train, train_fused
 from nasrescale.train.augment import crop_flip, normalize, stats_tensor
 from nasrescale.train.elr_control import ElrControl

@@ -87,7 +87,7 @@ def science_settings(args: argparse.Namespace, record: dict[str, Any]) -> list[s
 def _reuse_key(pipeline: Path) -> str | None:
     """The key naming the pipeline's reuse store, where its kind has one (a landscape's
     ``landscape.reuse``, a trend's ``trend.reuse``)."""
-    from nasrescale.pipeline.kinds import get_kind
+    from nasrescale.pipeline.kind_registry import get_kind
     from nasrescale.pipeline.tables import PipelineSettings
 
     return get_kind(pipeline_table(pipeline).get("kind") or PipelineSettings().kind).reuse_key

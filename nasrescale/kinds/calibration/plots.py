@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from ...ranking.compare import match
 from ...ranking.sources import Source, store_source
 from ...store.read import StoreData
-from ...report.common.plots import save_png
+from ...report.common.figure_output import save_png
 from .summary import Candidate
 
 __all__ = ["tau_cost_plot", "accuracy_grid"]

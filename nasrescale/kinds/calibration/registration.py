@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...pipeline.kinds import KindTable, PipelineKind, nothing_after
+from ...pipeline.kind_registry import KindTable, PipelineKind, nothing_after
 from ...pipeline.preflight import DataKeys
 from ...jobs.job import DataSpec
-from ...report.kinds import KindReport
+from ...report.kind_reports import KindReport
 from ..entry import KindEntry, register_entry
 from .budgets import candidate_data, candidate_keys, candidates_table, parse_candidates
 from .plan import calibration_plan

@@ -16,12 +16,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...errors import NasRescaleError
-from ...lrsearch.stats import loglog_slope
+from ...lrsearch.rule_stats import loglog_slope
 from ...space.families import CellFamily
 from ...space.isomorphism import first_of_each_class
 from ...store.read import store_path
 from ...store.record import RunRecord
-from ...report.common.censored import tobit
+from ...report.common.tobit import tobit
 from ...report.common.validation_run import read_validation
 from .cells import CellLandscape
 
@@ -32,7 +32,7 @@ def _row(of: str, source: str, lrs: dict[str, float], scales: dict[str, float], 
          run: str | None = None, censor: dict[str, int] | None = None) -> dict[str, Any]:
     """One table row; ``of``: ``criterion`` (an lr_validation run's maximal LRs, ``run`` naming
     it) or ``landscape``; ``censor``: ``arch -> -1 / +1`` where an LR only bounds the cell's
-    (a censored fit then, :func:`~nasrescale.report.common.censored.tobit`)."""
+    (a censored fit then, :func:`~nasrescale.report.common.tobit.tobit`)."""
     archs = sorted(lrs)
     if censor and any(censor.get(a) for a in archs) and len(archs) >= 3:
         fit = tobit(np.c_[np.ones(len(archs)), [math.log(scales[a]) for a in archs]],

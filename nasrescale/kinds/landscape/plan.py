@@ -48,7 +48,7 @@ from ...store.job_status import FINAL, Status
 from ...store.migration import parse_record
 from ...store.record import LANDSCAPE_PLAN_KEY
 from ...store.schema import frozen_json
-from ...store.write import Store
+from ...store.sqlite_store import Store
 from .grid import cell_grid
 from .settings import LandscapeSettings
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...report.common.plots import log_ticks, save_png
+from ...report.common.figure_output import log_ticks, save_png
 from .cells import CellLandscape
 
 __all__ = ["plot_best_vs_rule", "plot_landscapes"]

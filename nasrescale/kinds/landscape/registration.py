@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from ...pipeline.kinds import KindTable, PipelineKind, RunJobs
+from ...pipeline.kind_registry import KindTable, PipelineKind, RunJobs
 from ...pipeline.reuse import reusing
 from ...ranking.boot_counts import VERDICT_BOOT
-from ...report.kinds import KindReport
-from ...store.write import Store
+from ...report.kind_reports import KindReport
+from ...store.sqlite_store import Store
 from ..entry import KindEntry, register_entry
 from .link import LANDSCAPE_LINK
 from .plan import ANALYSIS_SETTINGS, check_landscape, extend_cells, landscape_plan, refresh_analysis

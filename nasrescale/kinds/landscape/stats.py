@@ -2,7 +2,7 @@
 LR cost the ranking?
 
 * **Slope**: least squares of log(best LR) on log(path-depth scale) with a Student-t 95%
-  interval (:func:`~nasrescale.lrsearch.stats.loglog_slope`): 1 if the rule is exact, 0 if one
+  interval (:func:`~nasrescale.lrsearch.rule_stats.loglog_slope`): 1 if the rule is exact, 0 if one
   global LR fits every cell; Pearson r of the logs, as the paper reports.
 * **Headroom**: per cell, the accuracy at its own best LR (the *oracle*, cross-fitted: chosen on
   the other seeds, scored on each seed), at one *global* LR and under the *rule* (LR = c x scale,
@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from ...lrsearch.stats import loglog_slope
+from ...lrsearch.rule_stats import loglog_slope
 from ...ranking.rank import kendall_tau, topk_mask
 from .cells import CellLandscape
 

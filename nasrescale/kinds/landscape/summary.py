@@ -17,7 +17,7 @@ import numpy as np
 
 from .settings import LandscapeSettings
 from ...space.encodings import parse_arch
-from ...space.registry import get_family
+from ...space.family_loader import get_family
 from ...space.topology import effective_edges
 from ...store.read import StoreData, read_store
 from ...report.common.reference import load_reference, reference_spec

@@ -4,7 +4,7 @@ the path count beside the rule's scale.
 A cell whose maximal LR sits at its grid's edge was not measured: its true maximal LR lies
 beyond that edge (at most the lowest grid LR, or at least the highest). Deleting it biases the
 slope toward the cells that fit; keeping the edge LR as if measured biases it the other way.
-:func:`~nasrescale.report.common.censored.tobit` fits the line by maximum likelihood with each such point as the bound it is (a
+:func:`~nasrescale.report.common.tobit.tobit` fits the line by maximum likelihood with each such point as the bound it is (a
 censored-normal, "Tobit", regression; Wald intervals from the numerical Hessian, Student-t on
 ``n - p`` degrees of freedom). :func:`criterion_fits` applies it to an ``lr_validation`` run's
 points, after dropping every cell isomorphic to one before it (the base first: a clone of the
@@ -27,7 +27,7 @@ from ...space.families import CellFamily
 from ...space.encodings import parse_arch
 from ...space.isomorphism import first_of_each_class
 from ...space.topology import effective_edges, path_depths
-from ...report.common.censored import tobit
+from ...report.common.tobit import tobit
 from ...report.common.typed import ABSENT, Absent, Plain, jfield
 from ...report.common.validation_run import Point
 
@@ -116,7 +116,7 @@ def _weighted_label(family: CellFamily) -> str:
     ``conv-bearing cells`` where every weighted op is a conv (NB201, the CNN nets), else ``cells
     with a weight layer`` (the MLP nets' linear edges).
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> _weighted_label(get_family("nb201")), _weighted_label(get_family("mlp_dag"))
     ('conv-bearing cells', 'cells with a weight layer')
     """

@@ -37,7 +37,7 @@ LR_BOUNDS = (1e-6, 1e3)
 def kernel_variant(family: CellFamily, kernel: int) -> CellFamily:
     """``family`` with every conv op's kernel set to ``kernel`` (its digest changes with it).
 
-    >>> from nasrescale.space.registry import get_family
+    >>> from nasrescale.space.family_loader import get_family
     >>> cnn = get_family("cnn_dag")
     >>> kernel_variant(cnn, 5).op("conv").kernel, kernel_variant(cnn, 5).digest() != cnn.digest()
     (5, True)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from ...jobs.job import TrainJob
 from ...store.record import PIPELINE_KEY, VALIDATION_PLAN_KEY
-from ...store.write import Store
+from ...store.sqlite_store import Store
 from ...pipeline.execute import RunJobs, extend_rounds
 from .grid import extend_plan, validation_plan as plan_validation
 

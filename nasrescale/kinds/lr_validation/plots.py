@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...fileio import save_figure
-from ...report.common.plots import log_ticks
+from ...report.common.figure_output import log_ticks
 from ...report.common.validation_run import Point, ValidationAnalysis
 
 __all__ = ["plot_predicted_measured", "plot_curves"]
@@ -27,7 +27,7 @@ def _short_arch(arch: str, limit: int = 28) -> str:
     (a 60-character legend entry squeezes the axes to a sliver)."""
     if arch.startswith("|"):
         from ...space.encodings import format_arch, parse_arch
-        from ...space.registry import get_family
+        from ...space.family_loader import get_family
 
         try:
             nb201 = get_family("nb201")

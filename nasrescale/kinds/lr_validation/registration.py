@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...pipeline.kinds import KindTable, PipelineKind
-from ...report.kinds import KindReport
+from ...pipeline.kind_registry import KindTable, PipelineKind
+from ...report.kind_reports import KindReport
 from ..entry import KindEntry, register_entry
 from .plan import extend_validation, validation_plan
 from .settings import ValidationSettings

@@ -12,7 +12,7 @@ from typing import Any
 from ...errors import DataError
 from ...lrsearch.search import LOSS_KINDS
 from ...lrsearch.select import SELECTION_RULES
-from ...lrsearch.stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
+from ...lrsearch.rule_stats import PREDICTED_SLOPE, PREDICTED_SLOPE_L3
 from ...store.job_status import FINAL
 from ...store.schema import LrSearchRecord
 from ...report.common.markdown import md_table

@@ -66,7 +66,7 @@ class ValidationSummary:
 
 
 def _censored(analysis: ValidationAnalysis, family: str) -> CensoredFits | None:
-    from ...space.registry import get_family
+    from ...space.family_loader import get_family
 
     try:
         cells = get_family(family)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from ...lrsearch.stats import PREDICTED_SLOPE
+from ...lrsearch.rule_stats import PREDICTED_SLOPE
 from ...report.common.page import Section, assemble, write_markdown_json
 from .sections import VALIDATION_SECTIONS, fmt3
 from .summary import summarize_validation

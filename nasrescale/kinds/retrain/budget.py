@@ -24,7 +24,7 @@ from ...store.record import ProtocolRecord
 from ...store.stage_records import SearchSelection
 from ...report.common.markdown import md_table
 from ...report.common.records import job_records, record_precision
-from ...report.common.tuning import tunings, tuned_lr_text
+from ...report.common.tuning_section import tunings, tuned_lr_text
 
 __all__ = ["budget_facts", "budget_limits", "budget_lines", "search_lines", "searches", "BENCHMARK_BUDGET"]
 

@@ -9,7 +9,7 @@ middle, Fig. 9); (3) smaller pairwise gaps between cells. :func:`claims_section`
 report's own numbers (the protocol pair's comparison, its split by the LR the rescaled protocol
 used, each protocol's comparison with the reference, and, where the pipeline names one, the
 calibrated proxy validity of its budget) into one sentence per claim, each saying what its
-numbers show and no more; the verdicts themselves are :mod:`nasrescale.report.common.verdicts`'.
+numbers show and no more; the verdicts themselves are :mod:`nasrescale.report.common.claim_verdicts`'.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ...ranking.text import fmt
 from ...scaling.lr_rules import scales_per_arch
 from ...store.record import ProtocolRecord
 from ...report.common.seed_floor import floor_clause
-from ...report.common.verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
+from ...report.common.claim_verdicts import effect_claim, gain_claim, noise_floor, pair_ci, ranking_claim
 
 __all__ = ["claims_pair", "split_claim", "top_claim", "proxy_claim", "claims_section"]
 

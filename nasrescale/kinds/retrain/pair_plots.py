@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from ...ranking.bands import MIN_TOPK_ROWS
-from ...report.common.plots import save_png
+from ...report.common.figure_output import save_png
 
 __all__ = ["gain_lr_plot", "lr_ticks", "paired_diff_plot", "topk_band_plot", "seed_error"]
 

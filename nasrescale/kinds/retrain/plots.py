@@ -1,6 +1,6 @@
 """The retrain report's figures (matplotlib, no pyplot state: each function builds, saves and
 drops one :class:`~matplotlib.figure.Figure`, rendered by the Agg backend to PNG with
-:func:`~nasrescale.report.common.plots.save_png`).
+:func:`~nasrescale.report.common.figure_output.save_png`).
 
 Accuracies are in percent throughout; K in the top-K curve is a percentage of architectures.
 """
@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ...report.common.plots import save_png
+from ...report.common.figure_output import save_png
 
 __all__ = ["scatter_plot", "pairwise_gaps", "gap_figure", "gap_plot", "curves_plot", "reference_plot",
            "scales_differ", "ranks"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...pipeline.kinds import PipelineKind, nothing_after, staged_tables
-from ...report.kinds import REPORTS, KindReport, run_links
+from ...pipeline.kind_registry import PipelineKind, nothing_after, staged_tables
+from ...report.kind_reports import REPORTS, KindReport, run_links
 from ...store.read import read_store
 from ..entry import KindEntry, register_entry
 from .plan import KIND, retrain_plan
@@ -32,7 +32,7 @@ def _proxy(spec: str, results_root: Path, n_boot: int) -> dict[str, Any] | None:
 def _write(run_dir: Path, n_boot: int, include_degenerate: bool, include_tuning: bool) -> Path:
     """The study's report, with the proxy validity of the calibration candidate its pipeline
     names (``pipeline.calibration``, a run under the same results root) and the runs of other
-    kinds built on it (:func:`~nasrescale.report.kinds.run_links`)."""
+    kinds built on it (:func:`~nasrescale.report.kind_reports.run_links`)."""
     from .write import write_report
 
     calibration = read_store(run_dir / "store.sqlite").record.calibration

@@ -27,7 +27,7 @@ from ...report.common.method import method_section
 from .pair_section import lr_setting, pair_lines
 from .curves import curve_jobs, curves_lines
 from ...report.common.markdown import status_table
-from .elr import elr_lines, elr_table
+from .elr_section import elr_lines, elr_table
 from .tau_matrix import tau_matrix, tau_matrix_lines
 from ...report.common.provenance import provenance_lines
 from .cross_run import CrossRun
@@ -36,7 +36,7 @@ from ...report.common.links import quote_links
 from ...report.common.page import Computed, Section
 from .reference_gaps import gap_section, reference_section
 from .summary import RunSummary
-from ...report.common.tuning import tuning_lines, tuning_numbers
+from ...report.common.tuning_section import tuning_lines, tuning_numbers
 from .two_by_two import TwoByTwo
 
 __all__ = ["RETRAIN_SECTIONS"]

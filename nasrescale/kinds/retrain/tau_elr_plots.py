@@ -1,4 +1,4 @@
-"""Figures of :mod:`~nasrescale.kinds.retrain.tau_matrix` and :mod:`~nasrescale.kinds.retrain.elr`: the
+"""Figures of :mod:`~nasrescale.kinds.retrain.tau_matrix` and :mod:`~nasrescale.kinds.retrain.elr_section`: the
 Kendall-tau matrix between protocols and the ELR spread of every run against its accuracy (matplotlib, Agg, no pyplot state)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...report.common.plots import save_png
+from ...report.common.figure_output import save_png
 
 __all__ = ["tau_matrix_plot", "spread_plot"]
 

@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ...ranking.bands import MIN_TOPK_ROWS
-from ...report.common.plots import save_png
+from ...report.common.figure_output import save_png
 
 __all__ = ["effects_plot"]
 

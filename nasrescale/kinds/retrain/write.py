@@ -45,7 +45,7 @@ def write_report(run_dir: Path, *, n_boot: int = 1000, include_degenerate: bool 
         sections: the page's sections, in order (default: :data:`RETRAIN_SECTIONS`, where a new
             section is one entry).
         links: how the claims quote the runs of other kinds built on this one (the trends and
-            landscapes: :func:`nasrescale.report.kinds.run_links`; none by default).
+            landscapes: :func:`nasrescale.report.kind_reports.run_links`; none by default).
 
     Raises:
         DataError: no readable store in ``run_dir``.

@@ -10,7 +10,7 @@ from typing import Any
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import fmt
 from .link import cells_note
-from ...report.common.verdicts import too_few
+from ...report.common.claim_verdicts import too_few
 
 __all__ = ["estimate", "change_line"]
 

@@ -69,7 +69,7 @@ from ...ranking.text import fmt
 from .path import path_text
 from ...report.common.links import RunLink
 from ...report.common.siblings import sibling_reports
-from ...report.common.verdicts import cells_text, paper_gain
+from ...report.common.claim_verdicts import cells_text, paper_gain
 
 __all__ = ["cells_clause", "cells_note", "linked_trends", "trend_claim", "TREND_LINK"]
 

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 from matplotlib.figure import Figure
 
 from ...ranking.bands import MIN_TOPK_ROWS
-from ...report.common.plots import save_png
+from ...report.common.figure_output import save_png
 
 __all__ = ["gain_epochs_plot", "tau_epochs_plot"]
 

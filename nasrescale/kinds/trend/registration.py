@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...pipeline.kinds import KindTable, PipelineKind, nothing_after, staged_tables
+from ...pipeline.kind_registry import KindTable, PipelineKind, nothing_after, staged_tables
 from ...pipeline.reuse import check_reuse, reusing
-from ...report.kinds import KindReport
+from ...report.kind_reports import KindReport
 from ..entry import KindEntry, register_entry
 from .link import TREND_LINK
 from .plan import trend_plan

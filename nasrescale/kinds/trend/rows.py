@@ -14,7 +14,7 @@ from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.paired import paired_robust
 from ...ranking.text import fmt
 from ...store.job_status import FINAL
-from ...report.common.verdicts import too_few
+from ...report.common.claim_verdicts import too_few
 from ...store.record import trend_label
 from .summary import TrendSummary
 

@@ -26,7 +26,7 @@ from ...report.common.page import Computed, Section
 from ...report.common.provenance import provenance_lines
 from ...report.common.records import cpus_per_run
 from ...report.common.robust import robust_cells
-from ...report.common.verdicts import too_few
+from ...report.common.claim_verdicts import too_few
 from .changes import change_line, estimate
 from .plots import gain_epochs_plot, tau_epochs_plot
 from .rows import few_note, pair_row, protocol_row, shown_ci, top_text

@@ -15,7 +15,7 @@ from ...errors import NasRescaleError
 from ...lrsearch.tuning import TUNE_PREFIX
 from ...ranking.sources import Source
 from ...space.isomorphism import canonical_form
-from ...space.registry import get_family
+from ...space.family_loader import get_family
 from ...store.read import StoreData
 
 __all__ = ["tuning_cells", "held_out", "without", "held_out_note"]

@@ -2,7 +2,7 @@
 that kind's package: a :class:`RunLink`.
 
 A study's claims end with a sentence per trend and per landscape built on it. The retrain
-report takes its links as a value (``links=``: :func:`nasrescale.report.kinds.run_links`, every
+report takes its links as a value (``links=``: :func:`nasrescale.report.kind_reports.run_links`, every
 registered kind's); each linked kind's package defines its own :class:`RunLink` (the trend's in
 ``kinds/trend/link.py``, the landscape's in ``kinds/landscape/link.py``), which reads the sibling
 runs' ``report.json`` (never their stores or writers), and its entry carries it

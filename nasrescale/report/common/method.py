@@ -29,7 +29,7 @@ from ...protocol import FAMILY_KERNEL_RULE
 from ...registry import Registry
 from ...scaling.lr_rules import LR_RULES, scales_per_arch
 from ...space.edge_factors import KERNEL_RULES
-from ...space.registry import get_family
+from ...space.family_loader import get_family
 from ...store.record import ProtocolRecord, RunRecord
 from .markdown import md_table
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from ...errors import NasRescaleError
 from ...space.encodings import format_arch, parse_arch
 from ...space.families import CellFamily
-from ...space.registry import get_family
+from ...space.family_loader import get_family
 
 __all__ = ["short_names"]
 

@@ -1,4 +1,4 @@
-"""The built-in executors, registered by name (see :mod:`nasrescale.executors.registry`).
+"""The built-in executors, registered by name (see :mod:`nasrescale.executors.executor_registry`).
 
 ``local`` runs jobs on this machine: in this process on the CPU
 (:class:`~nasrescale.executors.local.LocalExecutor`), or, when the device is CUDA, in a pool of
@@ -20,7 +20,7 @@ from .base import Executor, ExecutorSettings
 from .local import LocalExecutor
 from .pool import PoolExecutor
 from .ray_exec import RayExecutor
-from .registry import register_executor
+from .executor_registry import register_executor
 
 __all__ = ["local_executor", "ray_executor"]
 

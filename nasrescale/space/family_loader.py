@@ -169,4 +169,5 @@ def resolve_family(name: str | None, paths: Sequence[str | Path] = ()) -> CellFa
 
 
 FAMILY_RESOLVER[:] = [as_family]  # parse_arch takes a family's name too
-from . import darts as _darts, nb101 as _nb101  # noqa: F401,E402 - register the encodings of the structured spaces
+# the structured spaces register their encodings when imported
+from . import darts_codec as _darts_codec, nb101_codec as _nb101_codec  # noqa: F401,E402

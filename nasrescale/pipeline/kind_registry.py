@@ -4,7 +4,7 @@ of a kind, instead of testing its name.
 Each kind is one package of :mod:`nasrescale.kinds` (``kinds/<kind>/``: its tables, its plan,
 its report) that registers one :class:`~nasrescale.kinds.entry.KindEntry`: its
 :class:`PipelineKind` lands in :data:`KINDS` here, its report in
-:data:`nasrescale.report.kinds.REPORTS`. The registries sit low, the kinds above the pipeline:
+:data:`nasrescale.report.kind_reports.REPORTS`. The registries sit low, the kinds above the pipeline:
 :data:`KINDS` imports :mod:`nasrescale.kinds` (by name) before it is first read, so that every
 built-in kind is there whoever asks first (a plug-in kind registers from the module a pipeline
 file's ``imports`` names).
@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..config import from_table, to_table
 from ..jobs.job import DataSpec, TrainJob
 from ..registry import Registry
-from ..store.write import Store
+from ..store.sqlite_store import Store
 from .preflight import DataKeys
 
 __all__ = ["PipelineKind", "KindTable", "KINDS", "register_kind", "get_kind", "owned_tables", "kind_tables", "staged_tables",

@@ -23,8 +23,8 @@ from ..errors import ArchError, ConfigError, notice
 from ..fileio import atomic_write_text
 from ..space.encodings import parse_arch
 from ..space.families import CellFamily
-from ..space.registry import load_families, resolve_family
-from .paths import existing_folder, writable_folder
+from ..space.family_loader import load_families, resolve_family
+from .path_args import existing_folder, writable_folder
 
 __all__ = ["int_at_least", "positive_float", "add_option", "retire_option", "deprecate_option", "retire_cells_path",
            "add_family_options", "add_family_file_option", "add_model_options", "add_data_options",

@@ -24,7 +24,7 @@ with the reserved op ``factorized_reduce``. Written out, each node's two ops are
 order, two ops on one source by name (the sum does not depend on it), so one network has one
 canonical string.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> darts = get_family("darts")
 >>> g = parse_arch(DARTS_V2, darts)
 >>> g.number_of_nodes(), sorted(g.in_edges(2, data="op"))

@@ -12,7 +12,7 @@ out of the input (the benchmark's 1x1 conv-BN-ReLU to the target's width), ``lin
 interior vertices (a sum input, truncated to the target's width) and ``concat`` from an
 interior vertex into the output (concatenated). Written out, the JSON is the pruned cell.
 
->>> from nasrescale.space.registry import get_family
+>>> from nasrescale.space.family_loader import get_family
 >>> nb101 = get_family("nb101")
 >>> g = parse_arch('{"matrix": [[0, 1, 1, 0], [0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 0]], '
 ...                '"ops": ["input", "conv3x3-bn-relu", "maxpool3x3", "output"]}', nb101)

@@ -6,7 +6,7 @@ a name with :func:`register_executor`. The pipeline file's ``executor.kind`` is 
 :func:`get_executor` builds the entry it names. An entry whose executor needs an optional
 package names it (``requires``), so a preflight can say what to install before anything runs.
 
-The built-in entries live in :mod:`nasrescale.executors.kinds`: ``local`` (in-process on the
+The built-in entries live in :mod:`nasrescale.executors.builtin`: ``local`` (in-process on the
 CPU, a process pool on CUDA) and ``ray`` (Ray core tasks).
 
 This module imports nothing of the executors (their settings check the kind against it);

@@ -16,7 +16,7 @@ from ..data.types import ImageData
 from ..scaling.init_rules import InitializedModel, init_model
 from ..train import train
 from ..train.options import RunOptions
-from .records import base_record, discard_unreadable, provenance, resolve_device
+from .record_fields import base_record, discard_unreadable, provenance, resolve_device
 from .interfaces import TrainSpec
 
 __all__ = ["start_run", "run_job", "degenerate_metrics"]
