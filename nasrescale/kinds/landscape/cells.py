@@ -9,7 +9,6 @@ the vertex over seeds and the cross-fitted oracle (chosen on one seed, scored on
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DataError
+from ...report.common.records import epoch_history
 from .grid import best_k, bootstrap_best, cell_grid, cross_fit, vertex
 from .settings import LandscapeSettings
 from ...store.job_status import FINAL, Status
@@ -82,13 +82,8 @@ def _elr(record_json: Any) -> tuple[float, float] | None:
     >>> _elr('{"history": [{"lr": 0.5, "elr": [0.2, 0.0, 0.4]}, {"lr": 0.1, "elr": [0.1, 0.0, 0.3]}]}')
     (0.15, 0.02)
     """
-    try:
-        history = json.loads(record_json).get("history") or []
-    except (TypeError, ValueError, AttributeError):
-        return None
-    steps = [float(h["lr"]) * float(np.median(live)) for h in history
-             if isinstance(h, dict) and isinstance(h.get("elr"), list) and isinstance(h.get("lr"), (int, float))
-             and (live := [e for e in h["elr"] if e > 0])]
+    steps = [float(h.lr) * float(np.median(live)) for h in epoch_history(record_json)
+             if h.lr is not None and (live := [e for e in h.elr if e > 0])]
     return (round(steps[0], 12), round(steps[-1], 12)) if steps else None
 
 

@@ -7,7 +7,6 @@ of the two over architectures.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -22,18 +21,14 @@ from ...store.job_status import Status
 from ...store.read import StoreData
 from . import tau_elr_plots
 from ...report.common.markdown import md_table
+from ...report.common.records import epoch_history
 
 __all__ = ["elr_table", "elr_lines", "elr_coverage", "run_spreads"]
 
 
 def _mean_spread(record_json: Any) -> float:
     """The mean over a run's epochs of its history's ``elr_spread`` (NaN without one)."""
-    try:
-        history = json.loads(record_json).get("history") or []
-    except (TypeError, json.JSONDecodeError, AttributeError):
-        return math.nan
-    values = [h["elr_spread"] for h in history if isinstance(h, dict) and isinstance(h.get("elr_spread"), (int, float))]
-    values = [v for v in values if math.isfinite(v)]
+    values = [h.elr_spread for h in epoch_history(record_json) if h.elr_spread is not None and math.isfinite(h.elr_spread)]
     return float(np.mean(values)) if values else math.nan
 
 

@@ -20,7 +20,6 @@ epoch, from the runs whose history records it. The effects are computed once per
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -30,6 +29,7 @@ from ...ranking.bands import MIN_TOPK_ROWS
 from ...ranking.text import fmt
 from ...store.job_status import Status
 from ...report.common.markdown import md_table
+from ...report.common.records import epoch_history
 from ...report.common.robust import robust_cells
 from .effects import ARMS
 from ...report.common.page import Computed
@@ -41,11 +41,7 @@ __all__ = ["TwoByTwo", "elr_by_arm"]
 
 def _elr_medians(record_json: Any) -> tuple[float, float]:
     """A run's median per-layer ELR in its first and last recorded epoch (NaN without one)."""
-    try:
-        history = json.loads(record_json).get("history") or []
-    except (TypeError, json.JSONDecodeError, AttributeError):
-        return math.nan, math.nan
-    epochs = [h["elr"] for h in history if isinstance(h, dict) and isinstance(h.get("elr"), list) and h["elr"]]
+    epochs = [h.elr for h in epoch_history(record_json) if h.elr]
     if not epochs:
         return math.nan, math.nan
     return float(np.median(epochs[0])), float(np.median(epochs[-1]))

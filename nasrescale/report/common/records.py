@@ -8,11 +8,19 @@ the cores one run held (:func:`cpus_per_run`), shared by the calibration and tre
 'bf16'
 >>> precision_label({"precision": "fp32", "precision_setting": "bf16", "provenance": {"device": "cpu"}})
 'fp32 (CPU)'
+
+A run's per-epoch history (the ELRs the reports read) is read once, typed (:func:`epoch_history`):
+
+>>> epoch_history('{"history": [{"lr": 0.5, "elr": [0.2, 0.0], "elr_spread": 1.5}, {"loss": 2.3}]}')
+(EpochEntry(lr=0.5, elr=(0.2, 0.0), elr_spread=1.5), EpochEntry(lr=None, elr=(), elr_spread=None))
+>>> epoch_history("not json"), epoch_history(None)
+((), ())
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
@@ -22,7 +30,7 @@ from ...jobs.job import trained_precision
 from ...store.job_status import FINAL
 from ...store.read import StoreData
 
-__all__ = ["job_records", "record_precision", "precision_label", "cpus_per_run"]
+__all__ = ["job_records", "record_precision", "precision_label", "cpus_per_run", "EpochEntry", "epoch_history"]
 
 
 def _parsed(texts: Iterable[Any]) -> list[dict[str, Any]]:
@@ -77,3 +85,34 @@ def cpus_per_run(store: StoreData) -> float:
     threads = [json.loads(r).get("provenance", {}).get("threads") for r in store.jobs.get("record_json", []) if isinstance(r, str)]
     threads = [t for t in threads if t]
     return float(np.median(threads)) if threads else float("nan")
+
+
+@dataclass(frozen=True)
+class EpochEntry:
+    """One epoch of a run's recorded history, as the reports read it.
+
+    Attributes:
+        lr: the epoch's scheduled LR (``None``: not recorded).
+        elr: per layer ``|grad W| / |W|`` at the epoch's last mini-batch (empty: not recorded).
+        elr_spread: the spread of those ELRs across layers (``None``: not recorded).
+    """
+
+    lr: float | None
+    elr: tuple[float, ...]
+    elr_spread: float | None
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, (int, float)) else None
+
+
+def epoch_history(record_json: Any) -> tuple[EpochEntry, ...]:
+    """The per-epoch history of a job's stored record (``record_json``); empty where the record
+    holds none or does not parse (a run that failed, a degenerate cell)."""
+    try:
+        history = json.loads(record_json).get("history") or []
+    except (TypeError, ValueError, AttributeError):
+        return ()
+    return tuple(EpochEntry(lr=_number(h.get("lr")), elr=tuple(h["elr"]) if isinstance(h.get("elr"), list) else (),
+                            elr_spread=_number(h.get("elr_spread")))
+                 for h in history if isinstance(h, dict))
