@@ -62,18 +62,18 @@ class _Meta(dict):
 
 def test_a_run_picks_its_threads_once_from_the_load_and_keeps_them_on_resume(monkeypatch):
     from nasrescale.pipeline.run_threads import run_threads
-    from nasrescale.store.record import THREADS_KEY as THREADS_META
+    from nasrescale.store.record import THREADS_KEY
 
     monkeypatch.setattr("os.cpu_count", lambda: 4)
     load = iter([3.0, 0.0, 0.0])
     monkeypatch.setattr("nasrescale.executors.threads.busy_cores", lambda: next(load))
     store = _Meta()
     assert run_threads(store, ExecutorSettings()).threads == 1  # three cores busy elsewhere at the start
-    assert store == {THREADS_META: "1"}
+    assert store == {THREADS_KEY: "1"}
     assert run_threads(store, ExecutorSettings()).threads == 1  # resumed on an idle machine: the same count
     assert run_threads(store, ExecutorSettings(threads=3)).threads == 3  # given: wins, not stored
-    assert store == {THREADS_META: "1"}
-    assert run_threads(_Meta({THREADS_META: "16"}), ExecutorSettings()).threads == 4  # stored on a bigger machine: picked again
+    assert store == {THREADS_KEY: "1"}
+    assert run_threads(_Meta({THREADS_KEY: "16"}), ExecutorSettings()).threads == 4  # stored on a bigger machine: picked again
     ray = ExecutorSettings(kind="ray", cpus_per_job=2)
     assert run_threads(_Meta(), ray) is ray  # Ray gives each task its own CPUs
 
