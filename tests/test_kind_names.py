@@ -3,6 +3,7 @@ reader asks the kind's entry (:mod:`nasrescale.kinds`), so adding a kind edits n
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -38,3 +39,16 @@ def test_the_check_sees_a_comparison():
     assert comparisons("if record.kind != 'landscape':", "landscape")
     assert not comparisons("kind = 'landscape'  # its name", "landscape")
     assert not comparisons("for key in ('landscape', 'reference'):", "landscape")
+
+
+def test_the_default_kind_is_named_once_and_registered():
+    """The kind a pipeline without one runs as is one constant (the record's, which writes and
+    reads it); no other code outside the kinds spells it."""
+    from nasrescale.store.record import DEFAULT_KIND
+
+    assert DEFAULT_KIND in KINDS.names()
+    named = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "nasrescale").rglob("*.py"))
+             if not path.is_relative_to(ROOT / "nasrescale" / "kinds")
+             and any(isinstance(node, ast.Constant) and node.value == DEFAULT_KIND
+                     for node in ast.walk(ast.parse(path.read_text())))]
+    assert named == ["nasrescale/store/record.py"], named

@@ -16,6 +16,7 @@ from ..config import KEEP_NONE, check_seeds
 from ..errors import ConfigError
 from ..models.norms import check_norm
 from ..space.selection import check_selection
+from ..store.record import DEFAULT_KIND
 from ..store.table_fields import BudgetFields, TuningFields
 
 __all__ = ["PipelineSettings", "DataSettings", "ArchSettings", "Budget", "TuningSettings", "labelled_table"]
@@ -47,7 +48,7 @@ class PipelineSettings:
     protocols x seeds)."""
 
     name: str
-    kind: str = "retrain"  # a registered kind (nasrescale.pipeline.kind_registry), checked by load_pipeline
+    kind: str = DEFAULT_KIND  # a registered kind (nasrescale.pipeline.kind_registry), checked by load_pipeline
     description: str = ""
     family: str | None = None  # None: the family of family_file, else nb201
     family_file: str | None = None

@@ -28,9 +28,9 @@ from typing import Any, Mapping, TypeVar
 
 from ..errors import DataError
 from .plans import LandscapePlanRecord, ValidationPlanRecord
-from .record import (CREATED_KEY, LANDSCAPE_PLAN_KEY, NAME_KEY, PIPELINE_KEY, RECORD_VERSION, REUSED_KEY, THREADS_KEY,
-                     VALIDATION_PLAN_KEY, VERSION_KEY, ProtocolRecord, RunRecord, TrendRecord, base_lr_key, keyed,
-                     lr_search_key, tuning_key, visit_entries)
+from .record import (CREATED_KEY, DEFAULT_KIND, LANDSCAPE_PLAN_KEY, NAME_KEY, PIPELINE_KEY, RECORD_VERSION,
+                     REUSED_KEY, THREADS_KEY, VALIDATION_PLAN_KEY, VERSION_KEY, ProtocolRecord, RunRecord,
+                     TrendRecord, base_lr_key, keyed, lr_search_key, tuning_key, visit_entries)
 from .schema import BudgetRecord, CandidateBudget, ExecutorRecord, LrSearchRecord, StoredTable, TuningRecord
 from .stage_records import Reused, SearchSelection, TuningResult, Visit
 
@@ -202,7 +202,7 @@ def parse_record(meta: Mapping[str, Any], where: str = "the store") -> RunRecord
     seeds, archs = head.get("seeds"), pipeline.get("arch_list")
     return RunRecord(
         version=RECORD_VERSION, name=_text(current.get(NAME_KEY)) or _text(head.get("name")),
-        kind=str(head.get("kind") or "retrain"), family=_text(head.get("family")),
+        kind=str(head.get("kind") or DEFAULT_KIND), family=_text(head.get("family")),
         family_file=_text(head.get("family_file")), dataset=_text(data.get("name")), data_path=_text(data.get("path")),
         description=str(head.get("description") or ""), reference=head.get("reference"),
         calibration=_text(head.get("calibration")),

@@ -27,7 +27,7 @@ from .schema import BudgetRecord, CandidateBudget, ExecutorRecord, LrSearchRecor
 from .stage_records import Reused, SearchSelection, TuningResult, Visit
 
 __all__ = ["RECORD_VERSION", "VERSION_KEY", "PIPELINE_KEY", "NAME_KEY", "CREATED_KEY", "IDENTITY_KEY",
-           "VALIDATION_PLAN_KEY", "LANDSCAPE_PLAN_KEY", "REUSED_KEY", "THREADS_KEY", "base_lr_key", "tuning_key", "lr_search_key",
+           "VALIDATION_PLAN_KEY", "LANDSCAPE_PLAN_KEY", "REUSED_KEY", "THREADS_KEY", "DEFAULT_KIND", "base_lr_key", "tuning_key", "lr_search_key",
            "visit_key", "trend_label", "keyed", "visit_entries", "ProtocolRecord", "TrendRecord", "RunRecord"]
 
 #: the layout of the meta table this version writes (meta ``record_version``); a store without
@@ -42,6 +42,8 @@ IDENTITY_KEY = "identity"
 VALIDATION_PLAN_KEY = "validation_plan"
 LANDSCAPE_PLAN_KEY = "landscape_plan"
 REUSED_KEY = "reused"
+#: the kind of a pipeline that names none (``[pipeline] kind`` left out), as written and as read
+DEFAULT_KIND = "retrain"
 #: the threads a run picked for its CPU jobs once, kept on resume (:mod:`nasrescale.pipeline.run_threads`)
 THREADS_KEY = "cpu_threads"
 
