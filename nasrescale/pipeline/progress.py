@@ -19,12 +19,12 @@ def stage_lines(run_dir: Path) -> list[str]:
     """One line per tuning still running in the store of ``run_dir``, and one on what the ETA
     leaves out; none once every tuning has chosen (or where none runs)."""
     store = read_store(Path(run_dir) / "store.sqlite")
-    running = {label: doc for label, doc in tuning_progress(store).items() if not store.record.tuned(label)}
+    running = {label: view for label, view in tuning_progress(store).items() if not store.record.tuned(label)}
     if not running:
         return []
-    lines = [f"  tuning of {label}: {doc['runs_finished']} of {doc.get('planned') or '?'} runs finished on "
-             f"{len(doc['cells'])} of {doc.get('cells_planned') or '?'} tuning cells; no multiplier chosen yet"
-             for label, doc in running.items()]
+    lines = [f"  tuning of {label}: {view.runs_finished} of {view.planned or '?'} runs finished on "
+             f"{len(view.cells)} of {view.cells_planned or '?'} tuning cells; no multiplier chosen yet"
+             for label, view in running.items()]
     waiting = [label for label in running if not _has_jobs(store, label)]
     if waiting:
         lines.append(f"  not stored yet: the evaluation jobs of {', '.join(waiting)} (stored once the tuning "

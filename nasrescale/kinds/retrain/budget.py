@@ -25,6 +25,7 @@ from ...store.stage_records import SearchSelection
 from ...report.common.markdown import md_table
 from ...report.common.records import job_records, record_precision
 from ...report.common.tuning_section import tunings, tuned_lr_text
+from ...report.common.tuning_view import TuningView
 
 __all__ = ["budget_facts", "budget_limits", "budget_lines", "search_lines", "searches", "BENCHMARK_BUDGET"]
 
@@ -53,7 +54,7 @@ def searches(store: StoreData) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _lr_text(protocol: ProtocolRecord, found: dict[str, Any] | None = None, tuned: dict[str, Any] | None = None) -> str:
+def _lr_text(protocol: ProtocolRecord, found: dict[str, Any] | None = None, tuned: TuningView | None = None) -> str:
     if protocol.tuned:
         return "the LR tuning has not finished" if tuned is None else tuned_lr_text(tuned, protocol.lr_rule)
     if found is not None:

@@ -26,6 +26,7 @@ from ...report.common.reference import Comparison, load_reference, protocol_orde
 from .budget import budget_facts, budget_limits, searches
 from .effects import effect_rows
 from ...report.common.tuning_section import tuning_progress, tunings
+from ...report.common.tuning_view import TuningView
 from ...report.common.identical import identical_protocols
 from .lr_split import lr_split
 
@@ -49,7 +50,8 @@ class RunSummary:
         switch: the command that counts degenerate cells (for the notes that say they are left out).
         budget: the budget's facts and limits (:func:`~nasrescale.kinds.retrain.budget.budget_facts`).
         searches: the base-LR searches (:func:`~nasrescale.kinds.retrain.budget.searches`).
-        tunings: the LR tunings (:func:`~nasrescale.report.common.tuning_section.tunings`).
+        tunings: label -> its LR tuning, finished (:func:`~nasrescale.report.common.tuning_section.tunings`)
+            or still running (:func:`~nasrescale.report.common.tuning_section.tuning_progress`).
         pairs: ``"B vs A"`` -> the comparison of every pair of protocols.
         reference_spec: the reference's spec (``None``: the pipeline names none).
         reference: the loaded reference (``None``: none, or not available).
@@ -83,7 +85,7 @@ class RunSummary:
     switch: str
     budget: dict[str, Any]
     searches: dict[str, dict[str, Any]]
-    tunings: dict[str, dict[str, Any]]
+    tunings: dict[str, TuningView]
     pairs: dict[str, Comparison]
     reference_spec: str | None
     reference: Source | None
