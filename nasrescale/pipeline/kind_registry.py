@@ -88,6 +88,9 @@ class PipelineKind:
             a trend first copies finished runs of the same jobs from its ``reuse`` store).
         check: ``(pipeline, run_dir) -> None``: what the kind needs beside its run folder (a
             trend's ``reuse`` store), checked before the store is created; raises ConfigError.
+        bound: ``(pipeline, store) -> None``: what the kind brings up to date in its store each
+            time a driver binds it (``run``, a slice), before any job runs (a landscape's
+            analysis-only settings in its stored plan); default: nothing.
         cells_done: ``(pipeline, archs, store, run_jobs) -> counts``: what a time-limited run
             does once a chunk of cells finished (a landscape extends their grids); ``None``: nothing.
         reuse_key: the ``table.key`` naming a store whose finished runs of the same jobs are
@@ -109,6 +112,7 @@ class PipelineKind:
     after: Callable[[Pipeline, Sequence[str], Store, dict[str, str], RunJobs, bool], tuple[int, int, int]]
     runs: Callable[[Pipeline, Store, RunJobs], RunJobs] = lambda pipeline, store, run: run
     check: Callable[[Pipeline, Path], None] = lambda pipeline, run_dir: None
+    bound: Callable[[Pipeline, Store], None] = lambda pipeline, store: None
     tables: tuple[KindTable, ...] = ()
     uses: Callable[[Pipeline], tuple[str, ...]] = lambda pipeline: ()
     stores_kind: bool = True

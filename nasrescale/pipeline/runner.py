@@ -183,9 +183,11 @@ def _check_store_file(pipeline: Pipeline, archs: list[str], path: Path, shown: P
 
 def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[str, str]) -> None:
     """Bind ``pipeline`` to ``store`` as every driver does (``run``, a slice): the same identity,
-    or one grown by protocols (:func:`~nasrescale.pipeline.identity.identity_grows`), else refused."""
+    or one grown by protocols (:func:`~nasrescale.pipeline.identity.identity_grows`), else refused;
+    then the kind brings its store up to date (:attr:`~nasrescale.pipeline.kind_registry.PipelineKind.bound`)."""
     store.bind_pipeline(pipeline.name, pipeline.resolved(archs), pipeline.identity(archs), extra,
                         normalize=lambda old: strip_keys(old, analysis_only()), grows=identity_grows)
+    pipeline.kind.bound(pipeline, store)
 
 
 class _Counted:

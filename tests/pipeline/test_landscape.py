@@ -184,6 +184,23 @@ def test_a_rerun_brings_the_plans_analysis_settings_up_to_date_and_reads_the_rec
     assert "The recipe arm leaves out later:default: no store yet" in (run_dir / "report.md").read_text()
 
 
+def test_a_time_limited_rerun_brings_the_plans_analysis_settings_up_to_date(tmp_path, capsys, fake_training):
+    """A slice binds the store as a whole run does: analysis-only keys changed since (here the
+    criterion and the recipe) reach the stored plan, and the report, whether or not a chunk runs."""
+    table = "lr_min = 0.1\nlr_max = 0.2\npoints_per_octave = 2\nextend = 4\nstrata = [0.5]"
+    results = str(tmp_path / "res")
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, table)), "--results", results, "--quiet")
+    assert code == 0, err
+    changed = table + '\nrecipe = ["land:flat"]\ncriterion = ["nosuch_validation"]'
+    code, _, err = cli(capsys, "run", str(landscape_file(tmp_path, changed)), "--results", results, "--quiet",
+                       "--time-limit", "1h")
+    assert code == 0, err
+    run_dir = tmp_path / "res" / "land"
+    settings = read_plan(read_store(run_dir / "store.sqlite"))[1]
+    assert settings.recipe == ("land:flat",) and settings.criterion == ("nosuch_validation",)
+    assert json.loads((run_dir / "report.json").read_text())["settings"]["recipe"] == ["land:flat"]
+
+
 def test_a_time_limited_run_extends_each_chunk_of_cells(tmp_path, capsys, fake_training):
     path = landscape_file(tmp_path, archs=ARCHS[:4])
     code, _, err = cli(capsys, "run", str(path), "--results", str(tmp_path / "res"), "--max-cells", "1", "--quiet")

@@ -23,8 +23,11 @@ __all__ = ["LANDSCAPE", "index_lines"]
 
 def _after(pipeline: Any, archs: Sequence[str], store: Store, meta: dict[str, str], run: RunJobs,
            progress: bool) -> tuple[int, int, int]:
-    refresh_analysis(pipeline, store)
     return extend_cells(pipeline, archs, store, run, progress)
+
+
+def _bound(pipeline: Any, store: Store) -> None:
+    refresh_analysis(pipeline, store)  # every driver, sliced or not, reports under the settings it ran with
 
 
 def _text(run_dir: Path) -> str:
@@ -48,7 +51,7 @@ def index_lines(run_dir: Path) -> list[str]:
 
 
 LANDSCAPE = register_entry(KindEntry(
-    PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan, after=_after,
+    PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan, after=_after, bound=_bound,
                  tables=(KindTable.of("landscape", LandscapeSettings),), runs=reusing, check=check_landscape,
                  reuse_key="landscape.reuse", analysis_only=tuple(f"landscape.{key}" for key in ANALYSIS_SETTINGS),
                  cells_done=lambda pipeline, archs, store, run: extend_cells(pipeline, archs, store, run)),
