@@ -44,9 +44,7 @@ def tunings(store: StoreData) -> dict[str, TuningView]:
 def _finished(found: TuningResult, first: set[float]) -> TuningView:
     """A finished tuning as the section reads it (every run's ``diverged`` where it was stored)."""
     means = dict(found.means)
-    return TuningView(protocol=found.protocol, anchor_lr=found.anchor_lr, criterion=found.criterion,
-                      cells=tuple(found.cells), seeds=tuple(found.seeds), chosen=found.chosen, edge=found.edge,
-                      means=means, diverged=dict(found.diverged), lr=found.lr, runs=dict(found.runs),
+    return TuningView(**{name: getattr(found, name) for name in TuningResult.fields()},
                       added=tuple(sorted(set(map(float, means)) - first)) if first else ())
 
 

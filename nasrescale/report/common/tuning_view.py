@@ -11,31 +11,22 @@ section, its figure (:mod:`~nasrescale.report.common.tuning_plot`), the budget's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Mapping
+from dataclasses import dataclass
 
-from ...store.stage_records import TuningRun
+from ...store.stage_records import TuningResult
 
 __all__ = ["TuningView"]
 
 
 @dataclass(frozen=True)
-class TuningView:
-    """One protocol's LR tuning as the report reads it, finished or still running.
+class TuningView(TuningResult):
+    """One protocol's LR tuning as the report reads it, finished or still running: the stored
+    tuning's fields (:class:`~nasrescale.store.stage_records.TuningResult`; while running,
+    ``anchor_lr`` is NaN where the anchor is not known yet, ``cells`` those with a finished run,
+    ``chosen`` and ``lr`` ``None``, ``edge`` where the complete grid's best sits, ``means`` over the
+    cells finished at every multiplier of the first grid and each run says ``diverged``), and:
 
     Attributes:
-        protocol: the tuned protocol's label.
-        anchor_lr: the LR the multipliers scale (NaN while running and the anchor is not known).
-        criterion: what chooses the multiplier, in words (``None``: a finished tuning stored none).
-        cells, seeds: the tuning cells (while running: those with a finished run) and seeds.
-        chosen: the multiplier chosen (``None`` while running); lr: the LR it gives.
-        edge: ``low``/``high`` where the choice (while running: the complete grid's best) sits
-            at the grid's edge, else ``None``.
-        means: multiplier (as text) -> mean test accuracy (while running: over the cells finished
-            at every multiplier of the first grid).
-        diverged: multiplier (as text) -> how many of its runs diverged.
-        runs: multiplier (as text) -> its runs (a running tuning's always say ``diverged``, a
-            finished one's where it was stored).
         added: the multipliers past the pipeline's first grid, which extensions tried (finished).
         in_progress: the tuning is still running; the fields below are set only then.
         cells_planned: the planned tuning cells (``tuning.cells``).
@@ -46,17 +37,6 @@ class TuningView:
             which extension that is, of ``extend`` (``tuning.extend``).
     """
 
-    protocol: str | None = None
-    anchor_lr: float | None = None
-    criterion: str | None = None
-    cells: tuple[str, ...] = ()
-    seeds: tuple[int, ...] = ()
-    chosen: float | None = None
-    edge: str | None = None
-    means: Mapping[str, float] = field(default_factory=dict)
-    diverged: Mapping[str, int] = field(default_factory=dict)
-    lr: float | None = None
-    runs: Mapping[str, tuple[TuningRun, ...]] = field(default_factory=dict, repr=False)
     added: tuple[float, ...] = ()
     in_progress: bool = False
     cells_planned: int | None = None
