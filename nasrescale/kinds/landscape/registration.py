@@ -51,8 +51,8 @@ def index_lines(run_dir: Path) -> list[str]:
 
 
 LANDSCAPE = register_entry(KindEntry(
-    PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan, after=_after, bound=_bound,
-                 tables=(KindTable.of("landscape", LandscapeSettings),), runs=reusing, check=check_landscape,
+    PipelineKind("landscape", needs_base_lr=False, searches=False, slices=True, plan=landscape_plan, after=_after,
+                 bound=_bound, tables=(KindTable.of("landscape", LandscapeSettings),), runs=reusing, check=check_landscape,
                  reuse_key="landscape.reuse", analysis_only=tuple(f"landscape.{key}" for key in ANALYSIS_SETTINGS),
                  cells_done=lambda pipeline, archs, store, run: extend_cells(pipeline, archs, store, run)),
     KindReport("landscape", _text, _write, index=index_lines, link=LANDSCAPE_LINK)))
