@@ -20,12 +20,12 @@ from ..executors.base import Executor, ExecutorSettings, Outcome
 from ..jobs.job import TrainJob
 from ..lrsearch.search import LrSearchSettings, losses_from_rows, plot_selection, selection_json
 from ..lrsearch.select import Selection, select_lr
-from ..store.job_status import Status
+from ..store.job_status import FINAL, Status
 from ..store.sqlite_store import Store
 from .run_threads import run_threads
 
-__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "Pace", "RunJobs", "extend_rounds",
-           "widen_again"]
+__all__ = ["run_jobs", "run_search", "run_chunks", "job_rows", "whole_cells_within", "Pace", "RunJobs", "RunCounter",
+           "extend_rounds", "widen_again"]
 
 #: runs jobs through the store and executor; returns ``(jobs, new jobs, jobs run now)``
 RunJobs = Callable[[list[TrainJob]], tuple[int, int, int]]
@@ -54,6 +54,35 @@ def run_jobs(store: Store, jobs: list[TrainJob], settings: ExecutorSettings, che
 
         runner.run(todo, on_outcome, store.mark_running)
     return len(by_key), new, len(todo)
+
+
+class RunCounter:
+    """A :data:`RunJobs` that adds up what its calls ran, a call cut short included.
+
+    ``counts`` sums the ``(jobs, new jobs, jobs run now)`` of the calls that returned; ``ran``
+    is their jobs run now plus, for a call stopped by Ctrl-C or SIGTERM (whose own count is
+    lost with it), the jobs it stored a final result for before it was stopped: what a
+    driver's record says it ran is what the store gained, however the driver ended.
+    """
+
+    def __init__(self, run: RunJobs, store: Store) -> None:
+        self.run, self.store = run, store
+        self.counts, self.ran = (0, 0, 0), 0
+
+    def __call__(self, jobs: list[TrainJob]) -> tuple[int, int, int]:
+        keys = {job.key() for job in jobs}
+        before = self._final(keys)
+        try:
+            out = self.run(jobs)
+        except KeyboardInterrupt:
+            self.ran += len(self._final(keys) - before)
+            raise
+        self.counts = (self.counts[0] + out[0], self.counts[1] + out[1], self.counts[2] + out[2])
+        self.ran += out[2]
+        return out
+
+    def _final(self, keys: set[str]) -> set[str]:
+        return {r["key"] for r in self.store.rows() if r["key"] in keys and r["status"] in FINAL}
 
 
 def job_rows(jobs: Iterable[TrainJob]) -> Iterator[dict[str, Any]]:

@@ -20,6 +20,7 @@ import json
 import sqlite3
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -34,15 +35,16 @@ from ..store.integrity import READ_COLUMNS, check_connection, unpack_gzipped
 from ..store.layout import run_dir_for
 from ..store.record import base_lr_key
 from ..store.sqlite_store import Store
-from .execute import RunJobs, run_jobs, run_search
+from .execute import RunCounter, run_jobs, run_search
 from .lock import driver_lock, lock_if_present
 from .preflight import check_data, check_executor, check_reference
-from .signals import sigterm_as_interrupt
+from .signals import INTERRUPTED, TERMINATED, Terminated, sigterm_as_interrupt
+from .slice_record import SliceSummary, device_text, record_visit, tally
 from .identity import analysis_only, identity_grows, strip_keys
 from .spec import Pipeline
 from .stages import resolve_lrs, tuning_cells
 
-__all__ = ["RunTotals", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store", "check_store"]
+__all__ = ["RUN_FINISHED", "RunTotals", "Plan", "plan_pipeline", "run_pipeline", "run_jobs", "run_search", "bind_store", "check_store"]
 
 
 @dataclass(frozen=True)
@@ -190,16 +192,8 @@ def bind_store(store: Store, pipeline: Pipeline, archs: list[str], extra: dict[s
     pipeline.kind.bound(pipeline, store)
 
 
-class _Counted:
-    """A :data:`RunJobs` that adds up what every call ran: ``(jobs, new jobs, jobs run now)``."""
-
-    def __init__(self, run: RunJobs) -> None:
-        self.run, self.counts = run, (0, 0, 0)
-
-    def __call__(self, jobs: list[TrainJob]) -> tuple[int, int, int]:
-        out = self.run(jobs)
-        self.counts = tuple(a + b for a, b in zip(self.counts, out))  # type: ignore[assignment]
-        return out
+#: a whole run's ``stopped`` (meta ``visit:<n>``) when every job it planned has a result
+RUN_FINISHED = "run to the end (no time limit)"
 
 
 def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | None, extra: dict[str, str],
@@ -207,16 +201,40 @@ def _drive(pipeline: Pipeline, run_dir: Path, archs: list[str], jobs: list | Non
     store = Store(run_dir / "store.sqlite")
     try:
         bind_store(store, pipeline, archs, extra)
-        run = _Counted(pipeline.kind.runs(pipeline, store, functools.partial(
+        run = RunCounter(pipeline.kind.runs(pipeline, store, functools.partial(
             run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints", progress=progress,
-            executor=executor)))
-        if jobs is None:  # base_lr = "search", tune = true: those stages first, then the chosen LRs
-            log = (lambda line: print(line, file=sys.stderr)) if progress else (lambda _: None)
-            pipeline, _ = resolve_lrs(pipeline, archs, store, run_dir, run, progress=progress, log=log)
-            jobs = pipeline.jobs(archs)
-        run(jobs)
-        pipeline.kind.after(pipeline, archs, store, extra, run, progress)
+            executor=executor)), store)
+        _run_recorded(pipeline, archs, jobs, extra, store, run, progress)
         total, new, ran = run.counts
         return RunTotals(run_dir, total, new, ran, store.counts())
     finally:
         store.close()
+
+
+def _run_recorded(pipeline: Pipeline, archs: list[str], jobs: list | None, extra: dict[str, str], store: Store,
+                  run: RunCounter, progress: bool) -> None:
+    """The LR stages (``base_lr = "search"``, ``tune = true``), then the jobs with the chosen LRs,
+    then the kind's own; a run that trained something, or was stopped (Ctrl-C, SIGTERM: re-raised
+    after), is recorded in the store's meta ``visit:<n>`` as a time-limited slice is."""
+    start, summary = time.monotonic(), SliceSummary(store.path.parent, cells_total=len(archs))
+    resolved = pipeline if jobs is not None else None
+    try:
+        if resolved is None:
+            log = (lambda line: print(line, file=sys.stderr)) if progress else (lambda _: None)
+            resolved, _ = resolve_lrs(pipeline, archs, store, store.path.parent, run, progress=progress, log=log)
+            jobs = resolved.jobs(archs)
+        summary.stage_jobs_run = run.ran
+        run(jobs)
+        pipeline.kind.after(resolved, archs, store, extra, run, progress)
+        summary.stopped = RUN_FINISHED
+    except KeyboardInterrupt as err:
+        summary.stopped = TERMINATED if isinstance(err, Terminated) else INTERRUPTED
+        raise
+    finally:
+        if summary.stopped:  # finished or stopped; an error is the command's to report
+            if resolved is None:
+                summary.stage_jobs_run = run.ran
+            summary.jobs_run = run.ran - summary.stage_jobs_run
+            if summary.jobs_run or summary.stage_jobs_run or summary.stopped != RUN_FINISHED:
+                tally(store, resolved or pipeline, archs, summary, start, resolved=resolved is not None)
+                record_visit(store, summary, {"device": device_text(pipeline.executor.device)})

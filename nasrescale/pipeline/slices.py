@@ -29,7 +29,7 @@ from ..jobs.job import TrainJob
 from ..store.job_status import FINAL
 from ..store.layout import run_dir_for
 from ..store.sqlite_store import Store
-from .execute import Pace, RunJobs, job_rows, run_chunks, run_jobs
+from .execute import Pace, RunCounter, RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock, lock_if_present
 from .order import spread_order, visit_cells
 from .runner import bind_store, check_store, plan_pipeline
@@ -112,9 +112,9 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
             store = Store(run_dir / "store.sqlite")
             try:
                 bind_store(store, pipeline, plan.archs, plan.extra)
-                run = pipeline.kind.runs(pipeline, store, functools.partial(
+                run = RunCounter(pipeline.kind.runs(pipeline, store, functools.partial(
                     run_jobs, store, settings=pipeline.executor, checkpoints=run_dir / "checkpoints",
-                    progress=progress, executor=executor))
+                    progress=progress, executor=executor)), store)
                 ctx = _Slice(store, pipeline, plan.archs, summary, start, start + deadline_s, max_cells,
                              max(1, chunk_cells or pipeline.executor.jobs_per_gpu), log, after_chunk, visit)
                 _run_recorded(ctx, run, progress)
@@ -123,9 +123,9 @@ def run_slice(pipeline: Pipeline, results: str | Path | None = None, *, max_cell
     return summary
 
 
-def _run_recorded(ctx: _Slice, run: RunJobs, progress: bool) -> None:
+def _run_recorded(ctx: _Slice, run: RunCounter, progress: bool) -> None:
     """The LR stages, then the cells; the slice's record written however it ends (a Ctrl-C or
-    SIGTERM included, re-raised after)."""
+    SIGTERM included, re-raised after, with the jobs the stopped chunk finished counted)."""
     pace = Pace(prior_per_job(ctx.store, device_text(ctx.pipeline.executor.device)))
     if pace.per_job is not None:
         ctx.log(f"slice: {pace.per_job:.1f} s a job, as the last slice on this device took (until a chunk is timed)")
@@ -140,6 +140,11 @@ def _run_recorded(ctx: _Slice, run: RunJobs, progress: bool) -> None:
             ctx.summary.stopped = stopped
     except KeyboardInterrupt as err:  # the slice is still recorded: what it ran, and that it was stopped
         ctx.summary.stopped = TERMINATED if isinstance(err, Terminated) else INTERRUPTED
+        cut = run.ran - ctx.summary.jobs_run - ctx.summary.stage_jobs_run  # the stopped call's finished jobs
+        if resolved is None:
+            ctx.summary.stage_jobs_run += cut
+        else:
+            ctx.summary.jobs_run += cut
         _close(ctx, resolved, pace)
         raise
     _close(ctx, resolved, pace)
