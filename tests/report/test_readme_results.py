@@ -72,7 +72,7 @@ def test_readme_landscape_verdict_quotes_the_landscape_report():
               f"detected {'none' if not v['controls_detected'] else sum(c['detected'] for c in v['controls'])} of its "
               f"{len(v['controls'])} positive controls",
               f"takes {best['cells']} cells x {best['seeds']} seeds",
-              f"the study's runs of {v['recipe']['n']} of these cells) is "
+              f"runs of {v['recipe']['n']} of these cells) is "
               f"{v['recipe']['verdict'].replace(' at this design', '')} too, gap {v['recipe']['gap']:+.3f} "
               f"[{v['recipe']['ci95'][0]:+.3f}, {v['recipe']['ci95'][1]:+.3f}]"]
     assert b["model_ci"][1] < v["gain_margin"]  # README says "less than": only where the interval allows it
