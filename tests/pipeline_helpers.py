@@ -98,3 +98,25 @@ def one_thread() -> Iterator[None]:
 def private_cache(tmp_path, monkeypatch) -> None:
     """A private dataset cache folder for each test."""
     monkeypatch.setenv("NASRESCALE_CACHE", str(tmp_path / "cache"))
+
+
+def landscape_pipeline(name: str, archs: Sequence[str], table: str, budget: str = TINY_BUDGET,
+                       reference: str = "nb201:cifar10") -> str:
+    """A landscape pipeline file: ``archs`` under the ``flat`` protocol (NB201's recipe with the
+    released in-degree init) at seeds 0 and 1, its ``[landscape]`` table ``table``."""
+    names = ", ".join(f'"{a}"' for a in archs)
+    return f"""
+[pipeline]
+name = "{name}"
+kind = "landscape"
+seeds = [0, 1]
+reference = "{reference}"
+[archs]
+select = "list"
+names = [{names}]
+[protocols.flat]
+protocol = "nb201"
+init = "in_degree_source"
+[landscape]
+{table}
+{budget}"""

@@ -171,6 +171,9 @@ class LandscapeFields:
         recipe: ``RUN:LABEL`` names of stored protocol arms (e.g. ``nb201_cifar10_cpu:default``,
             the benchmark's recipe) whose runs of the same cells and seeds the report tests as
             one more fixed arm (analysis only: never changes a stored result).
+        compare: another landscape run (name or folder) sharing cells with this one, e.g. the
+            same cells at another budget: the report sets each cell's best LR here beside its
+            best there and tests whether the shift follows path depth (analysis only).
     """
 
     lr_min: float = 0.1
@@ -185,3 +188,4 @@ class LandscapeFields:
     centers: dict[str, float] = field(default_factory=dict)
     center_points: int = 6
     recipe: tuple[str, ...] = ()
+    compare: str | None = None

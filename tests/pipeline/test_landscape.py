@@ -30,7 +30,7 @@ from nasrescale.space.family_loader import get_family
 from nasrescale.space.topology import lr_scale
 from nasrescale.store.read import read_store
 
-from pipeline_helpers import TINY_BUDGET, cli, one_thread, tiny_budget  # noqa: F401  (fixtures, used by name)
+from pipeline_helpers import cli, landscape_pipeline, one_thread, tiny_budget  # noqa: F401  (fixtures, used by name)
 
 NB201 = get_family("nb201")
 # scales 1, 0.707, 0.333, 0.25, 0.134, 0.106 (and a spread in between)
@@ -55,23 +55,8 @@ def fake_run(self: TrainJob, options=None) -> dict:
 
 def landscape_file(tmp_path: Path, table: str = "lr_min = 0.1\nlr_max = 0.2\npoints_per_octave = 2\nextend = 4\n"
                    "strata = [0.5]", archs=ARCHS) -> Path:
-    names = ", ".join(f'"{a}"' for a in archs)
     path = tmp_path / "land.toml"
-    path.write_text(f"""
-[pipeline]
-name = "land"
-kind = "landscape"
-seeds = [0, 1]
-reference = "nb201:cifar10"
-[archs]
-select = "list"
-names = [{names}]
-[protocols.flat]
-protocol = "nb201"
-init = "in_degree_source"
-[landscape]
-{table}
-{TINY_BUDGET}""")
+    path.write_text(landscape_pipeline("land", archs, table))
     return path
 
 

@@ -157,7 +157,7 @@ def _announce(jobs: list[TrainJob]) -> str:
 
 
 #: settings that only say how stored runs are read: a rerun brings the stored plan's up to date
-ANALYSIS_SETTINGS = ("reuse", "study", "top_percent", "criterion", "recipe")
+ANALYSIS_SETTINGS = ("reuse", "study", "top_percent", "criterion", "recipe", "compare")
 
 
 def refresh_analysis(pipeline: Any, store: Store) -> bool:

@@ -1,6 +1,7 @@
 """The sections of a landscape's report, in order (:data:`LANDSCAPE_SECTIONS`), each over the
 run's :class:`~nasrescale.kinds.landscape.summary.LandscapeSummary`: the headline, does each
-cell's best LR follow the path-depth rule, the figures, the headroom a per-cell LR leaves, the
+cell's best LR follow the path-depth rule, the figures, the same cells in another landscape
+(``landscape.compare``, :mod:`.compare_section`), the headroom a per-cell LR leaves, the
 ranking each choice of LR gives (with the calibrated verdicts where there are enough cells), the
 effective step, each cell and the provenance. Below 3 finished cells only the headline and the
 provenance are written.
@@ -12,6 +13,7 @@ from typing import Any
 
 from ...report.common.page import Computed, Section
 from ...report.common.provenance import provenance_lines
+from .compare_section import Compare
 from .lines import cell_table, criterion_lines, elr_lines, headroom_lines, ranking_lines, signed, slope_lines
 from .phrases import grid_text
 from .plots import plot_best_vs_rule, plot_landscapes
@@ -123,5 +125,5 @@ class Provenance(_Lines):
 
 
 #: the landscape report's sections, in the page's order
-LANDSCAPE_SECTIONS: tuple[Section[Any], ...] = (Title(), Rule(), Figures(), Headroom(), Bracket(), Ranking(),
-                                                Distortion(), Elr(), Cells(), Provenance())
+LANDSCAPE_SECTIONS: tuple[Section[Any], ...] = (Title(), Rule(), Figures(), Compare(), Headroom(), Bracket(),
+                                                Ranking(), Distortion(), Elr(), Cells(), Provenance())
