@@ -17,7 +17,7 @@ from typing import NoReturn, Sequence
 
 from .. import __version__
 from ..errors import NasRescaleError
-from ..pipeline.signals import Terminated
+from ..pipeline.signals import terminated
 from . import analyze_cmd, lr_search_cmd, model_cmds, pipeline_cmds, rank_cmd, train_cmd
 from .path_args import os_error_line
 from .torch_pair import check_torch_pair
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nasrescale {args.command}: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
-        if isinstance(err, Terminated):  # SIGTERM during a run (kill, scancel, a SLURM time limit)
+        if terminated(err):  # SIGTERM during a run (kill, scancel, a SLURM time limit)
             print(f"nasrescale {args.command}: terminated (SIGTERM)", file=sys.stderr)
             return 143
         print(f"nasrescale {args.command}: interrupted", file=sys.stderr)

@@ -38,7 +38,7 @@ from ..store.sqlite_store import Store
 from .execute import RunCounter, run_jobs, run_search
 from .lock import driver_lock, lock_if_present
 from .preflight import check_data, check_executor, check_reference
-from .signals import INTERRUPTED, TERMINATED, Terminated, sigterm_as_interrupt
+from .signals import INTERRUPTED, TERMINATED, sigterm_as_interrupt, terminated
 from .slice_record import SliceSummary, device_text, record_visit, tally
 from .identity import analysis_only, identity_grows, strip_keys
 from .spec import Pipeline
@@ -228,7 +228,7 @@ def _run_recorded(pipeline: Pipeline, archs: list[str], jobs: list | None, extra
         pipeline.kind.after(resolved, archs, store, extra, run, progress)
         summary.stopped = RUN_FINISHED
     except KeyboardInterrupt as err:
-        summary.stopped = TERMINATED if isinstance(err, Terminated) else INTERRUPTED
+        summary.stopped = TERMINATED if terminated(err) else INTERRUPTED
         raise
     finally:
         if summary.stopped:  # finished or stopped; an error is the command's to report

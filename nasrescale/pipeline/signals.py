@@ -24,6 +24,28 @@ True
 ...     pass
 >>> signal.getsignal(signal.SIGTERM) is before
 True
+
+A library waiting in native code may turn the handler's exception into a KeyboardInterrupt of
+its own (Ray's waits do): :func:`terminated` still tells that SIGTERM stopped the block, so the
+record and the exit code say so.
+
+>>> try:
+...     with sigterm_as_interrupt():
+...         try:
+...             os.kill(os.getpid(), signal.SIGTERM)
+...             for _ in range(10**6):
+...                 pass
+...         except Terminated:
+...             raise KeyboardInterrupt from None  # as such a library does
+... except KeyboardInterrupt as err:
+...     print(type(err).__name__, terminated(err))
+KeyboardInterrupt True
+>>> try:
+...     with sigterm_as_interrupt():
+...         raise KeyboardInterrupt  # Ctrl-C
+... except KeyboardInterrupt as err:
+...     print(terminated(err))
+False
 """
 
 from __future__ import annotations
@@ -33,7 +55,7 @@ import signal
 import threading
 from typing import Any, Iterator
 
-__all__ = ["Terminated", "sigterm_as_interrupt", "INTERRUPTED", "TERMINATED"]
+__all__ = ["Terminated", "sigterm_as_interrupt", "terminated", "INTERRUPTED", "TERMINATED"]
 
 #: a slice's ``stopped`` when Ctrl-C or SIGINT ended it (its record is still written)
 INTERRUPTED = "interrupted (Ctrl-C or SIGINT): the jobs it was running are not finished; the next slice runs them"
@@ -46,9 +68,21 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM received inside :func:`sigterm_as_interrupt` (the command exits 143, 128 + 15)."""
 
 
+#: whether SIGTERM reached the handler since the outermost block began
+_RECEIVED = {"sigterm": False}
+
+
 def _raise(signum: int, frame: Any) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the record after it is not cut short
+    _RECEIVED["sigterm"] = True
     raise Terminated(f"signal {signum} (SIGTERM)")
+
+
+def terminated(err: BaseException) -> bool:
+    """Whether the KeyboardInterrupt ``err`` ends a block that SIGTERM stopped: a
+    :class:`Terminated`, or any KeyboardInterrupt once SIGTERM has reached the handler (a
+    library may have raised its own in place of the handler's)."""
+    return isinstance(err, Terminated) or _RECEIVED["sigterm"]
 
 
 @contextlib.contextmanager
@@ -59,6 +93,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
         return
     before = signal.signal(signal.SIGTERM, _raise)
+    if before is not _raise:  # the outermost block: no SIGTERM seen yet
+        _RECEIVED["sigterm"] = False
     try:
         yield
     finally:

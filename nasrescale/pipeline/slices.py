@@ -33,7 +33,7 @@ from .execute import Pace, RunCounter, RunJobs, job_rows, run_chunks, run_jobs
 from .lock import driver_lock, lock_if_present
 from .order import spread_order, visit_cells
 from .runner import bind_store, check_store, plan_pipeline
-from .signals import INTERRUPTED, TERMINATED, Terminated, sigterm_as_interrupt
+from .signals import INTERRUPTED, TERMINATED, sigterm_as_interrupt, terminated
 from .spec import Pipeline
 from .stages import resolve_lrs
 from .slice_record import SliceSummary, copy_store, device_text, prior_per_job, record_visit, tally, visit_records
@@ -139,7 +139,7 @@ def _run_recorded(ctx: _Slice, run: RunCounter, progress: bool) -> None:
         else:
             ctx.summary.stopped = stopped
     except KeyboardInterrupt as err:  # the slice is still recorded: what it ran, and that it was stopped
-        ctx.summary.stopped = TERMINATED if isinstance(err, Terminated) else INTERRUPTED
+        ctx.summary.stopped = TERMINATED if terminated(err) else INTERRUPTED
         cut = run.ran - ctx.summary.jobs_run - ctx.summary.stage_jobs_run  # the stopped call's finished jobs
         if resolved is None:
             ctx.summary.stage_jobs_run += cut

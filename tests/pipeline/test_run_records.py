@@ -4,6 +4,9 @@ middle of a chunk counts the jobs that chunk stored before it was stopped, not 0
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from typing import Callable
 
 import pytest
@@ -82,3 +85,28 @@ def test_a_slice_stopped_mid_chunk_counts_the_jobs_that_chunk_stored(tmp_path):
     (record,) = visit_records(results / "recorded" / "store.sqlite")
     assert record["stopped"] == TERMINATED and (record["jobs_run"], record["jobs_done"]) == (3, 3)
     assert record["cells_run"] == [] and record["cells_done"] == 1
+
+
+def _sigterm_then_a_library_interrupt() -> BaseException:
+    """SIGTERM to this process, whose handler raises Terminated; then, as Ray's waits do, a
+    plain KeyboardInterrupt in its place."""
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises within this sleep
+    except Terminated:
+        return KeyboardInterrupt()
+    raise AssertionError("SIGTERM did not reach the run's handler")
+
+
+def test_a_run_stopped_by_sigterm_is_recorded_so_when_a_library_replaced_the_exception(tmp_path, capsys):
+    pipeline, results = _pipeline(tmp_path), tmp_path / "res"
+    mine: list[int] = []  # a handler of the caller's, so a SIGTERM that misses the run's does not end pytest
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: mine.append(signum))
+    try:
+        with pytest.raises(KeyboardInterrupt) as raised:
+            run_pipeline(pipeline, results, progress=False, executor=StopsAfter(3, _sigterm_then_a_library_interrupt))
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert type(raised.value) is KeyboardInterrupt and not mine
+    (record,) = visit_records(results / "recorded" / "store.sqlite")
+    assert record["stopped"] == TERMINATED and record["jobs_run"] == 3
