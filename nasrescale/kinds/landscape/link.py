@@ -10,7 +10,8 @@ its CI (the rule predicts 1, one global LR 0), the paper's one-epoch criterion b
 the landscape names one, and the headroom: the cross-fitted per-cell oracle and the rule, each
 against one global LR, and the ranking's movement (tau between the rankings at one global LR
 and at each cell's own LR, on single runs) beside the seed floor, then the calibrated distortion
-verdict with its power and positive controls, and the model-based gain. Below 10 cells the
+verdict with its power and positive controls, the model-based gain and, where it names another
+landscape of the same cells (``landscape.compare``), how each best LR moved. Below 10 cells the
 figures are given "so far", without CIs or verdicts.
 
 >>> numbers = {"cells": 24, "epochs": 6, "slope": {"slope": 0.1, "slope_ci": [-0.2, 0.4], "rule_in_ci": False,
@@ -100,7 +101,26 @@ def landscape_claim(folder: str, numbers: Mapping[str, Any]) -> str:
     if tau.get("tau_single") is not None and floor is not None:
         text += (f"; Kendall tau between the rankings at one global LR and at each cell's own LR, single runs "
                  f"{tau['tau_single']:.3f}, against {floor:.3f} between two seeds at one LR")
-    return text + _verdict_text(numbers.get("verdicts")) + "."
+    return text + _verdict_text(numbers.get("verdicts")) + _compare_text(numbers.get("compare"), full) + "."
+
+
+def _compare_text(c: Mapping[str, Any] | None, full: bool) -> str:
+    """The same cells in the landscape ``compare`` names: the mean shift of the best LR and the
+    change of the slope (:mod:`.compare`).
+
+    >>> c = {"run": "short", "epochs": 6, "n": 12, "shift_mean": -0.06, "shift_ci": [-0.3, 0.2],
+    ...      "slope_there": -0.11, "slope_here": 0.01, "slope_diff": 0.12, "slope_diff_ci": [-0.4, 0.6]}
+    >>> _compare_text(c, True)
+    '; against `short` (6 epochs) on the 12 cells both finished, each best LR moves -0.06 [-0.30, +0.20] octaves and the slope goes from -0.11 to +0.01, a change of +0.12 [-0.40, +0.60]'
+    >>> _compare_text({**c, "n": 2}, True)
+    ''
+    """
+    if not c or int(c.get("n") or 0) < 3 or c.get("slope_diff") is None:
+        return ""
+    return (f"; against `{c['run']}` ({c.get('epochs')} epochs) on the {c['n']} cells both finished, each best LR "
+            f"moves {_est(c, 'shift_mean', 'shift_ci', full)} octaves and the slope goes from "
+            f"{_est(c, 'slope_there', 'slope_there_ci', False)} to {_est(c, 'slope_here', 'slope_here_ci', False)}, a change of "
+            f"{_est(c, 'slope_diff', 'slope_diff_ci', full)}")
 
 
 def _verdict_text(v: Mapping[str, Any] | None) -> str:
