@@ -80,6 +80,23 @@ def test_readme_landscape_verdict_quotes_the_landscape_report():
     assert not missing, f"README.md's landscape verdict disagrees with results/landscape_nb201_cpu/report.json: {missing}"
 
 
+def test_readme_quotes_the_24_epoch_landscape_and_its_comparison():
+    """README's sentences on the 24-epoch landscape (cells so far, slope, headroom, the shift from
+    the 6-epoch landscape and the change of slope, the distortion verdict) are its report.json's."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    res = json.loads((ROOT / "results" / "landscape_nb201_24ep_cpu" / "report.json").read_text())
+    s, og, c = res["slope"], res["headroom"]["oracle-global"], res["compare"]
+    quoted = [f"on the {res['cells']} of its {res['cells'] + res['pending']} cells",
+              f"the slope is {s['slope']:+.2f} [{s['slope_ci'][0]:+.2f}, {s['slope_ci'][1]:+.2f}]",
+              f"gains {og['mean']:+.2f} [{og['ci'][0]:+.2f}, {og['ci'][1]:+.2f}] points over one global LR",
+              f"moves {c['shift_mean']:+.2f} [{c['shift_ci'][0]:+.2f}, {c['shift_ci'][1]:+.2f}] octaves",
+              f"changes by {c['slope_diff']:+.2f} [{c['slope_diff_ci'][0]:+.2f}, {c['slope_diff_ci'][1]:+.2f}]",
+              f"**{res['verdicts']['distortion']['verdict']}**"]
+    assert c["slope_diff_ci"][1] < 1  # README says the interval excludes +1: only where it does
+    missing = [q for q in quoted if q not in text]
+    assert not missing, f"README.md's 24-epoch sentences disagree with its report.json: {missing}"
+
+
 def _paper_to_study_ratios() -> list[float]:
     """Each cell's maximal LR with the paper's optimizer over the one with the study's."""
     def measured(run: str) -> dict[str, float]:
