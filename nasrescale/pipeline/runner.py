@@ -236,5 +236,6 @@ def _run_recorded(pipeline: Pipeline, archs: list[str], jobs: list | None, extra
                 summary.stage_jobs_run = run.ran
             summary.jobs_run = run.ran - summary.stage_jobs_run
             if summary.jobs_run or summary.stage_jobs_run or summary.stopped != RUN_FINISHED:
-                tally(store, resolved or pipeline, archs, summary, start, resolved=resolved is not None)
+                tally(store, resolved or pipeline, archs, summary, start, resolved=resolved is not None,
+                      jobs=jobs if resolved is not None else None)
                 record_visit(store, summary, {"device": device_text(pipeline.executor.device)})

@@ -75,13 +75,14 @@ def prior_per_job(store: Store, device: str) -> float | None:
 
 
 def tally(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float, *,
-            resolved: bool) -> None:
+            resolved: bool, jobs: list[Any] | None = None) -> None:
     """Where the store stands after the slice: finished and failed jobs and cells of the pipeline
-    (``resolved``: its search and tuning chose their LRs; else only the other protocols' jobs
-    are known: a tuned protocol's anchor LR is not its LR, so its jobs are not counted as done)."""
+    (``resolved``: its search and tuning chose their LRs, ``jobs`` then the pipeline's jobs where
+    the caller has them; else only the other protocols' jobs are known: a tuned protocol's anchor
+    LR is not its LR, so its jobs are not counted as done)."""
     rows = {r["key"]: r["status"] for r in store.rows()}
     if resolved:
-        jobs = pipeline.jobs(archs)
+        jobs = pipeline.jobs(archs) if jobs is None else jobs  # the caller's jobs where it has them: planned once
         summary.jobs_total = len(jobs)
     else:  # some LRs are not chosen yet (a slice stopped in a search or tuning): count the jobs of
         chosen = _chosen_lrs(store, pipeline)  # the protocols whose LR is known (fixed, or chosen earlier)
