@@ -19,6 +19,7 @@ from ...store.read import read_store, store_path
 from .cells import read_cells, read_plan
 from .compare import compare_landscapes
 from .lines import signed
+from .plots import pyplot
 from .stats import MIN_CELLS
 from .summary import LandscapeSummary
 
@@ -115,11 +116,7 @@ def _table(c: dict[str, Any], here: str, family: str) -> list[str]:
 def _plot(c: dict[str, Any], here: str, path: Path, title: str) -> Path:
     """Each shared cell's best LR in the other run (hollow) and here (filled), joined, against its
     path-depth scale, log-log, with each run's least-squares line."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     x = np.array([r["lr_scale"] for r in c["cells"]])
     for key, fill, colour, slope, name in (("other_best_lr", "none", "C7", c["slope_there"], _budget(c.get("epochs"))),

@@ -12,10 +12,11 @@ import numpy as np
 from ...report.common.figure_output import log_ticks, save_png
 from .cells import CellLandscape
 
-__all__ = ["plot_best_vs_rule", "plot_landscapes"]
+__all__ = ["plot_best_vs_rule", "plot_landscapes", "pyplot"]
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (imported here: slow to import, plots only)."""
     import matplotlib  # local: slow to import, plots only
 
     matplotlib.use("Agg")
@@ -29,7 +30,7 @@ def plot_best_vs_rule(cells: Sequence[CellLandscape], lr: Callable[[float], floa
     """Each cell's best LR (quadratic vertex; bars: bootstrap interval over seeds; hollow: still at
     an edge) against the rule's prediction ``constant x scale``, log-log, with y = x (the rule)
     and the horizontal line of one global LR (slope 0)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     pred = np.array([constant * c.lr_scale for c in cells])
     best = np.array([lr(c.vertex) for c in cells])
@@ -59,7 +60,7 @@ def plot_best_vs_rule(cells: Sequence[CellLandscape], lr: Callable[[float], floa
 def plot_landscapes(cells: Sequence[CellLandscape], lr: Callable[[float], float], path: Path, title: str) -> Path:
     """Mean accuracy against LR per cell (colour: path-depth scale, log), each cell's best marked;
     left as measured, right as the drop from the cell's own best, so the shapes compare."""
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.colors import LogNorm
 
     fig, axes = plt.subplots(1, 2, figsize=(10.4, 4.4), sharex=True)
