@@ -8,7 +8,13 @@ is what a noise-free landscape gives: Kendall tau between the cells' accuracies 
 common grid LR and at their own optima, and the mean regret there (points). The power at a
 factor is the share of simulated landscapes the test calls ``distorted``
 (:func:`~.inference.verdict`). The minimum detectable distortion is where the power first
-reaches 80%, interpolated between factors. The planner (:func:`plan`) finds the factor whose
+reaches 80%, interpolated between factors.
+
+Partial pooling can shrink the fitted optima to nearly one point (a flat landscape, few seeds);
+spreading them by any factor then moves nothing and no power is ever reached. :func:`with_pattern`
+says what is spread instead when their sd is under :data:`MIN_SPREAD` grid steps: the cells' raw
+best LRs (mean over seeds), or if those too coincide, evenly spaced normal scores at one grid step.
+The planner (:func:`plan`) finds the factor whose
 true tau is the target, then the power of designs with more seeds or more cells (new cells
 drawn from the fitted ones, their levels jittered by a kernel bandwidth).
 """
@@ -22,14 +28,48 @@ import numpy as np
 from scipy import stats
 
 from .inference import distortion
-from .sim import Truth, arm_scores, simulate
+from .sim import Grid, Truth, arm_scores, mean_curves, simulate
 
-__all__ = ["POWER", "FACTORS", "true_distortion", "power_at", "power_curve", "detectable", "plan"]
+__all__ = ["POWER", "FACTORS", "MIN_SPREAD", "with_pattern", "true_distortion", "power_at", "power_curve",
+           "detectable", "plan"]
 
 #: the power a design must reach
 POWER = 0.8
 #: optimum-spread factors the power curve visits
 FACTORS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+#: the least sd of the optima, in grid steps, for spreading them to be a test of anything
+MIN_SPREAD = 0.25
+
+
+def with_pattern(t: Truth, g: Grid) -> tuple[Truth, dict[str, Any]]:
+    """``t`` with the pattern its power curve spreads (module docstring), and what that is:
+    ``pattern`` (``"fitted"``, ``"raw"`` or ``"even"``), its sd at factor 1 and the fitted optima's
+    sd, in octaves.
+
+    >>> x = np.arange(5) / 2
+    >>> Y = np.stack([60 - (x - o) ** 2 for o in (0.5, 1.0, 1.5)])[:, :, None].repeat(2, axis=2)
+    >>> g = Grid(Y, np.arange(5), x, np.zeros_like(Y, bool))
+    >>> t = Truth(np.full(3, 60.), np.full(3, 1.0), np.ones(3), 0.5, x, np.ones((3, 5), bool), 2)
+    >>> t2, info = with_pattern(t, g)
+    >>> info["pattern"], t2.spread(1).optimum.tolist()
+    ('raw', [0.5, 1.0, 1.5])
+    """
+    step = float(np.min(np.diff(np.unique(g.x)))) if len(np.unique(g.x)) > 1 else 1.0
+    fitted_sd = float(np.std(t.optimum))
+    info: dict[str, Any] = {"pattern": "fitted", "sd": fitted_sd, "fitted_sd": fitted_sd}
+    if fitted_sd >= MIN_SPREAD * step:
+        return t, info
+    m = mean_curves(g)
+    raw = g.x[m.shape[1] - 1 - np.argmax(m[:, ::-1], axis=1)]  # the larger LR among equal means
+    pattern = raw - np.median(raw)
+    info.update(pattern="raw")
+    if np.std(pattern) < MIN_SPREAD * step:
+        order = np.argsort(np.argsort(raw, kind="stable"), kind="stable")
+        z = stats.norm.ppf((order + 0.5) / len(raw))
+        pattern = step * z / np.std(z) if np.std(z) > 0 else np.zeros_like(raw)
+        info.update(pattern="even")
+    info["sd"] = float(np.std(pattern))
+    return replace(t, pattern=pattern), info
 
 
 def true_distortion(t: Truth) -> dict[str, float]:
@@ -97,7 +137,8 @@ def _more_cells(t: Truth, n: int, rng: np.random.Generator) -> Truth:
     pick = rng.integers(0, len(t.level), n)
     h = 1.06 * float(np.std(t.level)) * len(t.level) ** -0.2
     return replace(t, level=t.level[pick] + h * rng.standard_normal(n), optimum=t.optimum[pick],
-                   curvature=t.curvature[pick], avail=t.avail[pick])
+                   curvature=t.curvature[pick], avail=t.avail[pick],
+                   pattern=None if t.pattern is None else t.pattern[pick])
 
 
 def plan(t: Truth, per_octave: int, target_tau: float, reps: int, rng: np.random.Generator, margin: float,

@@ -136,6 +136,9 @@ class Truth:
     x: np.ndarray
     avail: np.ndarray
     seeds: int
+    #: the optima's deviations that :meth:`spread` scales (``None``: each optimum's distance from
+    #: the median optimum)
+    pattern: np.ndarray | None = None
 
     def value(self, x: np.ndarray | float) -> np.ndarray:
         """``(cells, len(x))`` noise-free accuracy."""
@@ -143,9 +146,16 @@ class Truth:
         return self.level[:, None] - self.curvature[:, None] * (x[None] - self.optimum[:, None]) ** 2
 
     def spread(self, factor: float) -> "Truth":
-        """The same cells with every optimum's distance from the median optimum times ``factor``."""
+        """The same cells with their optima at the median optimum plus ``factor`` times the pattern
+        (by default each optimum's distance from the median, so 1 leaves the optima as they are).
+
+        >>> t = Truth(np.zeros(3), np.array([0., 1., 2.]), np.ones(3), 0., np.zeros(1), np.ones((3, 1), bool), 2)
+        >>> t.spread(2).optimum.tolist(), replace(t, pattern=np.array([1., 0., -1.])).spread(0.5).optimum.tolist()
+        ([-1.0, 1.0, 3.0], [1.5, 1.0, 0.5])
+        """
         centre = float(np.median(self.optimum))
-        return replace(self, optimum=centre + factor * (self.optimum - centre))
+        pattern = self.optimum - centre if self.pattern is None else self.pattern
+        return replace(self, optimum=centre + factor * pattern)
 
 
 def simulate(t: Truth, rng: np.random.Generator, per_octave: int) -> Grid:

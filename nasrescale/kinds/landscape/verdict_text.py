@@ -88,14 +88,25 @@ def distortion_lines(v: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _spread_words(v: Mapping[str, Any]) -> str:
+    """What the power curve spreads (:func:`~.power.with_pattern`), in words."""
+    sp = v.get("spread", {"pattern": "fitted"})
+    if sp["pattern"] == "fitted":
+        return "the cells' fitted optima spread about their median by a factor (0: one shared optimum; 1: as fitted)."
+    what = ("the cells' raw best LRs (mean over seeds)" if sp["pattern"] == "raw" else
+            "evenly spaced optima (normal scores, in the order of the cells' raw best LRs, which coincide)")
+    return (f"the cells' optima set about the fitted median by a factor times {what}, sd {sp['sd']:.2f} octaves at "
+            f"factor 1 (0: one shared optimum): the fitted optima barely differ (sd {sp['fitted_sd']:.2f} "
+            "octaves, under a quarter grid step), so spreading them by any factor would barely move the ranking.")
+
+
 def power_lines(v: Mapping[str, Any]) -> list[str]:
     """The power curve, the null's false-alarm rate, and the planner's designs."""
     f, null = v["fitted"], v["null_rates"]
     rows = [[f"{r['factor']:g}", f"{r['tau']:.3f}", f"{r['regret']:.2f}", f"{100 * r['p_distorted']:.0f}%",
              f"{100 * r['p_equivalent']:.0f}%"] for r in v["power_curve"]]
-    lines = ["Power by simulation from the smoothed landscape at the measured seed noise, the cells' fitted optima "
-             "spread about their median by a factor (0: one shared optimum; 1: as fitted). True tau and regret are "
-             "the noise-free landscape's, at the best common grid LR.", "",
+    lines = [f"Power by simulation from the smoothed landscape at the measured seed noise, {_spread_words(v)} "
+             "True tau and regret are the noise-free landscape's, at the best common grid LR.", "",
              *md_table(["spread factor", "true tau", "true regret (points)", "called distorted",
                         "called equivalent"], rows), "",
              f"As fitted, one global LR's true distortion is tau {f['tau']:.3f} (regret {f['regret']:.2f} points). "

@@ -16,7 +16,7 @@ import numpy as np
 
 from .cells import CellLandscape
 from .inference import bracket, distortion, fit_grid, null_truth, truth_of, verdict
-from .power import POWER, detectable, plan, power_at, power_curve, true_distortion
+from .power import POWER, detectable, plan, power_at, power_curve, true_distortion, with_pattern
 from .sim import CHANCE, arm_scores, fixed_scores, to_grid
 from .stats import arm_scores as rule_arm_scores
 
@@ -86,11 +86,11 @@ def verdicts(cells: Sequence[CellLandscape], per_octave: int, lr: Callable[[floa
     d = distortion(arms["global"], arms["oracle"], rng(1), n_boot)
     d["verdict"] = verdict(d["ci95"], d["ci90"], TAU_MARGIN, detected)
     out["recipe"] = _recipe(recipe, arms["oracle"], rng(2), n_boot, detected)
-    truth = truth_of(fit, ref, g, sigma)
+    truth, spread = with_pattern(truth_of(fit, ref, g, sigma), g)
     curve = power_curve(truth, per_octave, n_sim, rng(3), TAU_MARGIN)
     null = power_at(null_truth(fit, ref, g, sigma), per_octave, n_sim, rng(4), TAU_MARGIN)
     out.update({"distortion": d, "controls": controls, "controls_detected": detected,
-                "fitted": true_distortion(truth), "power_curve": curve, "null_rates": null,
+                "fitted": true_distortion(truth), "spread": spread, "power_curve": curve, "null_rates": null,
                 "detectable": detectable(curve),
                 "plan": plan(truth, per_octave, TARGET_TAU, n_sim, rng(5), TAU_MARGIN)})
     return out
