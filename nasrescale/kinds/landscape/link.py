@@ -50,6 +50,7 @@ from typing import Any, Mapping
 from ...ranking.bands import MIN_TOPK_ROWS
 from ...report.common.links import RunLink
 from ...report.common.siblings import sibling_reports
+from .verdict_text import underpowered
 
 __all__ = ["linked_landscapes", "landscape_claim", "LANDSCAPE_LINK"]
 
@@ -129,7 +130,7 @@ def _verdict_text(v: Mapping[str, Any] | None) -> str:
         return ""
     d, det, b = v["distortion"], v.get("detectable"), v["bracket"]
     power = (f"80% power from a true tau of {det['tau']:.2f}, {det['regret']:.2f} points of regret" if det
-             else "under 80% power at every distortion simulated")
+             else underpowered(v))
     hits = sum(bool(c["detected"]) for c in v["controls"])
     return (f"; the calibrated distortion test: {d['verdict']} (gap {d['gap']:+.3f} [{d['ci95'][0]:+.3f}, "
             f"{d['ci95'][1]:+.3f}]; {power}; {hits} of {len(v['controls'])} positive controls detected); "

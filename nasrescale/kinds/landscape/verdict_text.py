@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from ...report.common.markdown import md_table
 
-__all__ = ["gain_sentence", "bracket_lines", "distortion_lines", "power_lines", "verdict_line"]
+__all__ = ["gain_sentence", "bracket_lines", "distortion_lines", "power_lines", "verdict_line", "underpowered"]
 
 _BIAS = {"in_sample": ("in-sample", "biased up: each cell's LR and the global LR picked on the runs scored"),
          "cross_fitted": ("cross-fitted", "biased down: picked on other seeds / cells, one noisy run each"),
@@ -49,11 +49,27 @@ def bracket_lines(v: Mapping[str, Any]) -> list[str]:
             gain_sentence(b, v["gain_margin"]), ""]
 
 
+def underpowered(v: Mapping[str, Any]) -> str:
+    """The power words where no simulated distortion reaches 80%: the largest one simulated and
+    the best power there.
+
+    >>> underpowered({"power_curve": [{"tau": 1.0, "regret": 0.0, "p_distorted": 0.02},
+    ...                               {"tau": 0.78, "regret": 1.94, "p_distorted": 0.065}]})
+    'under 80% power at every distortion simulated, down to a true tau of 0.78 (1.94 points of regret; power there 6%)'
+    """
+    curve = v.get("power_curve") or []
+    if not curve:
+        return "under 80% power at every distortion simulated"
+    last = min(curve, key=lambda r: (r["tau"], -r["regret"]))
+    return (f"under 80% power at every distortion simulated, down to a true tau of {last['tau']:.2f} "
+            f"({last['regret']:.2f} points of regret; power there {100 * last['p_distorted']:.0f}%)")
+
+
 def verdict_line(v: Mapping[str, Any]) -> str:
     """The one-line verdict of the distortion test, with its power beside it."""
     d, det = v["distortion"], v.get("detectable")
     power = (f"80% power from a true tau of {det['tau']:.2f} (mean regret {det['regret']:.2f} points)" if det
-             else "under 80% power at every distortion simulated")
+             else underpowered(v))
     return (f"**One global LR against each cell's own: {d['verdict']}** (gap {d['gap']:+.3f}{_ci(d['ci95'], '+.3f')}; "
             f"this design has {power}).")
 
