@@ -63,7 +63,7 @@ def plot_landscapes(cells: Sequence[CellLandscape], lr: Callable[[float], float]
     plt = pyplot()
     from matplotlib.colors import LogNorm
 
-    fig, axes = plt.subplots(1, 2, figsize=(10.4, 4.4), sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10.4, 4.4), sharex=True, gridspec_kw={"wspace": 0.32})
     scales = [c.lr_scale for c in cells]
     norm = LogNorm(min(scales), max(scales) if max(scales) > min(scales) else min(scales) * 2)
     cmap = plt.get_cmap("viridis")
