@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from .inference import distortion
-from .sim import Grid, Truth, arm_scores, mean_curves, simulate
+from .sim import Grid, Truth, arm_scores, last_argmax, mean_curves, simulate
 
 __all__ = ["POWER", "FACTORS", "MIN_SPREAD", "with_pattern", "true_distortion", "power_at", "power_curve",
            "detectable", "plan"]
@@ -60,7 +60,7 @@ def with_pattern(t: Truth, g: Grid) -> tuple[Truth, dict[str, Any]]:
     if fitted_sd >= MIN_SPREAD * step:
         return t, info
     m = mean_curves(g)
-    raw = g.x[m.shape[1] - 1 - np.argmax(m[:, ::-1], axis=1)]  # the larger LR among equal means
+    raw = g.x[last_argmax(m)]  # the larger LR among equal means
     pattern = raw - np.median(raw)
     info.update(pattern="raw")
     if np.std(pattern) < MIN_SPREAD * step:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .cells import CellLandscape
 
-__all__ = ["CHANCE", "Grid", "Truth", "to_grid", "arm_scores", "fixed_scores", "simulate", "mean_curves"]
+__all__ = ["CHANCE", "Grid", "Truth", "to_grid", "arm_scores", "fixed_scores", "simulate", "mean_curves", "last_argmax"]
 
 #: the accuracy a diverged run scores (10 classes)
 CHANCE = 10.0
@@ -76,7 +76,7 @@ def mean_curves(g: Grid) -> np.ndarray:
     return np.where(ok, np.nan_to_num(g.Y.mean(axis=2), nan=0.0), -np.inf)
 
 
-def _last_argmax(m: np.ndarray) -> np.ndarray:
+def last_argmax(m: np.ndarray) -> np.ndarray:
     """Per row, the index of the largest value, the last among equals (the larger LR)."""
     return m.shape[-1] - 1 - np.argmax(m[..., ::-1], axis=-1)
 
@@ -89,7 +89,7 @@ def _oracle(g: Grid) -> np.ndarray:
     for s in range(S):
         others = np.delete(g.Y, s, axis=2) if S > 1 else g.Y
         m = np.where(ok, np.nan_to_num(others.mean(axis=2), nan=0.0), -np.inf)
-        out[:, s] = g.Y[np.arange(n), _last_argmax(m), s]
+        out[:, s] = g.Y[np.arange(n), last_argmax(m), s]
     return out
 
 
@@ -102,7 +102,7 @@ def _global(g: Grid) -> tuple[np.ndarray, np.ndarray]:
     filled = np.where(np.isfinite(m), m, 0.0)
     total = filled.sum(axis=0)
     rest = np.where(common[None], total[None] - filled, -np.inf)
-    j = _last_argmax(rest)
+    j = last_argmax(rest)
     j = np.array([_nearest(g.avail[i], jj) for i, jj in enumerate(j)])
     return j, g.Y[np.arange(len(g.Y)), j]
 
