@@ -57,6 +57,7 @@ def run_fused(args: argparse.Namespace) -> int:
     ``--fuse``: :func:`nasrescale.jobs.fusion.train_jobs_fused`), print one JSON line per run."""
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
     from ..jobs.fusion import group_checkpoint_name, train_jobs_fused  # torch: as above
+    from ..executors.threads import resume_threads, use_threads  # torch: as above
     from ..jobs.job import DataSpec, TrainJob, resolve_device
     from ..space.parsed_arch import ParsedArch
 
@@ -83,14 +84,14 @@ def run_fused(args: argparse.Namespace) -> int:
         trained = [j for j in jobs if not j.degenerate]
         checkpoint = None if args.no_checkpoint or not trained else (
             Path(args.checkpoint) if args.checkpoint else cache / group_checkpoint_name(trained))
+        use_threads(resume_threads(args.threads, [checkpoint]))  # a resumed group keeps the count that began it
         records = train_jobs_fused(jobs, common.replace(checkpoint=checkpoint))
         sizes = [len(trained) if not j.degenerate else 0 for j in jobs]
     else:  # one after another, each exactly as `nasrescale train` runs it (same checkpoint file)
-        records = []
-        for job in jobs:
-            checkpoint = None if args.no_checkpoint else (
-                Path(args.checkpoint) if args.checkpoint else cache / f"train-{job.key()}.pt")
-            records.append(job.run(common.replace(checkpoint=checkpoint)))
+        checkpoints = [None if args.no_checkpoint else (
+            Path(args.checkpoint) if args.checkpoint else cache / f"train-{job.key()}.pt") for job in jobs]
+        use_threads(resume_threads(args.threads, checkpoints))  # picked once, for every run of the command
+        records = [job.run(common.replace(checkpoint=c)) for job, c in zip(jobs, checkpoints)]
         sizes = [0 if j.degenerate else 1 for j in jobs]
     if any(r.get("resumed_from") for r in records):
         print(f"resumed from epoch {max(r.get('resumed_from') or 0 for r in records)} of a checkpoint", file=sys.stderr)

@@ -96,10 +96,9 @@ def train_job(args: argparse.Namespace) -> Any:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train the architecture as one :class:`~nasrescale.jobs.job.TrainJob`; print its JSON result."""
-    from ..executors.threads import MEASURE, cpu_threads, use_threads  # the executors load torch: only to train
+    from ..executors.threads import resume_threads, use_threads  # the executors load torch: only to train
 
     import_train_plugins(args)  # before the family and the protocols are read (both paths below)
-    use_threads(cpu_threads(args.threads, busy=MEASURE))  # read once, from the cores other processes leave free
     if wants_fused(args):  # --seeds / --protocols / --fuse: several runs of the cell
         return run_fused(args)
     from ..data.paths import resolve_cache_dir  # torch (via data): loaded only to train, so the CLI starts fast
@@ -115,6 +114,7 @@ def run_train(args: argparse.Namespace) -> int:
     checkpoint = None
     if not args.no_checkpoint:
         checkpoint = Path(args.checkpoint) if args.checkpoint else resolve_cache_dir() / "checkpoints" / f"train-{key}.pt"
+    use_threads(resume_threads(args.threads, [checkpoint]))  # a resumed run keeps the count that began it
     record = job.run(RunOptions(device=device, checkpoint=checkpoint, checkpoint_every=args.checkpoint_every,
                                 compile=args.compile, progress=not args.quiet, keep_checkpoint=bool(args.checkpoint)))
     if record.get("resumed_from"):

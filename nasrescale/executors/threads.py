@@ -11,7 +11,9 @@ per job: the thread count sets the order of the floating-point reductions, so a 
 followed the load would give one seed another result within a run (13.0 against 13.5 % once).
 A pipeline run stores the count it picked and a resumed run keeps it
 (:func:`nasrescale.pipeline.run_threads.run_threads`); every job's record names its threads, and
-``--threads N`` repeats them. An executor used without a run (the API) takes every core.
+``--threads N`` repeats them. ``nasrescale train`` stores its count in its checkpoint, and a
+resumed run keeps it (:func:`resume_threads`). An executor used without a run (the API) takes
+every core.
 
 >>> cpu_threads(3), cpu_threads(None, jobs_at_once=10**6), cpu_threads(None, busy=0.0) == (os.cpu_count() or 1)
 (3, 1, True)
@@ -23,8 +25,9 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
-__all__ = ["MEASURE", "busy_cores", "cpu_threads", "use_threads", "ThreadPolicy"]
+__all__ = ["MEASURE", "busy_cores", "cpu_threads", "resume_threads", "use_threads", "ThreadPolicy"]
 
 _STAT = Path("/proc/stat")
 #: ``busy`` default of :func:`cpu_threads`: measure the machine now
@@ -74,6 +77,23 @@ def cpu_threads(requested: int | None, jobs_at_once: int = 1, *, busy: float | N
     cores = os.cpu_count() or 1
     free = cores if busy is None else max(1, round(cores - busy))
     return max(1, free // max(1, jobs_at_once))
+
+
+def resume_threads(requested: int | None, checkpoints: Sequence[str | Path | None]) -> int:
+    """The threads of a command that may resume from ``checkpoints``: ``requested``; else the count
+    stored in the first of them that holds one, so a resumed run reduces in the order of the run
+    it continues and ends with the figures an uninterrupted run would have; else the cores other
+    processes leave free now (:func:`cpu_threads` with :data:`MEASURE`).
+
+    >>> resume_threads(3, []), resume_threads(None, [None]) >= 1
+    (3, True)
+    """
+    if requested:
+        return int(requested)
+    from ..train.checkpoint import stored_threads  # torch: loaded only where a run may resume
+
+    stored = next((n for n in map(stored_threads, checkpoints) if n is not None), None)
+    return stored if stored is not None else cpu_threads(None, busy=MEASURE)
 
 
 def use_threads(threads: int) -> None:

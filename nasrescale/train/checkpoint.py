@@ -6,7 +6,8 @@ A checkpoint is a plain dict of tensors, numbers, strings, lists and dicts, so i
     {"format": 1, "fingerprint": str, "run": str, "seed": int, "epochs_done": int,
      "model": state_dict, "optimizer": state_dict, "scheduler": state_dict,
      "history": [{"epoch", "train_loss", "train_acc", "lr"}, ...],
-     "identity": str}   # optional: JSON of the run's identity dict (below)
+     "identity": str,   # optional: JSON of the run's identity dict (below)
+     "threads": int}    # optional: the intra-op CPU threads that wrote it (below)
 
 It is written through a temporary file in the same folder that is flushed, fsync'ed and then
 renamed over the target (:class:`~nasrescale.fileio.atomic_writer`), so a run killed while
@@ -19,6 +20,11 @@ architecture, family digest, model size, protocol, precision, test split, seed, 
 engine adds the precision, test split and seed it sees). On resume it is compared key by key,
 and a mismatch raises :class:`~nasrescale.errors.ConfigError` naming the keys that differ
 (e.g. two NB201 cells with equal parameter shapes, which the fingerprint cannot tell apart).
+
+``threads`` is the intra-op thread count of the process that wrote the file. The thread count
+sets the order of the floating-point reductions, so a run resumed with another count ends with
+other figures than an uninterrupted one; ``nasrescale train`` resumes with the stored count
+(:func:`stored_threads`) unless ``--threads`` says otherwise.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from ..fileio import atomic_writer
 from ..protocol import Protocol
 
 __all__ = ["CHECKPOINT_FORMAT", "derive_fingerprint", "describe_run", "save_checkpoint", "load_checkpoint",
-           "check_resumable", "identity_json", "identity_differences", "run_identity", "resolve_identity"]
+           "stored_threads", "check_resumable", "identity_json", "identity_differences", "run_identity", "resolve_identity"]
 
 #: Version of the checkpoint layout above; bumped if it ever changes incompatibly.
 CHECKPOINT_FORMAT = 1
@@ -203,6 +209,29 @@ def load_checkpoint(path: str | Path) -> dict[str, Any] | None:
         raise DataError(f"checkpoint {str(path)!r} has format {state['format']}, this nasrescale "
                         f"reads format {CHECKPOINT_FORMAT}; {fix}")
     return state
+
+
+def stored_threads(path: str | Path | None) -> int | None:
+    """The thread count stored in the checkpoint at ``path``; ``None`` where there is no path, no
+    file, no count (a file written before counts were stored), or the file is unreadable (the run
+    that resumes from it reports that itself).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> stored_threads(folder / "absent.pt") is None, stored_threads(None) is None
+    (True, True)
+    >>> _ = (folder / "torn.pt").write_bytes(b"not a checkpoint")
+    >>> stored_threads(folder / "torn.pt") is None
+    True
+    """
+    if path is None:
+        return None
+    try:
+        state = load_checkpoint(path)
+    except DataError:
+        return None
+    threads = None if state is None else state.get("threads")
+    return threads if isinstance(threads, int) and threads >= 1 else None
 
 
 def check_resumable(state: dict[str, Any], fingerprint: str, run: str, path: str | Path, epochs: int,

@@ -165,7 +165,8 @@ def run_group(members: Sequence[FusedMember], data: ImageData, options: RunOptio
             done, final = epoch + 1, epoch + 1 == epochs
             if path is not None and (done == stop or (final and options.keep_checkpoint)
                                      or (not final and done % options.checkpoint_every == 0)):
-                save_checkpoint(path, {**weights.state(done, histories, diverged), "elr": group.elr.state()})
+                save_checkpoint(path, {**weights.state(done, histories, diverged), "elr": group.elr.state(),
+                                       "threads": torch.get_num_threads()})
         finished = stop is None or start >= epochs or all(d is not None for d in diverged)
         test = group.evaluate() if finished and any(d is None for d in diverged) else None
     if finished and not options.keep_checkpoint and path is not None:

@@ -183,10 +183,14 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     assert ckpt.exists(), "the run wrote no checkpoint before it ended or the deadline passed"
     state = torch.load(ckpt, weights_only=True)
     assert 1 <= state["epochs_done"] < 5, "the run should have been killed mid-way"
+    # the thread count orders the reductions: the resumed run keeps the stored one (no --threads), the
+    # uninterrupted run is given it (each run otherwise reads the load as it starts: a busy machine picks fewer)
     resumed = subprocess.run(base + ["--checkpoint", str(ckpt)], env=env, capture_output=True, text=True, check=True)
-    fresh = subprocess.run(base + ["--no-checkpoint"], env=env, capture_output=True, text=True, check=True)
+    fresh = subprocess.run(base + ["--no-checkpoint", "--threads", str(state["threads"])], env=env,
+                           capture_output=True, text=True, check=True)
     a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
     assert a["resumed_from"] == state["epochs_done"]
     assert b["resumed_from"] is None
+    assert a["provenance"]["threads"] == b["provenance"]["threads"] == state["threads"]
     for key in ("test_accuracy", "test_loss", "train_loss_last", "train_loss_best", "epochs_run"):
         assert a[key] == b[key], key

@@ -92,3 +92,25 @@ def test_the_free_cores_are_shared_among_the_jobs_at_once_and_unknown_load_leave
 def test_a_bad_thread_count_names_the_key():
     with pytest.raises(ConfigError, match="executor.threads: intra-op threads per CPU job, >= 1, got 0"):
         ExecutorSettings(threads=0)
+
+
+def test_a_resumed_command_keeps_the_count_its_checkpoint_stores(tmp_path):
+    """`nasrescale train` resumes with the threads stored in its checkpoint, one more than the
+    machine's cores (a count no reading of the load gives); --threads wins; a file without a
+    count, or unreadable, leaves the choice to the load."""
+    import os
+
+    from nasrescale.executors.threads import resume_threads
+    from nasrescale.train.checkpoint import save_checkpoint, stored_threads
+
+    cores = os.cpu_count() or 1
+    state = {"fingerprint": "f", "run": "r", "seed": 0, "epochs_done": 1, "model": {}, "optimizer": {},
+             "scheduler": {}, "history": [{"epoch": 1}]}
+    save_checkpoint(tmp_path / "with.pt", {**state, "threads": cores + 1})
+    save_checkpoint(tmp_path / "without.pt", state)
+    (tmp_path / "torn.pt").write_bytes(b"torn")
+    assert stored_threads(tmp_path / "with.pt") == cores + 1
+    assert stored_threads(tmp_path / "without.pt") is None and stored_threads(tmp_path / "torn.pt") is None
+    assert resume_threads(None, [None, tmp_path / "without.pt", tmp_path / "with.pt"]) == cores + 1
+    assert resume_threads(2, [tmp_path / "with.pt"]) == 2
+    assert 1 <= resume_threads(None, [tmp_path / "without.pt", tmp_path / "torn.pt"]) <= cores
