@@ -74,15 +74,30 @@ def prior_per_job(store: Store, device: str) -> float | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Row:
+    """A stored run of the pipeline that its plan does not list (a kind grew it: a landscape's extension)."""
+
+    k: str
+    arch: str
+
+    def key(self) -> str:
+        return self.k
+
+
 def tally(store: Store, pipeline: Pipeline, archs: list[str], summary: SliceSummary, start: float, *,
             resolved: bool, jobs: list[Any] | None = None) -> None:
     """Where the store stands after the slice: finished and failed jobs and cells of the pipeline
     (``resolved``: its search and tuning chose their LRs, ``jobs`` then the pipeline's jobs where
     the caller has them; else only the other protocols' jobs are known: a tuned protocol's anchor
     LR is not its LR, so its jobs are not counted as done)."""
-    rows = {r["key"]: r["status"] for r in store.rows()}
+    stored = store.rows()
+    rows = {r["key"]: r["status"] for r in stored}
     if resolved:
         jobs = pipeline.jobs(archs) if jobs is None else jobs  # the caller's jobs where it has them: planned once
+        keys, names, labels = {j.key() for j in jobs}, {j.arch for j in jobs}, {e.label for e in pipeline.protocols}
+        grown = [r for r in stored if r["protocol"] in labels and r["arch"] in names and r["key"] not in keys]
+        jobs = [*jobs, *(_Row(r["key"], r["arch"]) for r in grown)]  # runs past the plan: a landscape's extensions
         summary.jobs_total = len(jobs)
     else:  # some LRs are not chosen yet (a slice stopped in a search or tuning): count the jobs of
         chosen = _chosen_lrs(store, pipeline)  # the protocols whose LR is known (fixed, or chosen earlier)

@@ -21,6 +21,7 @@ from scipy import stats
 from nasrescale.jobs.job import TrainJob
 from nasrescale.kinds.landscape.grid import cell_grid
 from nasrescale.kinds.landscape.settings import LandscapeSettings
+from nasrescale.pipeline.slices import visit_records
 from nasrescale.pipeline.spec import load_pipeline
 from nasrescale.kinds.landscape.cells import read_cells, read_plan
 from nasrescale.kinds.landscape.criterion import criterion_rows
@@ -94,6 +95,10 @@ def test_landscape_end_to_end_extends_edges_and_recomputes(tmp_path, capsys, fak
         best = max(curve, key=lambda lr: np.mean(curve[lr]))
         assert min(curve) < best < max(curve), f"{arch}: best LR {best} still at an edge of {sorted(curve)}"
     assert max(len(c) for c in curves.values()) > len(settings.ks())  # some cell's grid was extended
+    # the run's record counts the extensions with the planned grid: every stored run, all finished
+    (visit,) = visit_records(run_dir / "store.sqlite")
+    runs = sum(len(seeds) for c in curves.values() for seeds in c.values())
+    assert visit["jobs_done"] == visit["jobs_total"] == runs > len(load_pipeline(landscape_file(tmp_path)).jobs())
     res = json.loads((run_dir / "report.json").read_text())
     # the slope: each cell's vertex from its own 3 points around the best, here
     scales, vertices = [], []
@@ -195,6 +200,10 @@ def test_a_time_limited_run_extends_each_chunk_of_cells(tmp_path, capsys, fake_t
     (curve,) = curves.values()
     best = max(curve, key=lambda lr: np.mean(curve[lr]))
     assert min(curve) < best < max(curve) and len(curve) > 2  # extended within the slice
+    (visit,) = visit_records(tmp_path / "res" / "land" / "store.sqlite")  # the slice's record counts them
+    planned = len(load_pipeline(path).jobs())
+    assert visit["jobs_done"] == sum(len(seeds) for seeds in curve.values())
+    assert visit["jobs_total"] == planned + visit["jobs_done"] - planned // 4 > planned  # 4 cells' equal grids
 
 
 @pytest.mark.parametrize(("table", "fragment"), [
